@@ -1,0 +1,215 @@
+//! Relayer configuration, validated into typed errors that name the field.
+//!
+//! Field names are the JS option names (`maxRetries`, `baseDelayMs`…), so
+//! an error thrown at construction points at the exact option to fix.
+
+use std::time::Duration;
+
+use crate::policy::{Backoff, RetryBudgetConfig};
+use crate::redact::EndpointUrl;
+
+/// A configuration value that cannot be used. `field` is the option path.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid option `{field}`: {reason}")]
+pub struct ConfigError {
+    field: String,
+    reason: String,
+}
+
+impl ConfigError {
+    /// An error about option `field`.
+    pub fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        ConfigError { field: field.into(), reason: reason.into() }
+    }
+
+    /// The option path, e.g. `maxDelayMs` or `upstreams[2]`.
+    pub fn field(&self) -> &str {
+        &self.field
+    }
+
+    /// What is wrong with it.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+/// Which backoff family the relayer uses between attempts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BackoffKind {
+    /// Uniform in `[0, min(max, base·2^n)]` (default).
+    #[default]
+    FullJitter,
+    /// Half fixed, half random.
+    EqualJitter,
+    /// Grows from the previous delay.
+    DecorrelatedJitter,
+    /// `base·2^n`, no jitter.
+    Exponential,
+    /// `base·(n+1)`, no jitter.
+    Linear,
+    /// Always `base`.
+    Fixed,
+}
+
+impl BackoffKind {
+    /// Parses the JS spelling (`"fullJitter"`, …).
+    pub fn parse(name: &str) -> Result<Self, ConfigError> {
+        Ok(match name {
+            "fullJitter" => BackoffKind::FullJitter,
+            "equalJitter" => BackoffKind::EqualJitter,
+            "decorrelatedJitter" => BackoffKind::DecorrelatedJitter,
+            "exponential" => BackoffKind::Exponential,
+            "linear" => BackoffKind::Linear,
+            "fixed" => BackoffKind::Fixed,
+            _ => {
+                return Err(ConfigError::new(
+                    "backoff",
+                    "must be one of fullJitter, equalJitter, decorrelatedJitter, exponential, linear, fixed",
+                ))
+            }
+        })
+    }
+}
+
+/// Everything the request pipeline needs, already validated.
+#[derive(Clone, Debug)]
+pub struct RelayerConfig {
+    /// Upstream endpoints in priority order.
+    pub endpoints: Vec<EndpointUrl>,
+    /// Retries after the first attempt (so attempts = maxRetries + 1).
+    pub max_retries: u32,
+    /// Backoff schedule between attempts.
+    pub backoff: Backoff,
+    /// Per-attempt timeout.
+    pub attempt_timeout: Duration,
+    /// Deadline of one logical request, all attempts and waits included.
+    pub deadline: Duration,
+    /// The shared retry budget.
+    pub budget: RetryBudgetConfig,
+    /// Longest server-requested wait (Retry-After) the relayer will honour.
+    pub max_retry_after: Duration,
+    /// Largest response body accepted, in bytes.
+    pub max_response_bytes: u32,
+}
+
+/// Raw option values as they arrive from JS (milliseconds as numbers),
+/// before validation. `None` means "use the default".
+#[derive(Clone, Debug, Default)]
+pub struct RawOptions {
+    /// `maxRetries` (default 4).
+    pub max_retries: Option<f64>,
+    /// `baseDelayMs` (default 1000).
+    pub base_delay_ms: Option<f64>,
+    /// `maxDelayMs` (default 15000).
+    pub max_delay_ms: Option<f64>,
+    /// `backoff` (default `fullJitter`).
+    pub backoff: Option<String>,
+    /// `attemptTimeoutMs` (default 10000).
+    pub attempt_timeout_ms: Option<f64>,
+    /// `deadlineMs` (default 30000).
+    pub deadline_ms: Option<f64>,
+    /// `retryBudget` (default ratio 0.2, 1/s floor, burst 10).
+    pub budget: Option<RetryBudgetConfig>,
+    /// `maxRetryAfterMs` (default 60000).
+    pub max_retry_after_ms: Option<f64>,
+    /// `maxResponseBytes` (default 32 MiB).
+    pub max_response_bytes: Option<f64>,
+}
+
+/// Longest duration accepted for any option: one day. Anything longer is
+/// almost certainly a unit mistake (seconds vs milliseconds).
+const MAX_MS: f64 = 86_400_000.0;
+
+fn millis(field: &str, value: Option<f64>, default: f64, min: f64) -> Result<Duration, ConfigError> {
+    let v = value.unwrap_or(default);
+    if !v.is_finite() || v < min || v > MAX_MS {
+        return Err(ConfigError::new(field, format!("must be a number of milliseconds between {min} and {MAX_MS}, got {v}")));
+    }
+    Ok(Duration::from_micros((v * 1000.0) as u64))
+}
+
+fn whole(field: &str, value: Option<f64>, default: u32, max: u32) -> Result<u32, ConfigError> {
+    let v = value.unwrap_or(default as f64);
+    if !v.is_finite() || v < 0.0 || v.fract() != 0.0 || v > max as f64 {
+        return Err(ConfigError::new(field, format!("must be a whole number between 0 and {max}, got {v}")));
+    }
+    Ok(v as u32)
+}
+
+impl RelayerConfig {
+    /// Validates raw options against the upstream list.
+    pub fn build(endpoints: Vec<EndpointUrl>, raw: RawOptions) -> Result<Self, ConfigError> {
+        if endpoints.is_empty() {
+            return Err(ConfigError::new("upstreams", "at least one RPC URL is required"));
+        }
+        let max_retries = whole("maxRetries", raw.max_retries, 4, 100)?;
+        let base = millis("baseDelayMs", raw.base_delay_ms, 1000.0, 0.0)?;
+        let cap = millis("maxDelayMs", raw.max_delay_ms, 15_000.0, 0.0)?;
+        if cap < base {
+            return Err(ConfigError::new("maxDelayMs", "must be greater than or equal to baseDelayMs"));
+        }
+        let kind = raw.backoff.as_deref().map(BackoffKind::parse).transpose()?.unwrap_or_default();
+        let backoff = match kind {
+            BackoffKind::FullJitter => Backoff::FullJitter { base, cap },
+            BackoffKind::EqualJitter => Backoff::EqualJitter { base, cap },
+            BackoffKind::DecorrelatedJitter => Backoff::DecorrelatedJitter { base, cap },
+            BackoffKind::Exponential => Backoff::Exponential { base, cap },
+            BackoffKind::Linear => Backoff::Linear { base, cap },
+            BackoffKind::Fixed => Backoff::Fixed { base, cap },
+        };
+        let attempt_timeout = millis("attemptTimeoutMs", raw.attempt_timeout_ms, 10_000.0, 1.0)?;
+        let deadline = millis("deadlineMs", raw.deadline_ms, 30_000.0, 1.0)?;
+        let budget = raw.budget.unwrap_or_default();
+        budget.validate()?;
+        let max_retry_after = millis("maxRetryAfterMs", raw.max_retry_after_ms, 60_000.0, 0.0)?;
+        let max_response_bytes = whole("maxResponseBytes", raw.max_response_bytes, 32 << 20, u32::MAX)?;
+        if max_response_bytes == 0 {
+            return Err(ConfigError::new("maxResponseBytes", "must be at least 1"));
+        }
+        Ok(RelayerConfig { endpoints, max_retries, backoff, attempt_timeout, deadline, budget, max_retry_after, max_response_bytes })
+    }
+
+    /// Attempts per logical request, the first included.
+    pub fn max_attempts(&self) -> u32 {
+        self.max_retries.saturating_add(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn urls() -> Vec<EndpointUrl> {
+        vec![EndpointUrl::parse("http://127.0.0.1:8545", "upstreams[0]").unwrap()]
+    }
+
+    fn field_of(raw: RawOptions) -> String {
+        RelayerConfig::build(urls(), raw).unwrap_err().field().to_string()
+    }
+
+    #[test]
+    fn defaults_match_the_documented_ones() {
+        let c = RelayerConfig::build(urls(), RawOptions::default()).unwrap();
+        assert_eq!(c.max_attempts(), 5);
+        assert_eq!(c.backoff, Backoff::FullJitter { base: Duration::from_secs(1), cap: Duration::from_secs(15) });
+        assert_eq!(c.deadline, Duration::from_secs(30));
+        assert_eq!(c.attempt_timeout, Duration::from_secs(10));
+    }
+
+    #[test]
+    fn every_bad_option_names_its_field() {
+        assert_eq!(RelayerConfig::build(vec![], RawOptions::default()).unwrap_err().field(), "upstreams");
+        assert_eq!(field_of(RawOptions { max_retries: Some(-1.0), ..Default::default() }), "maxRetries");
+        assert_eq!(field_of(RawOptions { max_retries: Some(1.5), ..Default::default() }), "maxRetries");
+        assert_eq!(field_of(RawOptions { base_delay_ms: Some(-10.0), ..Default::default() }), "baseDelayMs");
+        assert_eq!(field_of(RawOptions { max_delay_ms: Some(f64::NAN), ..Default::default() }), "maxDelayMs");
+        assert_eq!(
+            field_of(RawOptions { base_delay_ms: Some(500.0), max_delay_ms: Some(100.0), ..Default::default() }),
+            "maxDelayMs"
+        );
+        assert_eq!(field_of(RawOptions { backoff: Some("random".into()), ..Default::default() }), "backoff");
+        assert_eq!(field_of(RawOptions { attempt_timeout_ms: Some(0.0), ..Default::default() }), "attemptTimeoutMs");
+        assert_eq!(field_of(RawOptions { deadline_ms: Some(1e300), ..Default::default() }), "deadlineMs");
+        assert_eq!(field_of(RawOptions { max_response_bytes: Some(0.0), ..Default::default() }), "maxResponseBytes");
+    }
+}

@@ -1,0 +1,27 @@
+//! breakwater-rpc: a fault-tolerant Ethereum JSON-RPC client whose retry,
+//! failover and classification policies are pure Rust, compiled to
+//! WebAssembly and driven by thin async shells.
+//!
+//! Layers, from the bottom up:
+//! - [`time`]: the one clock type every policy takes as an argument.
+//! - [`policy`]: pure decisions (backoff, retry budget, classification).
+//! - [`runtime`]: the seam to the outside world (clock, sleep, randomness);
+//!   a deterministic simulated runtime lives here for native tests.
+//! - [`rpc`]: what the library knows about JSON-RPC methods and replies.
+//! - [`pool`]: the request pipeline that combines the policies per request.
+//! - `wasm` (wasm32 only): the `#[wasm_bindgen]` surface, the fetch
+//!   transport and the browser/Node runtime.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod error;
+pub mod policy;
+pub mod pool;
+pub mod redact;
+pub mod rpc;
+pub mod runtime;
+pub mod time;
+
+#[cfg(target_arch = "wasm32")]
+mod wasm;

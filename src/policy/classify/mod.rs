@@ -1,0 +1,262 @@
+//! Error classification: every upstream outcome becomes one [`Verdict`].
+//!
+//! Codes alone are unreliable (the same -32005 means "rate limited" at
+//! Infura, "too many logs" at Nethermind and "gas limit" at Besu), so a
+//! verdict looks at the method, the transport outcome, the HTTP status and
+//! the JSON-RPC code *and* message together. The built-in knowledge is one
+//! ordered table in [`rules`]; users prepend their own rules from JS.
+//!
+//! Evaluation order (first match wins):
+//! 1. user rules;
+//! 2. transport failures (timeout, refused, reset, DNS, abort);
+//! 3. HTTP 429/402 (quota) regardless of body;
+//! 4. a JSON-RPC error body, through the built-in table;
+//! 5. any other non-2xx status;
+//! 6. malformed replies (not JSON, wrong id, neither result nor error).
+
+use std::borrow::Cow;
+use std::time::Duration;
+
+pub mod retry_after;
+pub mod rules;
+
+use retry_after::{hint_from_message, parse_retry_after};
+
+/// What happened on one attempt, as the transport saw it.
+#[derive(Clone, Debug)]
+pub enum Observation<P> {
+    /// No HTTP response was obtained.
+    Transport(TransportFailure),
+    /// An HTTP response arrived.
+    Http {
+        /// HTTP status code.
+        status: u16,
+        /// The raw `Retry-After` header, if any.
+        retry_after: Option<String>,
+        /// What the body contained.
+        reply: Reply<P>,
+    },
+}
+
+/// Why no response arrived.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TransportFailure {
+    /// The per-attempt timeout fired.
+    Timeout,
+    /// Nothing was listening (nothing was delivered).
+    ConnectionRefused,
+    /// The connection broke mid-exchange (the request may have arrived).
+    ConnectionReset,
+    /// The host name did not resolve (nothing was delivered).
+    Dns,
+    /// The caller cancelled the request.
+    Aborted,
+    /// Any other network failure; browsers rarely say more.
+    Network(String),
+}
+
+/// The body of an HTTP response, reduced to what the policies need.
+#[derive(Clone, Debug)]
+pub enum Reply<P> {
+    /// A JSON-RPC `result`, passed through untouched.
+    Result(P),
+    /// A JSON-RPC `error` object.
+    Error(RpcErrorInfo<P>),
+    /// The body was not JSON (an HTML error page from a gateway, say).
+    NotJson,
+    /// JSON, but the `id` was not ours.
+    WrongId,
+    /// JSON, but not a JSON-RPC response (no result, no error, or both).
+    Malformed,
+    /// Larger than the configured limit; not read further.
+    TooLarge,
+}
+
+/// A JSON-RPC error object.
+#[derive(Clone, Debug)]
+pub struct RpcErrorInfo<P> {
+    /// `error.code`, when it is an integer.
+    pub code: Option<i64>,
+    /// `error.message` (empty when absent).
+    pub message: String,
+    /// `error.data`, passed through untouched.
+    pub data: Option<P>,
+    /// A provider backoff hint found in `data` (Infura `rate.backoff_seconds`).
+    pub backoff_hint: Option<Duration>,
+}
+
+/// The class of an outcome, which decides what the pipeline does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorClass {
+    /// The attempt succeeded.
+    Success,
+    /// Retry, preferably elsewhere.
+    Transient,
+    /// The endpoint's quota is exhausted: cool it down, try another.
+    RateLimited,
+    /// This endpoint cannot serve this request; another might.
+    Capability,
+    /// The request itself is wrong (revert, bad params): never retried.
+    Fatal,
+    /// A send whose exact bytes the node already holds: success.
+    AlreadyKnown,
+    /// A send whose nonce is already used on chain.
+    NonceTooLow,
+    /// A replacement whose fees are not high enough.
+    ReplacementUnderpriced,
+    /// A send that may or may not have reached the node.
+    OutcomeUnknown,
+}
+
+impl ErrorClass {
+    /// The JS spelling used in errors, events and user rules.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ErrorClass::Success => "success",
+            ErrorClass::Transient => "transient",
+            ErrorClass::RateLimited => "rateLimited",
+            ErrorClass::Capability => "capability",
+            ErrorClass::Fatal => "fatal",
+            ErrorClass::AlreadyKnown => "alreadyKnown",
+            ErrorClass::NonceTooLow => "nonceTooLow",
+            ErrorClass::ReplacementUnderpriced => "replacementUnderpriced",
+            ErrorClass::OutcomeUnknown => "outcomeUnknown",
+        }
+    }
+
+    /// Parses the JS spelling.
+    pub fn parse(name: &str) -> Option<Self> {
+        [
+            ErrorClass::Success,
+            ErrorClass::Transient,
+            ErrorClass::RateLimited,
+            ErrorClass::Capability,
+            ErrorClass::Fatal,
+            ErrorClass::AlreadyKnown,
+            ErrorClass::NonceTooLow,
+            ErrorClass::ReplacementUnderpriced,
+            ErrorClass::OutcomeUnknown,
+        ]
+        .into_iter()
+        .find(|c| c.as_str() == name)
+    }
+}
+
+/// The classification of one attempt.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    /// What kind of outcome it was.
+    pub class: ErrorClass,
+    /// Which rule decided (for events and debugging).
+    pub rule: Cow<'static, str>,
+    /// Whether it says something bad about the endpoint's health (breakers
+    /// count these; reverts, rate limits and capability gaps do not).
+    pub health_failure: bool,
+    /// How long the server asked us to wait, if it said.
+    pub retry_after: Option<Duration>,
+    /// A quota that will not come back soon (daily/monthly limit).
+    pub long_horizon: bool,
+}
+
+impl Verdict {
+    fn new(class: ErrorClass, rule: impl Into<Cow<'static, str>>, health_failure: bool) -> Self {
+        Verdict { class, rule: rule.into(), health_failure, retry_after: None, long_horizon: false }
+    }
+}
+
+/// A classification rule supplied by the user. Every present field must
+/// match; `message` is a case-insensitive substring.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserRule {
+    /// JSON-RPC error code to match.
+    pub code: Option<i64>,
+    /// Lower-cased substring of the error message to match.
+    pub message: Option<String>,
+    /// HTTP status to match.
+    pub status: Option<u16>,
+    /// JSON-RPC method to match.
+    pub method: Option<String>,
+    /// The class to assign.
+    pub class: ErrorClass,
+}
+
+/// The classifier: user rules in front of the built-in table.
+#[derive(Clone, Debug, Default)]
+pub struct Classifier {
+    user_rules: Vec<UserRule>,
+}
+
+impl Classifier {
+    /// A classifier with extra rules checked before the built-in ones.
+    pub fn with_rules(mut user_rules: Vec<UserRule>) -> Self {
+        for rule in &mut user_rules {
+            rule.message = rule.message.take().map(|m| m.to_lowercase());
+        }
+        Classifier { user_rules }
+    }
+
+    /// Classifies one attempt of `method`. `unix_now` is the wall clock,
+    /// used only to read an HTTP-date `Retry-After`.
+    pub fn classify<P>(&self, method: &str, observation: &Observation<P>, unix_now: Duration) -> Verdict {
+        let mut verdict = self.decide(method, observation);
+        if let Observation::Http { retry_after, reply, .. } = observation {
+            let from_header = retry_after.as_deref().and_then(|v| parse_retry_after(v, unix_now));
+            let from_body = match reply {
+                Reply::Error(e) => e.backoff_hint.or_else(|| hint_from_message(&e.message)),
+                _ => None,
+            };
+            verdict.retry_after = from_header.or(from_body);
+        }
+        verdict
+    }
+
+    fn decide<P>(&self, method: &str, observation: &Observation<P>) -> Verdict {
+        if let Some(v) = self.user_verdict(method, observation) {
+            return v;
+        }
+        let send = rules::is_send(method);
+        let (status, reply) = match observation {
+            Observation::Transport(failure) => return rules::transport(failure, rules::replay_safe_on_unknown(method)),
+            Observation::Http { status, reply, .. } => (*status, reply),
+        };
+        if status == 429 || status == 402 {
+            return rules::status(status).unwrap_or_else(|| Verdict::new(ErrorClass::RateLimited, "http.429", false));
+        }
+        match reply {
+            Reply::Error(e) => rules::rpc_error(e.code, &e.message, send),
+            Reply::Result(_) => match rules::status(status) {
+                Some(v) if status >= 300 => v,
+                _ => Verdict::new(ErrorClass::Success, "result", false),
+            },
+            other => rules::status(status).unwrap_or_else(|| match other {
+                Reply::TooLarge => Verdict::new(ErrorClass::Capability, "body.too_large", false),
+                Reply::WrongId => Verdict::new(ErrorClass::Transient, "body.wrong_id", true),
+                Reply::NotJson => Verdict::new(ErrorClass::Transient, "body.not_json", true),
+                _ => Verdict::new(ErrorClass::Transient, "body.malformed", true),
+            }),
+        }
+    }
+
+    fn user_verdict<P>(&self, method: &str, observation: &Observation<P>) -> Option<Verdict> {
+        let (status, error) = match observation {
+            Observation::Http { status, reply: Reply::Error(e), .. } => (Some(*status), Some(e)),
+            Observation::Http { status, .. } => (Some(*status), None),
+            Observation::Transport(_) => (None, None),
+        };
+        let lowered = error.map(|e| e.message.to_lowercase());
+        self.user_rules.iter().enumerate().find_map(|(i, rule)| {
+            let matches = rule.method.as_deref().is_none_or(|m| m == method)
+                && rule.status.is_none_or(|s| Some(s) == status)
+                && rule.code.is_none_or(|c| error.and_then(|e| e.code) == Some(c))
+                && rule.message.as_deref().is_none_or(|m| lowered.as_deref().is_some_and(|l| l.contains(m)))
+                && (rule.code.is_some() || rule.message.is_some() || rule.status.is_some());
+            matches.then(|| {
+                let health = rule.class == ErrorClass::Transient;
+                Verdict::new(rule.class, format!("user[{i}]"), health)
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

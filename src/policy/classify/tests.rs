@@ -1,0 +1,172 @@
+//! The classification table against signals real nodes and providers send.
+
+use std::time::Duration;
+
+use super::*;
+
+fn rpc(method: &str, status: u16, code: Option<i64>, message: &str) -> Verdict {
+    let obs: Observation<()> = Observation::Http {
+        status,
+        retry_after: None,
+        reply: Reply::Error(RpcErrorInfo { code, message: message.into(), data: None, backoff_hint: None }),
+    };
+    Classifier::default().classify(method, &obs, Duration::ZERO)
+}
+
+fn http(status: u16, retry_after: Option<&str>, reply: Reply<()>) -> Verdict {
+    let obs = Observation::Http { status, retry_after: retry_after.map(str::to_string), reply };
+    Classifier::default().classify("eth_blockNumber", &obs, Duration::from_secs(784_111_777))
+}
+
+#[test]
+fn json_rpc_signals_from_real_nodes() {
+    use ErrorClass::*;
+    let call = "eth_call";
+    let send = "eth_sendRawTransaction";
+    let cases: &[(&str, Option<i64>, &str, ErrorClass)] = &[
+        (call, Some(3), "execution reverted: user error", Fatal),
+        (call, Some(-32000), "execution reverted", Fatal),
+        ("eth_estimateGas", Some(-32000), "gas required exceeds allowance (30000000)", Fatal),
+        (call, Some(-32603), "Error: VM Exception while processing transaction: reverted with reason string 'x'", Fatal),
+        (call, Some(-32015), "Reverted 0x08c379a0", Fatal),
+        (call, Some(-32602), "invalid argument 0: hex string without 0x prefix", Fatal),
+        (call, Some(-32000), "err: insufficient funds for gas * price + value: address 0x1 have 0 want 1 (supplied gas 1)", Fatal),
+        ("eth_getBalance", Some(-32000), "header not found", Transient),
+        ("eth_getBlockByNumber", Some(-39001), "Unknown block", Transient),
+        ("eth_getLogs", Some(-32602), "block range extends beyond current head block", Transient),
+        ("eth_foo", Some(-32601), "the method eth_foo does not exist/is not available", Capability),
+        ("eth_getLogs", Some(-32005), "query returned more than 10000 results. Try with this block range [0x1, 0x2].", Capability),
+        ("eth_getLogs", Some(-32602), "query exceeds max block range 100000", Capability),
+        ("eth_getBalance", Some(-32000), "missing trie node abc (path ) state 0x1 is not available", Capability),
+        ("eth_getBalance", Some(-32603), "state at block #5 is pruned", Capability),
+        ("eth_getBlockByNumber", Some(4444), "pruned history unavailable", Capability),
+        ("eth_blockNumber", Some(-32005), "project ID request rate exceeded", RateLimited),
+        ("eth_blockNumber", Some(429), "Your app has exceeded its compute units per second capacity", RateLimited),
+        ("eth_blockNumber", Some(-32007), "100/second request limit reached - reduce calls per second", RateLimited),
+        ("eth_blockNumber", Some(-32012), "credits limited to 50/sec", RateLimited),
+        ("eth_blockNumber", Some(-32005), "", RateLimited),
+        ("eth_blockNumber", Some(-32603), "internal error", Transient),
+        ("eth_blockNumber", Some(-32000), "something new and unexpected", Transient),
+        ("eth_blockNumber", None, "", Transient),
+        (send, Some(-32000), "already known", AlreadyKnown),
+        (send, Some(-32000), "Known transaction: 0xabc", AlreadyKnown),
+        (send, Some(-32003), "transaction already imported", AlreadyKnown),
+        (send, Some(-32000), "ALREADY_EXISTS: already known", AlreadyKnown),
+        (send, Some(-32000), "nonce too low: next nonce 5, tx nonce 4", NonceTooLow),
+        (send, Some(-32001), "Nonce too low", NonceTooLow),
+        (send, Some(-32003), "nonce too low", NonceTooLow),
+        (send, Some(-32000), "replacement transaction underpriced", ReplacementUnderpriced),
+        (send, Some(-32000), "INTERNAL_ERROR: could not replace existing tx", ReplacementUnderpriced),
+        (send, Some(-32000), "txpool is full", Transient),
+        (send, Some(-32000), "insufficient funds for gas * price + value: balance 0, tx cost 1, overshot 1", Fatal),
+        (send, Some(-32000), "intrinsic gas too low: gas 100, minimum needed 21000", Fatal),
+        (send, Some(-32004), "Upfront cost exceeds account balance", Fatal),
+    ];
+    for (method, code, message, class) in cases {
+        let v = rpc(method, 200, *code, message);
+        assert_eq!(v.class, *class, "{method} {code:?} {message:?} → rule {}", v.rule);
+    }
+}
+
+#[test]
+fn unknown_transaction_is_not_already_known() {
+    assert_ne!(rpc("eth_sendRawTransaction", 200, Some(-32000), "unknown transaction").class, ErrorClass::AlreadyKnown);
+}
+
+#[test]
+fn send_rules_only_apply_to_sends() {
+    assert_eq!(rpc("eth_call", 200, Some(-32000), "already known").class, ErrorClass::Transient);
+}
+
+#[test]
+fn health_failures_only_for_infrastructure() {
+    assert!(rpc("eth_call", 200, Some(-32603), "internal error").health_failure);
+    for (code, msg) in [(3, "execution reverted"), (-32005, "rate limit"), (-32601, "method not found"), (-32000, "header not found")] {
+        assert!(!rpc("eth_call", 200, Some(code), msg).health_failure, "{msg}");
+    }
+}
+
+#[test]
+fn http_statuses() {
+    use ErrorClass::*;
+    for (status, class) in [(429, RateLimited), (402, RateLimited), (408, Transient), (500, Transient), (502, Transient),
+        (503, Transient), (504, Transient), (401, Transient), (403, Transient), (413, Capability), (400, Fatal), (415, Fatal)] {
+        assert_eq!(http(status, None, Reply::NotJson).class, class, "HTTP {status}");
+    }
+    assert!(http(402, None, Reply::NotJson).long_horizon);
+}
+
+#[test]
+fn status_429_wins_over_the_body_and_retry_after_is_read() {
+    let body = Reply::Error(RpcErrorInfo { code: Some(-32000), message: "execution reverted".into(), data: None, backoff_hint: None });
+    let v = http(429, Some("7"), body);
+    assert_eq!((v.class, v.retry_after), (ErrorClass::RateLimited, Some(Duration::from_secs(7))));
+    let v = http(503, Some("Sun, 06 Nov 1994 08:50:07 GMT"), Reply::NotJson);
+    assert_eq!((v.class, v.retry_after), (ErrorClass::Transient, Some(Duration::from_secs(30))));
+}
+
+#[test]
+fn backoff_hints_from_the_body() {
+    let with_hint = Reply::Error(RpcErrorInfo {
+        code: Some(-32005),
+        message: "daily request count exceeded, request rate limited".into(),
+        data: None,
+        backoff_hint: Some(Duration::from_secs(2)),
+    });
+    let v = http(200, None, with_hint);
+    assert_eq!((v.class, v.retry_after, v.long_horizon), (ErrorClass::RateLimited, Some(Duration::from_secs(2)), true));
+    let v = rpc("eth_call", 200, Some(-32016), "rate limit exceeded, try again in 300ms");
+    assert_eq!(v.class, ErrorClass::RateLimited);
+}
+
+#[test]
+fn malformed_replies_are_transient_health_failures() {
+    for reply in [Reply::NotJson, Reply::WrongId, Reply::Malformed] {
+        let v = http(200, None, reply);
+        assert_eq!(v.class, ErrorClass::Transient);
+        assert!(v.health_failure);
+    }
+    assert_eq!(http(200, None, Reply::TooLarge).class, ErrorClass::Capability);
+    assert_eq!(http(200, None, Reply::Result(())).class, ErrorClass::Success);
+    assert_eq!(http(502, None, Reply::Result(())).class, ErrorClass::Transient);
+}
+
+#[test]
+fn transport_failures_and_replay_safety() {
+    let c = Classifier::default();
+    let t = |method: &str, f: TransportFailure| c.classify::<()>(method, &Observation::Transport(f), Duration::ZERO).class;
+    assert_eq!(t("eth_blockNumber", TransportFailure::Timeout), ErrorClass::Transient);
+    assert_eq!(t("eth_sendRawTransaction", TransportFailure::Timeout), ErrorClass::Transient, "same bytes are replay-safe");
+    assert_eq!(t("eth_sendTransaction", TransportFailure::Timeout), ErrorClass::OutcomeUnknown);
+    assert_eq!(t("eth_sendTransaction", TransportFailure::ConnectionReset), ErrorClass::OutcomeUnknown);
+    assert_eq!(t("eth_sendTransaction", TransportFailure::ConnectionRefused), ErrorClass::Transient, "nothing was delivered");
+    assert_eq!(t("eth_blockNumber", TransportFailure::Aborted), ErrorClass::Fatal);
+}
+
+#[test]
+fn user_rules_come_first_and_need_a_condition() {
+    let c = Classifier::with_rules(vec![
+        UserRule { code: Some(-32099), message: None, status: None, method: None, class: ErrorClass::Fatal },
+        UserRule { code: None, message: Some("Header Not Found".into()), status: None, method: Some("eth_call".into()), class: ErrorClass::Fatal },
+        UserRule { code: None, message: None, status: None, method: Some("eth_blockNumber".into()), class: ErrorClass::Fatal },
+    ]);
+    let obs = |code, msg: &str| Observation::<()>::Http {
+        status: 200,
+        retry_after: None,
+        reply: Reply::Error(RpcErrorInfo { code: Some(code), message: msg.into(), data: None, backoff_hint: None }),
+    };
+    assert_eq!(c.classify("eth_getBalance", &obs(-32099, "x"), Duration::ZERO).rule, "user[0]");
+    assert_eq!(c.classify("eth_call", &obs(-32000, "header not found"), Duration::ZERO).class, ErrorClass::Fatal);
+    assert_eq!(c.classify("eth_getBalance", &obs(-32000, "header not found"), Duration::ZERO).class, ErrorClass::Transient);
+    // A rule with only a method would classify everything; it is ignored.
+    assert_eq!(c.classify("eth_blockNumber", &obs(-32603, "x"), Duration::ZERO).class, ErrorClass::Transient);
+}
+
+#[test]
+fn class_names_round_trip() {
+    for name in ["success", "transient", "rateLimited", "capability", "fatal", "alreadyKnown", "nonceTooLow",
+        "replacementUnderpriced", "outcomeUnknown"] {
+        assert_eq!(ErrorClass::parse(name).map(ErrorClass::as_str), Some(name));
+    }
+    assert_eq!(ErrorClass::parse("nope"), None);
+}

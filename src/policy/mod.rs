@@ -1,0 +1,13 @@
+//! Pure, clock-free policies. Each takes `now` (and, where it needs chance,
+//! a uniform random number) as arguments and returns a decision, so every
+//! timing rule can be tested exactly on a simulated clock.
+
+pub mod backoff;
+pub mod budget;
+pub mod classify;
+pub mod retry;
+
+pub use backoff::Backoff;
+pub use budget::{RetryBudget, RetryBudgetConfig};
+pub use classify::{Classifier, ErrorClass, Observation, Verdict};
+pub use retry::{retry, RetryConfig};

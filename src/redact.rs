@@ -1,0 +1,155 @@
+//! Endpoint URLs and their redacted labels.
+//!
+//! Provider URLs carry API keys (Infura `/v3/<key>`, Alchemy `/v2/<key>`,
+//! QuickNode `/<token>/`, `?apikey=`, `user:pass@`). Those keys must never
+//! reach an error message, an event, stats or a log line, because those go
+//! to bug trackers and analytics. Every place that names an endpoint uses
+//! its [`EndpointUrl::label`]; text that came from elsewhere (a node's error
+//! message may echo the URL) goes through [`EndpointUrl::scrub`].
+
+use crate::config::ConfigError;
+
+/// The mask written in place of a secret.
+pub const MASK: &str = "***";
+
+/// A validated http(s) endpoint URL with a key-free label.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndpointUrl {
+    url: String,
+    label: String,
+    secrets: Vec<String>,
+}
+
+impl EndpointUrl {
+    /// Validates `input`; `field` names the option in the error.
+    pub fn parse(input: &str, field: &str) -> Result<Self, ConfigError> {
+        let url = input.trim();
+        let bad = |why: &str| ConfigError::new(field, format!("not an http(s) URL: {why}"));
+        if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(bad("contains whitespace or control characters"));
+        }
+        let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("missing scheme"))?;
+        let scheme = scheme.to_ascii_lowercase();
+        if scheme != "http" && scheme != "https" {
+            return Err(bad("scheme must be http or https"));
+        }
+        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(authority_end);
+        let mut secrets = Vec::new();
+        let host_port = match authority.rsplit_once('@') {
+            Some((userinfo, host)) => {
+                secrets.extend(userinfo.split(':').filter(|s| !s.is_empty()).map(str::to_string));
+                host
+            }
+            None => authority,
+        };
+        if host_port.is_empty() || host_port.starts_with(':') {
+            return Err(bad("missing host"));
+        }
+        if let Some((_, port)) = host_port.rsplit_once(':').filter(|_| !host_port.ends_with(']')) {
+            if port.parse::<u16>().is_err() {
+                return Err(bad("invalid port"));
+            }
+        }
+        let (path, query) = match tail.split_once('?') {
+            Some((p, q)) => (p, Some(q.split('#').next().unwrap_or(""))),
+            None => (tail.split('#').next().unwrap_or(""), None),
+        };
+        let mut label = format!("{scheme}://{host_port}");
+        for segment in path.split('/').filter(|s| !s.is_empty()) {
+            label.push('/');
+            if looks_like_secret(segment) {
+                secrets.push(segment.to_string());
+                label.push_str(MASK);
+            } else {
+                label.push_str(segment);
+            }
+        }
+        if let Some(query) = query.filter(|q| !q.is_empty()) {
+            let mut names = Vec::new();
+            for pair in query.split('&') {
+                let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+                if !value.is_empty() {
+                    secrets.push(value.to_string());
+                }
+                names.push(format!("{name}={MASK}"));
+            }
+            label.push('?');
+            label.push_str(&names.join("&"));
+        }
+        // Longest first, so a secret that contains another is masked whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        Ok(EndpointUrl { url: url.to_string(), label, secrets })
+    }
+
+    /// The full URL, secrets included: only for the transport.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// A label safe to show anywhere.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// Masks this endpoint's secrets (and its full URL) inside `text`.
+    pub fn scrub(&self, text: &str) -> String {
+        let mut out = text.replace(&self.url, &self.label);
+        for secret in &self.secrets {
+            if secret.len() >= 4 {
+                out = out.replace(secret.as_str(), MASK);
+            }
+        }
+        out
+    }
+}
+
+/// A path segment that is probably a key: long, URL-safe, and mixing
+/// letters with digits (or very long). Short words such as `v3`, `rpc` or
+/// `mainnet` stay readable.
+fn looks_like_secret(segment: &str) -> bool {
+    let urlsafe = segment.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    let has_digit = segment.chars().any(|c| c.is_ascii_digit());
+    let has_alpha = segment.chars().any(|c| c.is_ascii_alphabetic());
+    (urlsafe && segment.len() >= 12 && has_digit && has_alpha) || segment.len() >= 24
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_keys_are_masked_in_labels() {
+        let cases = [
+            ("https://mainnet.infura.io/v3/9aa3d95b3bc440fa88ea12eaa4456161", "https://mainnet.infura.io/v3/***"),
+            ("https://eth-mainnet.g.alchemy.com/v2/Xy7kQm2LpZ9rT4vB8nW1cD6e", "https://eth-mainnet.g.alchemy.com/v2/***"),
+            ("https://user:s3cretpass@node.example:8545/rpc", "https://node.example:8545/rpc"),
+            ("http://127.0.0.1:8545/?apikey=abc123def", "http://127.0.0.1:8545?apikey=***"),
+            ("https://x.quiknode.pro/0123456789abcdef0123456789abcdef/", "https://x.quiknode.pro/***"),
+            ("http://localhost:8545", "http://localhost:8545"),
+        ];
+        for (url, label) in cases {
+            let e = EndpointUrl::parse(url, "upstreams[0]").unwrap();
+            assert_eq!(e.label(), label, "{url}");
+        }
+    }
+
+    #[test]
+    fn scrub_removes_secrets_and_the_full_url_from_free_text() {
+        let e = EndpointUrl::parse("https://user:hunter22@mainnet.infura.io/v3/9aa3d95b3bc440fa88ea12eaa4456161?k=topsecret", "u").unwrap();
+        let text = format!("request to {} failed; key 9aa3d95b3bc440fa88ea12eaa4456161, pw hunter22, topsecret", e.url());
+        let clean = e.scrub(&text);
+        for secret in ["9aa3d95b3bc440fa88ea12eaa4456161", "hunter22", "topsecret"] {
+            assert!(!clean.contains(secret), "{clean}");
+        }
+    }
+
+    #[test]
+    fn non_urls_are_config_errors_naming_the_field() {
+        for bad in ["", "localhost:8545", "ftp://x", "http://", "http://:80", "http://a b", "http://host:notaport/", "https://host:99999"] {
+            let err = EndpointUrl::parse(bad, "upstreams[3]").unwrap_err();
+            assert_eq!(err.field(), "upstreams[3]", "{bad}");
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! The seam between pure policies and the world: a clock, a sleep, a
+//! source of randomness and a transport.
+//!
+//! Two implementations exist. On wasm32 the clock is `performance.now()`,
+//! sleep is a `gloo-timers` timeout, randomness comes from `getrandom`
+//! (the platform CSPRNG; never `RandomState`, which is identical in every
+//! wasm instance and would make every browser retry in lockstep), and the
+//! transport is `fetch`. For native tests, [`sim`] provides a virtual clock
+//! that jumps straight to the next deadline and a scripted transport, so
+//! minutes of retry schedule run in microseconds and deterministically.
+
+use std::future::Future;
+use std::time::Duration;
+
+use crate::policy::Observation;
+use crate::time::Instant;
+
+pub mod sim;
+
+/// Clock, sleep and randomness for the async shells.
+pub trait Runtime {
+    /// The current time on this runtime's clock.
+    fn now(&self) -> Instant;
+    /// A future that completes `duration` from now.
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()>;
+    /// A uniform draw in `[0, 1)`.
+    fn random_unit(&self) -> f64;
+}
+
+/// One JSON-RPC call as the pipeline hands it to a transport.
+#[derive(Clone, Debug)]
+pub struct CallSpec<'a> {
+    /// The endpoint index in the relayer's list.
+    pub endpoint: usize,
+    /// The JSON-RPC method name.
+    pub method: &'a str,
+    /// How long this attempt may take before the transport gives up.
+    pub timeout: Duration,
+}
+
+/// Sends one attempt and reports what happened, never panicking and never
+/// retrying by itself: retry decisions belong to the pipeline.
+pub trait Transport {
+    /// The payload type of a successful `result` (a `JsValue` in wasm, so
+    /// results pass through untouched; plain text in simulations).
+    type Payload;
+    /// Performs one attempt against `call.endpoint`.
+    fn send(&self, call: &CallSpec<'_>) -> impl Future<Output = Observation<Self::Payload>>;
+}
+
+/// Splitmix64: a tiny, seedable generator for simulations. Not for
+/// production jitter (that must come from the platform CSPRNG).
+#[derive(Clone, Debug)]
+pub struct SeededRandom(u64);
+
+impl SeededRandom {
+    /// A generator with a fixed seed, for reproducible simulations.
+    pub const fn new(seed: u64) -> Self {
+        SeededRandom(seed)
+    }
+
+    /// Next uniform draw in `[0, 1)`.
+    pub fn next_unit(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// A uniform draw in `[0, 1)` from the platform CSPRNG (crypto.getRandomValues
+/// in browsers and Node, the OS elsewhere). Falls back to 0.5 if the
+/// platform refuses, which only removes jitter instead of panicking.
+pub fn crypto_unit() -> f64 {
+    let mut bytes = [0u8; 8];
+    match getrandom::fill(&mut bytes) {
+        Ok(()) => (u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64,
+        Err(_) => 0.5,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeded_random_is_reproducible_and_in_range() {
+        let mut a = SeededRandom::new(7);
+        let mut b = SeededRandom::new(7);
+        for _ in 0..1000 {
+            let x = a.next_unit();
+            assert_eq!(x, b.next_unit());
+            assert!((0.0..1.0).contains(&x));
+        }
+    }
+
+    #[test]
+    fn crypto_unit_is_in_range_and_varies() {
+        let draws: Vec<f64> = (0..64).map(|_| crypto_unit()).collect();
+        assert!(draws.iter().all(|x| (0.0..1.0).contains(x)));
+        assert!(draws.windows(2).any(|w| w[0] != w[1]));
+    }
+}
