@@ -1,1 +1,92 @@
-//! placeholder
+//! How a logical request ends when it does not succeed.
+//!
+//! The pipeline never invents an error when upstreams gave a real one: a
+//! revert, or the last failure after the attempts ran out, is reported as
+//! it came (with the node's own code). Only when the relayer itself stops
+//! for a reason of its own (deadline, retry budget, caller abort) does the
+//! [`StopReason`] say so, keeping the last upstream failure as the cause.
+
+use std::time::Duration;
+
+use crate::policy::classify::{RpcErrorInfo, TransportFailure, Verdict};
+
+/// Why the pipeline stopped trying.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// The last outcome must not be retried (revert, bad params, a send
+    /// rule, or a capability gap no other endpoint can fill).
+    NotRetryable,
+    /// Every allowed attempt was used.
+    AttemptsExhausted,
+    /// The request's deadline would pass before the next attempt could finish.
+    Deadline,
+    /// The shared retry budget had no token left for a retry.
+    Budget,
+    /// Every endpoint is rate-limited beyond the deadline.
+    RateLimited,
+}
+
+impl StopReason {
+    /// JS spelling, used as the error `kind` for stops of our own.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            StopReason::NotRetryable => "notRetryable",
+            StopReason::AttemptsExhausted => "attemptsExhausted",
+            StopReason::Deadline => "deadline",
+            StopReason::Budget => "budget",
+            StopReason::RateLimited => "rateLimited",
+        }
+    }
+}
+
+/// What the last failed attempt showed, payloads kept untouched.
+#[derive(Clone, Debug)]
+pub enum FailureDetail<P> {
+    /// A JSON-RPC error object from the node.
+    Rpc(RpcErrorInfo<P>),
+    /// An HTTP status without a usable JSON-RPC error.
+    Http {
+        /// Status code.
+        status: u16,
+        /// What was wrong with the body, if anything (`notJson`, `wrongId`…).
+        body: &'static str,
+    },
+    /// No response at all.
+    Transport(TransportFailure),
+}
+
+/// One attempt, as recorded in the error history and in events.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttemptRecord {
+    /// Endpoint index.
+    pub endpoint: usize,
+    /// Classification of the outcome.
+    pub verdict: Verdict,
+    /// When it started, relative to the request's start.
+    pub started_after: Duration,
+    /// How long it took.
+    pub elapsed: Duration,
+}
+
+/// The end of an unsuccessful logical request.
+#[derive(Clone, Debug)]
+pub struct Failure<P> {
+    /// Why the pipeline stopped.
+    pub reason: StopReason,
+    /// The last upstream failure, if any attempt was made.
+    pub last: Option<FailureDetail<P>>,
+    /// Every attempt, in order.
+    pub attempts: Vec<AttemptRecord>,
+}
+
+impl<P> Failure<P> {
+    /// The endpoint of the last attempt.
+    pub fn last_endpoint(&self) -> Option<usize> {
+        self.attempts.last().map(|a| a.endpoint)
+    }
+
+    /// The verdict of the last attempt.
+    pub fn last_verdict(&self) -> Option<&Verdict> {
+        self.attempts.last().map(|a| &a.verdict)
+    }
+}

@@ -54,7 +54,7 @@ impl Sub<Instant> for Instant {
 /// Converts fractional milliseconds to a `Duration` without panicking:
 /// NaN and negatives become zero, values beyond ~292 years saturate.
 pub fn duration_from_millis_f64(ms: f64) -> Duration {
-    if !(ms > 0.0) {
+    if ms.is_nan() || ms <= 0.0 {
         return Duration::ZERO;
     }
     Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::MAX)

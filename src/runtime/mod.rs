@@ -15,6 +15,7 @@ use std::time::Duration;
 use crate::policy::Observation;
 use crate::time::Instant;
 
+pub mod scripted;
 pub mod sim;
 
 /// Clock, sleep and randomness for the async shells.
@@ -25,15 +26,15 @@ pub trait Runtime {
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()>;
     /// A uniform draw in `[0, 1)`.
     fn random_unit(&self) -> f64;
+    /// Wall-clock time since the Unix epoch (only for HTTP-date headers).
+    fn unix_time(&self) -> Duration;
 }
 
-/// One JSON-RPC call as the pipeline hands it to a transport.
-#[derive(Clone, Debug)]
-pub struct CallSpec<'a> {
+/// Where and how long one attempt may run, as the pipeline decides it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttemptTarget {
     /// The endpoint index in the relayer's list.
     pub endpoint: usize,
-    /// The JSON-RPC method name.
-    pub method: &'a str,
     /// How long this attempt may take before the transport gives up.
     pub timeout: Duration,
 }
@@ -44,8 +45,10 @@ pub trait Transport {
     /// The payload type of a successful `result` (a `JsValue` in wasm, so
     /// results pass through untouched; plain text in simulations).
     type Payload;
-    /// Performs one attempt against `call.endpoint`.
-    fn send(&self, call: &CallSpec<'_>) -> impl Future<Output = Observation<Self::Payload>>;
+    /// One prepared call (the encoded body in wasm, a method in simulations).
+    type Call;
+    /// Performs one attempt of `call` against `target.endpoint`.
+    fn send(&self, call: &Self::Call, target: AttemptTarget) -> impl Future<Output = Observation<Self::Payload>>;
 }
 
 /// Splitmix64: a tiny, seedable generator for simulations. Not for

@@ -26,6 +26,9 @@ struct ClockState {
     deadlines: RefCell<BinaryHeap<Reverse<Instant>>>,
 }
 
+/// Wall-clock time at simulated instant zero: 2026-01-01T00:00:00Z.
+pub const SIM_UNIX_EPOCH: Duration = Duration::from_secs(1_767_225_600);
+
 /// The simulated runtime. Cheap to clone; clones share one clock.
 #[derive(Clone)]
 pub struct SimRuntime {
@@ -82,6 +85,10 @@ impl Runtime for SimRuntime {
     fn random_unit(&self) -> f64 {
         self.rng.borrow_mut().next_unit()
     }
+
+    fn unix_time(&self) -> Duration {
+        SIM_UNIX_EPOCH + self.now().since_epoch()
+    }
 }
 
 struct SimSleep {
@@ -107,8 +114,8 @@ impl Future for SimSleep {
 /// Runs several futures concurrently on the simulated executor and returns
 /// their outputs in order (a minimal `join_all` without a dependency).
 pub async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
-    let mut slots: Vec<(Pin<Box<F>>, Option<F::Output>)> =
-        futures.into_iter().map(|f| (Box::pin(f), None)).collect();
+    type Slot<F> = (Pin<Box<F>>, Option<<F as Future>::Output>);
+    let mut slots: Vec<Slot<F>> = futures.into_iter().map(|f| (Box::pin(f), None)).collect();
     std::future::poll_fn(move |cx| {
         let mut all_done = true;
         for (fut, out) in slots.iter_mut() {

@@ -1,0 +1,191 @@
+//! The pipeline on the simulated clock against scripted endpoints.
+
+use std::cell::RefCell;
+use std::time::Duration;
+
+use super::*;
+use crate::config::RawOptions;
+use crate::policy::classify::TransportFailure;
+use crate::policy::RetryBudgetConfig;
+use crate::redact::EndpointUrl;
+use crate::runtime::scripted::{Behaviour, Behaviour::*, ScriptedTransport};
+use crate::runtime::sim::{join_all, SimRuntime};
+use crate::runtime::Transport;
+
+const MS: fn(u64) -> Duration = Duration::from_millis;
+
+struct Harness {
+    rt: SimRuntime,
+    net: ScriptedTransport,
+    pipeline: Pipeline,
+    events: RefCell<Vec<PipelineEvent>>,
+}
+
+fn harness(scripts: Vec<Vec<Behaviour>>, raw: RawOptions) -> Harness {
+    let rt = SimRuntime::new(7);
+    let urls = (0..scripts.len())
+        .map(|i| EndpointUrl::parse(&format!("http://127.0.0.1:{}", 9000 + i), "upstreams").unwrap())
+        .collect();
+    let config = RelayerConfig::build(urls, raw).unwrap();
+    let pipeline = Pipeline::new(config, Classifier::default(), rt.now());
+    Harness { net: ScriptedTransport::new(&rt, scripts), rt, pipeline, events: RefCell::default() }
+}
+
+fn opts() -> RawOptions {
+    RawOptions { base_delay_ms: Some(100.0), max_delay_ms: Some(1000.0), ..Default::default() }
+}
+
+impl Harness {
+    fn run(&self, method: &str) -> Result<Success<String>, Failure<String>> {
+        self.rt.block_on(self.request(method)).unwrap()
+    }
+
+    async fn request(&self, method: &str) -> Result<Success<String>, Failure<String>> {
+        let emit = |e: PipelineEvent| self.events.borrow_mut().push(e);
+        self.pipeline.execute(&self.rt, method, |t| self.net.send(&(), t), &emit).await
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.rt.now().since_epoch().as_millis() as u64
+    }
+}
+
+#[test]
+fn a_healthy_endpoint_answers_in_one_attempt_without_waiting() {
+    let h = harness(vec![vec![Answer("0x10")]], opts());
+    let ok = h.run("eth_blockNumber").unwrap();
+    assert_eq!(ok.value, SuccessValue::Result("0x10".to_string()));
+    assert_eq!((ok.attempts.len(), h.now_ms()), (1, 0));
+}
+
+#[test]
+fn a_revert_costs_exactly_one_attempt() {
+    let h = harness(vec![vec![RpcError(3, "execution reverted: nope")], vec![Answer("0x1")]], opts());
+    let err = h.run("eth_call").unwrap_err();
+    assert_eq!(err.reason, StopReason::NotRetryable);
+    assert!(matches!(err.last, Some(FailureDetail::Rpc(ref e)) if e.code == Some(3)));
+    assert_eq!((h.net.calls(0), h.net.calls(1), h.now_ms()), (1, 0, 0));
+    assert!(h.events.borrow().is_empty());
+}
+
+#[test]
+fn a_dead_primary_fails_over_and_the_next_request_starts_at_the_survivor() {
+    let h = harness(vec![vec![Refuse], vec![Answer("0x2")]], opts());
+    let ok = h.run("eth_blockNumber").unwrap();
+    assert_eq!((ok.endpoint, ok.attempts.len()), (1, 2));
+    assert!(h.now_ms() <= 100, "one full-jitter backoff of at most base");
+    let events = h.events.borrow().clone();
+    assert!(matches!(events[0], PipelineEvent::Retry { attempt: 1, from: 0, to: 1, class: "transient", .. }));
+    assert_eq!(events[1], PipelineEvent::Failover { from: 0, to: 1 });
+    h.run("eth_blockNumber").unwrap();
+    assert_eq!((h.net.calls(0), h.net.calls(1)), (1, 2), "sticky to the endpoint that worked");
+}
+
+#[test]
+fn attempts_run_out_with_the_last_real_failure_and_no_trailing_sleep() {
+    let raw = RawOptions { max_retries: Some(3.0), backoff: Some("exponential".into()), ..opts() };
+    let h = harness(vec![vec![Status(503, None)], vec![Status(502, None)]], raw);
+    let err = h.run("eth_blockNumber").unwrap_err();
+    assert_eq!(err.reason, StopReason::AttemptsExhausted);
+    assert_eq!(err.attempts.len(), 4);
+    assert!(matches!(err.last, Some(FailureDetail::Http { status: 502, .. })));
+    assert_eq!(h.net.log(), vec![(0, 0), (1, 100), (0, 300), (1, 700)], "b, 2b, 4b between attempts");
+    assert_eq!(h.now_ms(), 700, "no sleep after the final attempt");
+}
+
+#[test]
+fn hung_nodes_are_cut_by_the_attempt_timeout_and_the_deadline() {
+    let raw = RawOptions { attempt_timeout_ms: Some(1000.0), deadline_ms: Some(2500.0), max_retries: Some(10.0), ..opts() };
+    let h = harness(vec![vec![Hang], vec![Hang]], raw);
+    let err = h.run("eth_blockNumber").unwrap_err();
+    assert_eq!(err.reason, StopReason::Deadline);
+    assert!(matches!(err.last, Some(FailureDetail::Transport(TransportFailure::Timeout))));
+    assert!(h.now_ms() <= 2500, "ended at {} ms, after the deadline", h.now_ms());
+    assert!(err.attempts.iter().all(|a| a.elapsed <= MS(1000)));
+}
+
+#[test]
+fn a_wait_that_would_cross_the_deadline_stops_at_once() {
+    let raw = RawOptions { deadline_ms: Some(500.0), ..opts() };
+    let h = harness(vec![vec![Status(429, Some("30"))]], raw);
+    let err = h.run("eth_blockNumber").unwrap_err();
+    assert_eq!(err.reason, StopReason::RateLimited);
+    assert_eq!((h.net.calls(0), h.now_ms()), (1, 0), "no pointless waiting");
+}
+
+#[test]
+fn budget_exhaustion_is_distinct_from_the_attempt_limit() {
+    let raw = RawOptions { budget: Some(RetryBudgetConfig { ratio: 0.0, min_per_second: 0.0, burst: 1.0 }), ..opts() };
+    let h = harness(vec![vec![Status(503, None)], vec![Status(503, None)]], raw);
+    let first = h.run("eth_blockNumber").unwrap_err();
+    assert_eq!((first.reason, first.attempts.len()), (StopReason::Budget, 2));
+    let second = h.run("eth_blockNumber").unwrap_err();
+    assert_eq!((second.reason, second.attempts.len()), (StopReason::Budget, 1));
+}
+
+#[test]
+fn retry_after_rests_a_single_endpoint_for_exactly_that_long() {
+    let h = harness(vec![vec![Status(429, Some("2")), Answer("0x5")]], opts());
+    let ok = h.run("eth_blockNumber").unwrap();
+    assert_eq!(ok.attempts.len(), 2);
+    assert_eq!(h.net.log(), vec![(0, 0), (0, 2000)]);
+    assert!(h.events.borrow().iter().any(|e| matches!(e, PipelineEvent::RateLimited { endpoint: 0, .. })));
+}
+
+#[test]
+fn a_rate_limited_endpoint_is_skipped_by_later_requests_until_it_has_rested() {
+    let h = harness(vec![vec![Status(429, Some("10")), Answer("0xa")], vec![Answer("0xb")]], opts());
+    assert_eq!(h.run("eth_blockNumber").unwrap().endpoint, 1);
+    h.rt.block_on(h.rt.sleep(MS(2000))).unwrap();
+    assert_eq!(h.run("eth_blockNumber").unwrap().endpoint, 1);
+    assert_eq!(h.net.calls(0), 1, "rested endpoint not hit again");
+}
+
+#[test]
+fn capability_errors_move_to_untried_endpoints_without_waiting() {
+    let h = harness(vec![vec![RpcError(-32601, "method not found")], vec![Answer("0x7")]], opts());
+    let ok = h.run("debug_traceTransaction").unwrap();
+    assert_eq!((ok.endpoint, h.now_ms()), (1, 0));
+    let h = harness(vec![vec![RpcError(-32601, "method not found")]; 3], opts());
+    let err = h.run("debug_traceTransaction").unwrap_err();
+    assert_eq!((err.reason, err.attempts.len()), (StopReason::NotRetryable, 3), "each endpoint once");
+}
+
+#[test]
+fn sends_follow_replay_safety() {
+    let h = harness(vec![vec![RpcError(-32000, "already known")]], opts());
+    assert_eq!(h.run("eth_sendRawTransaction").unwrap().value, SuccessValue::AlreadyKnown);
+    let h = harness(vec![vec![Hang, Answer("0xhash")], vec![Answer("0xhash")]], opts());
+    assert!(h.run("eth_sendRawTransaction").is_ok(), "same signed bytes may be re-broadcast");
+    let h = harness(vec![vec![Hang], vec![Answer("0xhash")]], opts());
+    let err = h.run("eth_sendTransaction").unwrap_err();
+    assert_eq!((err.reason, h.net.calls(1)), (StopReason::NotRetryable, 0), "node-signed send never resent");
+    assert_eq!(err.last_verdict().unwrap().class, ErrorClass::OutcomeUnknown);
+    let h = harness(vec![vec![RpcError(-32000, "nonce too low: next nonce 3, tx nonce 2")], vec![Answer("0x")]], opts());
+    assert_eq!(h.run("eth_sendRawTransaction").unwrap_err().attempts.len(), 1);
+}
+
+#[test]
+fn a_total_outage_under_load_is_bounded_by_the_budget_not_multiplied() {
+    let raw = RawOptions { budget: Some(RetryBudgetConfig { ratio: 0.2, min_per_second: 0.0, burst: 5.0 }), ..opts() };
+    let h = harness(vec![vec![Status(503, None)], vec![Status(503, None)]], raw);
+    let results = h.rt.block_on(join_all((0..100).map(|_| h.request("eth_blockNumber")).collect())).unwrap();
+    assert!(results.iter().all(|r| r.is_err()));
+    let upstream = h.net.calls(0) + h.net.calls(1);
+    // 100 first attempts + at most burst (5) + 20 % of 100 retries.
+    assert!(upstream <= 125, "{upstream} upstream requests for 100 logical ones");
+    assert!(results.iter().filter(|r| matches!(r, Err(f) if f.reason == StopReason::Budget)).count() >= 75);
+}
+
+#[test]
+fn jittered_failover_delays_stay_within_full_jitter_bounds() {
+    let raw = RawOptions { max_retries: Some(6.0), deadline_ms: Some(60_000.0), ..opts() };
+    let h = harness(vec![vec![Status(503, None)], vec![Status(503, None)], vec![Status(503, None)]], raw);
+    let _ = h.run("eth_blockNumber");
+    let log = h.net.log();
+    assert_eq!(log.iter().map(|(e, _)| *e).collect::<Vec<_>>(), vec![0, 1, 2, 0, 1, 2, 0], "round robin");
+    for (n, pair) in log.windows(2).enumerate() {
+        let gap = pair[1].1 - pair[0].1;
+        assert!(gap <= (100u64 << n).min(1000), "gap {n} = {gap}");
+    }
+}

@@ -1,0 +1,105 @@
+//! A scripted transport for simulations: each endpoint plays a list of
+//! behaviours (answer, error, status, hang, refuse), repeating the last
+//! one forever, and counts what it was sent — the simulated twin of the
+//! loopback mock server the JS tests use.
+
+use std::cell::RefCell;
+use std::time::Duration;
+
+use super::sim::SimRuntime;
+use super::{AttemptTarget, Runtime, Transport};
+use crate::policy::classify::{Observation, Reply, RpcErrorInfo, TransportFailure};
+use crate::time::Instant;
+
+/// One scripted behaviour of an endpoint.
+#[derive(Clone, Debug)]
+pub enum Behaviour {
+    /// HTTP 200 with this `result`.
+    Answer(&'static str),
+    /// HTTP 200 with a JSON-RPC error.
+    RpcError(i64, &'static str),
+    /// This HTTP status with a non-JSON body and an optional Retry-After.
+    Status(u16, Option<&'static str>),
+    /// Never answers; the attempt times out.
+    Hang,
+    /// Connection refused at once.
+    Refuse,
+    /// The inner behaviour after a delay (a timeout still wins).
+    Slow(Duration, Box<Behaviour>),
+}
+
+/// A transport whose endpoints follow scripts on the simulated clock.
+pub struct ScriptedTransport {
+    runtime: SimRuntime,
+    scripts: RefCell<Vec<Vec<Behaviour>>>,
+    log: RefCell<Vec<(usize, Instant)>>,
+}
+
+impl ScriptedTransport {
+    /// One script per endpoint; an empty script means "answer `0x1`".
+    pub fn new(runtime: &SimRuntime, scripts: Vec<Vec<Behaviour>>) -> Self {
+        ScriptedTransport { runtime: runtime.clone(), scripts: RefCell::new(scripts), log: RefCell::default() }
+    }
+
+    /// How many attempts `endpoint` received.
+    pub fn calls(&self, endpoint: usize) -> usize {
+        self.log.borrow().iter().filter(|(e, _)| *e == endpoint).count()
+    }
+
+    /// Every attempt as (endpoint, start time in ms).
+    pub fn log(&self) -> Vec<(usize, u64)> {
+        self.log.borrow().iter().map(|(e, t)| (*e, t.since_epoch().as_millis() as u64)).collect()
+    }
+
+    /// Replaces the script of `endpoint` (a node dies or recovers).
+    pub fn set(&self, endpoint: usize, script: Vec<Behaviour>) {
+        if let Some(slot) = self.scripts.borrow_mut().get_mut(endpoint) {
+            *slot = script;
+        }
+    }
+
+    fn next_behaviour(&self, endpoint: usize) -> Behaviour {
+        let mut scripts = self.scripts.borrow_mut();
+        match scripts.get_mut(endpoint) {
+            Some(script) if script.len() > 1 => script.remove(0),
+            Some(script) => script.first().cloned().unwrap_or(Behaviour::Answer("0x1")),
+            None => Behaviour::Refuse,
+        }
+    }
+}
+
+impl Transport for ScriptedTransport {
+    type Payload = String;
+    type Call = ();
+
+    async fn send(&self, _call: &(), target: AttemptTarget) -> Observation<String> {
+        self.log.borrow_mut().push((target.endpoint, self.runtime.now()));
+        let mut behaviour = self.next_behaviour(target.endpoint);
+        let mut spent = Duration::ZERO;
+        while let Behaviour::Slow(delay, inner) = behaviour {
+            spent += delay;
+            behaviour = *inner;
+        }
+        if matches!(behaviour, Behaviour::Hang) || spent >= target.timeout {
+            self.runtime.sleep(target.timeout).await;
+            return Observation::Transport(TransportFailure::Timeout);
+        }
+        self.runtime.sleep(spent).await;
+        let http = |status, retry_after: Option<&str>, reply| Observation::Http {
+            status,
+            retry_after: retry_after.map(str::to_string),
+            reply,
+        };
+        match behaviour {
+            Behaviour::Answer(v) => http(200, None, Reply::Result(v.to_string())),
+            Behaviour::RpcError(code, message) => http(
+                200,
+                None,
+                Reply::Error(RpcErrorInfo { code: Some(code), message: message.into(), data: None, backoff_hint: None }),
+            ),
+            Behaviour::Status(status, retry_after) => http(status, retry_after, Reply::NotJson),
+            Behaviour::Refuse => Observation::Transport(TransportFailure::ConnectionRefused),
+            Behaviour::Hang | Behaviour::Slow(..) => Observation::Transport(TransportFailure::Timeout),
+        }
+    }
+}
