@@ -89,6 +89,11 @@ impl Pipeline {
         &self.config
     }
 
+    /// Classifies one observation with this pipeline's rules.
+    pub fn classify<P>(&self, method: &str, observation: &Observation<P>, unix_now: Duration) -> Verdict {
+        self.classifier.classify(method, observation, unix_now)
+    }
+
     /// The retry budget's balance (for stats).
     pub fn budget_balance(&self, now: Instant) -> f64 {
         self.budget.borrow_mut().balance(now)
@@ -248,7 +253,8 @@ impl Pipeline {
     }
 }
 
-fn detail<P>(observation: Observation<P>) -> FailureDetail<P> {
+/// The failure detail an observation leaves behind.
+pub fn detail<P>(observation: Observation<P>) -> FailureDetail<P> {
     match observation {
         Observation::Transport(t) => FailureDetail::Transport(t),
         Observation::Http { status, reply, .. } => match reply {

@@ -1,0 +1,121 @@
+// Typed errors of breakwater-rpc. Shared by every entry point (the build
+// concatenates this file into each one). Errors carry a `kind` brand and
+// a global symbol, so the is*Error guards work across package copies and
+// across the wasm boundary, where `instanceof` does not.
+
+const BRAND = Symbol.for('breakwater-rpc.error');
+
+class BreakwaterError extends Error {
+  constructor(descriptor, options) {
+    const d = descriptor || {};
+    const short = d.message || 'breakwater-rpc error';
+    super(short, options && 'cause' in options ? { cause: options.cause } : undefined);
+    this.name = 'BreakwaterError';
+    this.kind = d.kind || 'unknown';
+    this.code = typeof d.code === 'number' ? d.code : -32603;
+    this.shortMessage = short;
+    this.reason = d.reason;
+    this.class = d.class;
+    this.rule = d.rule;
+    this.endpoint = d.endpoint;
+    this.attempts = typeof d.attempts === 'number' ? d.attempts : 0;
+    this.history = Array.isArray(d.history) ? d.history : [];
+    if (d.retryAfterMs !== undefined) this.retryAfterMs = d.retryAfterMs;
+    Object.defineProperty(this, BRAND, { value: true });
+    if (d.observation) Object.defineProperty(this, 'observation', { value: d.observation });
+    if (this.attempts > 1) this.message = `${short} (after ${this.attempts} attempts)`;
+  }
+}
+
+class ConfigError extends BreakwaterError {
+  constructor(d) {
+    super(d);
+    this.name = 'ConfigError';
+    this.field = d.field;
+  }
+}
+
+class RpcError extends BreakwaterError {
+  constructor(d, options) {
+    super(d, options);
+    this.name = 'RpcError';
+    if (d.data !== undefined) this.data = d.data;
+  }
+}
+
+class HttpError extends BreakwaterError {
+  constructor(d, options) {
+    super(d, options);
+    this.name = 'HttpError';
+    this.status = d.status;
+  }
+}
+
+class TransportError extends BreakwaterError {
+  constructor(d, options) {
+    super(d, options);
+    this.name = 'TransportError';
+    this.transport = d.transport;
+  }
+}
+
+class DeadlineError extends BreakwaterError {
+  constructor(d, options) { super(d, options); this.name = 'DeadlineError'; }
+}
+class RetryBudgetError extends BreakwaterError {
+  constructor(d, options) { super(d, options); this.name = 'RetryBudgetError'; }
+}
+class RateLimitedError extends BreakwaterError {
+  constructor(d, options) { super(d, options); this.name = 'RateLimitedError'; }
+}
+class OutcomeUnknownError extends BreakwaterError {
+  constructor(d, options) { super(d, options); this.name = 'OutcomeUnknownError'; }
+}
+class ClosedError extends BreakwaterError {
+  constructor(d, options) { super(d, options); this.name = 'ClosedError'; }
+}
+class InvalidRequestError extends BreakwaterError {
+  constructor(d, options) { super(d, options); this.name = 'InvalidRequestError'; }
+}
+
+const ERROR_CLASSES = {
+  config: ConfigError,
+  rpc: RpcError,
+  http: HttpError,
+  transport: TransportError,
+  deadline: DeadlineError,
+  budget: RetryBudgetError,
+  rateLimited: RateLimitedError,
+  outcomeUnknown: OutcomeUnknownError,
+  closed: ClosedError,
+  invalidRequest: InvalidRequestError,
+};
+
+/** Turns a descriptor from the wasm core into a typed error. */
+function toError(descriptor, extraCause) {
+  if (descriptor instanceof Error && !isBreakwaterError(descriptor)) {
+    // Not one of ours (a wasm trap, say): keep it, wrapped with a kind.
+    return new BreakwaterError({ kind: 'internal', message: String(descriptor.message || descriptor) }, { cause: descriptor });
+  }
+  if (isBreakwaterError(descriptor)) return descriptor;
+  const d = descriptor || {};
+  const Class = ERROR_CLASSES[d.kind] || BreakwaterError;
+  let cause = extraCause;
+  if (d.cause) cause = toError(d.cause, extraCause);
+  return cause === undefined ? new Class(d) : new Class(d, { cause });
+}
+
+const isKind = (kind) => (error) => isBreakwaterError(error) && error.kind === kind;
+function isBreakwaterError(error) {
+  return typeof error === 'object' && error !== null && error[BRAND] === true;
+}
+const isConfigError = isKind('config');
+const isRpcError = isKind('rpc');
+const isHttpError = isKind('http');
+const isTransportError = isKind('transport');
+const isDeadlineError = isKind('deadline');
+const isRetryBudgetError = isKind('budget');
+const isRateLimitedError = isKind('rateLimited');
+const isOutcomeUnknownError = isKind('outcomeUnknown');
+const isClosedError = isKind('closed');
+const isInvalidRequestError = isKind('invalidRequest');

@@ -1,0 +1,217 @@
+//! Plain JS objects describing errors and events. The JS wrapper turns
+//! error descriptors into branded `Error` subclasses; keeping them plain
+//! here keeps the wasm surface small and free of JS class plumbing.
+//!
+//! Every string that could carry a URL goes through the redactor first.
+
+use js_sys::{Array, Object, Reflect};
+use wasm_bindgen::prelude::*;
+
+use crate::config::ConfigError;
+use crate::error::{AttemptRecord, Failure, FailureDetail, StopReason};
+use crate::policy::classify::TransportFailure;
+use crate::pool::PipelineEvent;
+use crate::redact::EndpointUrl;
+use crate::time::millis_f64;
+
+/// EIP-1474 "resource unavailable": our own give-ups. Chosen because
+/// viem and ethers do not retry it, so layers above do not multiply our
+/// retries.
+pub const CODE_UNAVAILABLE: i64 = -32002;
+/// EIP-1474 "limit exceeded".
+pub const CODE_LIMIT: i64 = -32005;
+/// EIP-1474 "invalid params".
+pub const CODE_INVALID_PARAMS: i64 = -32602;
+/// EIP-1193 "disconnected": the relayer was closed.
+pub const CODE_DISCONNECTED: i64 = 4900;
+
+/// Builds a plain object key by key.
+pub struct Obj(Object);
+
+impl Obj {
+    /// An empty object.
+    pub fn new() -> Self {
+        Obj(Object::new())
+    }
+
+    /// Sets `key` (ignoring the impossible failure on a fresh object).
+    pub fn set(self, key: &str, value: impl Into<JsValue>) -> Self {
+        let _ = Reflect::set(&self.0, &JsValue::from_str(key), &value.into());
+        self
+    }
+
+    /// Sets `key` when `value` is present.
+    pub fn maybe(self, key: &str, value: Option<impl Into<JsValue>>) -> Self {
+        match value {
+            Some(v) => self.set(key, v),
+            None => self,
+        }
+    }
+
+    /// The finished object.
+    pub fn build(self) -> JsValue {
+        self.0.into()
+    }
+}
+
+/// Labels and secrets of every endpoint, for naming and scrubbing.
+pub struct Redactor {
+    endpoints: Vec<EndpointUrl>,
+}
+
+impl Redactor {
+    /// A redactor over the relayer's endpoints.
+    pub fn new(endpoints: Vec<EndpointUrl>) -> Self {
+        Redactor { endpoints }
+    }
+
+    /// The safe label of endpoint `i`.
+    pub fn label(&self, i: usize) -> String {
+        self.endpoints.get(i).map_or_else(|| format!("endpoint #{i}"), |e| e.label().to_string())
+    }
+
+    /// Removes every endpoint's secrets from `text`.
+    pub fn scrub(&self, text: &str) -> String {
+        self.endpoints.iter().fold(text.to_string(), |acc, e| e.scrub(&acc))
+    }
+
+    /// All labels, in order.
+    pub fn labels(&self) -> Array {
+        self.endpoints.iter().map(|e| JsValue::from_str(e.label())).collect()
+    }
+}
+
+/// A configuration error descriptor.
+pub fn config_error(err: &ConfigError) -> JsValue {
+    Obj::new()
+        .set("kind", "config")
+        .set("code", CODE_INVALID_PARAMS as f64)
+        .set("field", err.field())
+        .set("message", err.to_string())
+        .build()
+}
+
+/// A descriptor for a failure of the relayer's own making.
+pub fn simple_error(kind: &str, code: i64, message: &str) -> JsValue {
+    Obj::new().set("kind", kind).set("code", code as f64).set("message", message).build()
+}
+
+fn transport_words(t: &TransportFailure) -> (&'static str, String) {
+    match t {
+        TransportFailure::Timeout => ("timeout", "request timed out".into()),
+        TransportFailure::ConnectionRefused => ("refused", "connection refused".into()),
+        TransportFailure::ConnectionReset => ("reset", "connection reset".into()),
+        TransportFailure::Dns => ("dns", "host name did not resolve".into()),
+        TransportFailure::Aborted => ("aborted", "request aborted".into()),
+        TransportFailure::Network(m) => ("network", format!("network error: {m}")),
+    }
+}
+
+fn history(records: &[AttemptRecord], redactor: &Redactor) -> Array {
+    records
+        .iter()
+        .map(|r| {
+            Obj::new()
+                .set("endpoint", redactor.label(r.endpoint))
+                .set("endpointIndex", r.endpoint as f64)
+                .set("class", r.verdict.class.as_str())
+                .set("rule", r.verdict.rule.to_string())
+                .set("startedAfterMs", millis_f64(r.started_after))
+                .set("elapsedMs", millis_f64(r.elapsed))
+                .build()
+        })
+        .collect()
+}
+
+/// The descriptor of a failed logical request. When attempts ran out or
+/// the failure was not retryable, the last upstream failure is reported as
+/// itself (a node's error keeps its own code); the relayer's own stops
+/// (deadline, budget, rate limit) get their own kind, with the upstream
+/// failure kept under `cause`.
+pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32) -> JsValue {
+    let endpoint = f.last_endpoint();
+    let label = endpoint.map(|e| redactor.label(e));
+    let verdict = f.last_verdict();
+    let where_ = label.clone().map(|l| format!(" from {l}")).unwrap_or_default();
+    let n = f.attempts.len();
+    let upstream = f.last.as_ref().map(|last| {
+        let (kind, code, message, obj) = match last {
+            FailureDetail::Rpc(e) => {
+                let message = redactor.scrub(&e.message);
+                let obj = Obj::new().maybe("data", e.data.clone()).set("rpcCode", e.code.map_or(JsValue::NULL, |c| (c as f64).into()));
+                ("rpc", e.code.unwrap_or(-32603), message, obj)
+            }
+            FailureDetail::Http { status, body } => {
+                let message = format!("HTTP {status}{where_}{}", if *body == "result" { String::new() } else { format!(" ({body} body)") });
+                ("http", CODE_UNAVAILABLE, message, Obj::new().set("status", *status as f64).set("body", *body))
+            }
+            FailureDetail::Transport(t) => {
+                let (reason, words) = transport_words(t);
+                let message = format!("{}{where_}", redactor.scrub(&words));
+                ("transport", CODE_UNAVAILABLE, message, Obj::new().set("transport", reason))
+            }
+        };
+        let kind = match verdict.map(|v| v.class.as_str()) {
+            Some("outcomeUnknown") => "outcomeUnknown",
+            _ => kind,
+        };
+        (kind, code, message, obj)
+    });
+    let own = match f.reason {
+        StopReason::Deadline => Some(("deadline", CODE_UNAVAILABLE, format!("deadline passed after {n} attempt(s)"))),
+        StopReason::Budget => Some(("budget", CODE_UNAVAILABLE, format!("retry budget exhausted after {n} attempt(s)"))),
+        StopReason::RateLimited => Some(("rateLimited", CODE_LIMIT, "every endpoint is rate limited past the deadline".to_string())),
+        StopReason::NotRetryable | StopReason::AttemptsExhausted => None,
+    };
+    let base = |kind: &str, code: i64, message: String, obj: Obj| {
+        obj.set("kind", kind)
+            .set("code", code as f64)
+            .set("message", message)
+            .set("reason", f.reason.as_str())
+            .set("attempts", n as f64)
+            .set("attemptsAllowed", attempts_allowed as f64)
+            .set("history", history(&f.attempts, redactor))
+            .maybe("endpoint", label.clone())
+            .maybe("endpointIndex", endpoint.map(|e| e as f64))
+            .maybe("class", verdict.map(|v| v.class.as_str()))
+            .maybe("rule", verdict.map(|v| v.rule.to_string()))
+            .maybe("retryAfterMs", verdict.and_then(|v| v.retry_after).map(millis_f64))
+    };
+    match (own, upstream) {
+        (Some((kind, code, message)), cause) => {
+            let cause = cause.map(|(k, c, m, o)| base(k, c, m, o).build());
+            base(kind, code, message, Obj::new()).maybe("cause", cause).build()
+        }
+        (None, Some((kind, code, message, obj))) => base(kind, code, message, obj).build(),
+        (None, None) => base("transport", CODE_UNAVAILABLE, "no attempt could be made".into(), Obj::new()).build(),
+    }
+}
+
+/// An event object for the JS `on(...)` listeners.
+pub fn event(e: &PipelineEvent, method: &str, redactor: &Redactor) -> JsValue {
+    match e {
+        PipelineEvent::Retry { attempt, delay, from, to, class, rule } => Obj::new()
+            .set("type", "retry")
+            .set("method", method)
+            .set("attempt", *attempt as f64)
+            .set("delayMs", millis_f64(*delay))
+            .set("from", redactor.label(*from))
+            .set("to", redactor.label(*to))
+            .set("class", *class)
+            .set("rule", rule.as_str())
+            .build(),
+        PipelineEvent::Failover { from, to } => Obj::new()
+            .set("type", "failover")
+            .set("method", method)
+            .set("from", redactor.label(*from))
+            .set("to", redactor.label(*to))
+            .build(),
+        PipelineEvent::RateLimited { endpoint, cooldown, long_horizon, .. } => Obj::new()
+            .set("type", "rateLimited")
+            .set("method", method)
+            .set("endpoint", redactor.label(*endpoint))
+            .set("cooldownMs", millis_f64(*cooldown))
+            .set("longHorizon", *long_horizon)
+            .build(),
+    }
+}

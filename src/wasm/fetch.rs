@@ -1,0 +1,194 @@
+//! The fetch transport: one HTTP POST per attempt, cut by an
+//! `AbortController` when the attempt's timeout fires (the timer also
+//! covers reading the body, so a body that never ends costs the timeout,
+//! not forever).
+//!
+//! The response stays a JS value: the body is parsed by the host's own
+//! `JSON.parse`, and only `id`, `error.code`, `error.message`, the status
+//! and `Retry-After` are read. The `result` goes back to the caller
+//! untouched, with no round trip through Rust data structures.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use js_sys::{Promise, Reflect, JSON};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{AbortController, Headers, RequestInit, Response};
+
+use super::js_runtime::timer_millis;
+use crate::policy::classify::{Observation, Reply, RpcErrorInfo, TransportFailure};
+use crate::runtime::{AttemptTarget, Transport};
+use crate::time::duration_from_millis_f64;
+
+#[wasm_bindgen]
+extern "C" {
+    /// The global `fetch` (Window, workers and Node ≥ 18 alike).
+    #[wasm_bindgen(js_name = fetch, catch)]
+    fn global_fetch(input: &str, init: &RequestInit) -> Result<Promise, JsValue>;
+
+    /// The host's `JSON.parse`, taking the JS string as is (no copy into
+    /// wasm memory and back).
+    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
+    fn json_parse(text: &JsValue) -> Result<JsValue, JsValue>;
+}
+
+/// One encoded JSON-RPC call, built once per logical request.
+pub struct FetchCall {
+    /// The JSON text of the request.
+    pub body: String,
+    /// The `id` written into it, checked against the reply.
+    pub id: f64,
+}
+
+/// Sends calls to the relayer's endpoint URLs.
+pub struct FetchTransport {
+    urls: Vec<String>,
+    max_response_bytes: u32,
+}
+
+impl FetchTransport {
+    /// A transport over `urls` (index = endpoint index).
+    pub fn new(urls: Vec<String>, max_response_bytes: u32) -> Self {
+        FetchTransport { urls, max_response_bytes }
+    }
+
+    /// Encodes a call; fails (with the JS error) if `params` cannot be
+    /// serialised, e.g. a BigInt or a cycle.
+    pub fn encode(method: &str, params: &JsValue, id: f64) -> Result<FetchCall, JsValue> {
+        let request = js_sys::Object::new();
+        Reflect::set(&request, &"jsonrpc".into(), &"2.0".into())?;
+        Reflect::set(&request, &"id".into(), &JsValue::from_f64(id))?;
+        Reflect::set(&request, &"method".into(), &JsValue::from_str(method))?;
+        if !params.is_undefined() && !params.is_null() {
+            Reflect::set(&request, &"params".into(), params)?;
+        }
+        let body = JSON::stringify(&request)?.as_string().unwrap_or_default();
+        Ok(FetchCall { body, id })
+    }
+
+    async fn exchange(&self, call: &FetchCall, target: AttemptTarget) -> Result<Observation<JsValue>, JsValue> {
+        let Some(url) = self.urls.get(target.endpoint) else {
+            return Ok(Observation::Transport(TransportFailure::Network("no such endpoint".into())));
+        };
+        let controller = AbortController::new()?;
+        let timed_out = Rc::new(Cell::new(false));
+        let _timer = {
+            let controller = controller.clone();
+            let timed_out = timed_out.clone();
+            gloo_timers::callback::Timeout::new(timer_millis(target.timeout), move || {
+                timed_out.set(true);
+                controller.abort();
+            })
+        };
+        let headers = Headers::new()?;
+        headers.set("content-type", "application/json")?;
+        headers.set("accept", "application/json")?;
+        let init = RequestInit::new();
+        init.set_method("POST");
+        init.set_headers(&headers);
+        init.set_body(&JsValue::from_str(&call.body));
+        init.set_signal(Some(&controller.signal()));
+
+        let outcome = async {
+            let response: Response = JsFuture::from(global_fetch(url, &init)?).await?.dyn_into()?;
+            let status = response.status();
+            let retry_after = response.headers().get("retry-after").ok().flatten();
+            let declared = response.headers().get("content-length").ok().flatten().and_then(|v| v.trim().parse::<u64>().ok());
+            if declared.is_some_and(|n| n > u64::from(self.max_response_bytes)) {
+                controller.abort();
+                return Ok(Observation::Http { status, retry_after, reply: Reply::TooLarge });
+            }
+            let text = JsFuture::from(response.text()?).await?;
+            let text: js_sys::JsString = text.dyn_into()?;
+            if text.length() > self.max_response_bytes {
+                return Ok(Observation::Http { status, retry_after, reply: Reply::TooLarge });
+            }
+            let reply = summarise(&text, call.id);
+            Ok(Observation::Http { status, retry_after, reply })
+        }
+        .await;
+        match outcome {
+            Ok(observation) => Ok(observation),
+            Err(error) => Ok(Observation::Transport(transport_failure(&error, timed_out.get()))),
+        }
+    }
+}
+
+impl Transport for FetchTransport {
+    type Payload = JsValue;
+    type Call = FetchCall;
+
+    async fn send(&self, call: &FetchCall, target: AttemptTarget) -> Observation<JsValue> {
+        match self.exchange(call, target).await {
+            Ok(observation) => observation,
+            Err(error) => Observation::Transport(transport_failure(&error, false)),
+        }
+    }
+}
+
+/// Reduces a reply body to what the policies read.
+fn summarise(text: &js_sys::JsString, our_id: f64) -> Reply<JsValue> {
+    let Ok(value) = json_parse(text) else { return Reply::NotJson };
+    if !value.is_object() || js_sys::Array::is_array(&value) {
+        return Reply::Malformed;
+    }
+    let get = |target: &JsValue, key: &str| Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED);
+    let id = get(&value, "id");
+    let error = get(&value, "error");
+    let has_error = !error.is_undefined() && !error.is_null();
+    let has_result = Reflect::has(&value, &"result".into()).unwrap_or(false);
+    let id_matches = id.as_f64() == Some(our_id)
+        || id.as_string().is_some_and(|s| s.parse::<f64>().ok() == Some(our_id))
+        || (has_error && id.is_null());
+    if !id_matches {
+        return Reply::WrongId;
+    }
+    match (has_error, has_result) {
+        (true, true) => Reply::Malformed,
+        (true, false) => Reply::Error(error_info(&error, &get)),
+        (false, true) => Reply::Result(get(&value, "result")),
+        (false, false) => Reply::Malformed,
+    }
+}
+
+fn error_info(error: &JsValue, get: &dyn Fn(&JsValue, &str) -> JsValue) -> RpcErrorInfo<JsValue> {
+    if let Some(text) = error.as_string() {
+        return RpcErrorInfo { code: None, message: text, data: None, backoff_hint: None };
+    }
+    let code = get(error, "code").as_f64().filter(|c| c.is_finite() && c.fract() == 0.0 && c.abs() < 9e15).map(|c| c as i64);
+    let message = get(error, "message").as_string().unwrap_or_default();
+    let data = Some(get(error, "data")).filter(|d| !d.is_undefined());
+    let backoff_hint = data
+        .as_ref()
+        .filter(|d| d.is_object())
+        .map(|d| get(&get(d, "rate"), "backoff_seconds"))
+        .and_then(|s| s.as_f64())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(|s| duration_from_millis_f64(s * 1000.0));
+    RpcErrorInfo { code, message, data, backoff_hint }
+}
+
+/// Maps a rejected fetch to a failure kind. Node's undici puts the socket
+/// error code in `cause.code`; browsers only say "Failed to fetch".
+pub fn transport_failure(error: &JsValue, timed_out: bool) -> TransportFailure {
+    let get = |target: &JsValue, key: &str| Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED);
+    let name = get(error, "name").as_string().unwrap_or_default();
+    if name == "AbortError" || name == "TimeoutError" {
+        return if timed_out { TransportFailure::Timeout } else { TransportFailure::Aborted };
+    }
+    let cause = get(error, "cause");
+    let code = get(&cause, "code").as_string().or_else(|| get(error, "code").as_string()).unwrap_or_default();
+    match code.as_str() {
+        "ECONNREFUSED" => TransportFailure::ConnectionRefused,
+        "ENOTFOUND" | "EAI_AGAIN" => TransportFailure::Dns,
+        "ECONNRESET" | "EPIPE" | "UND_ERR_SOCKET" | "UND_ERR_CLOSED" => TransportFailure::ConnectionReset,
+        "UND_ERR_HEADERS_TIMEOUT" | "UND_ERR_BODY_TIMEOUT" | "ETIMEDOUT" => TransportFailure::Timeout,
+        _ => {
+            let message = get(error, "message").as_string().unwrap_or_else(|| "network error".into());
+            let detail = if code.is_empty() { message } else { format!("{message} ({code})") };
+            TransportFailure::Network(detail)
+        }
+    }
+}

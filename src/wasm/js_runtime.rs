@@ -1,0 +1,45 @@
+//! The runtime for browsers, workers and Node ≥ 18: `performance.now()`
+//! for the monotonic clock, `Date.now()` for wall time, `setTimeout`
+//! (through gloo-timers) for sleeping and the platform CSPRNG for jitter.
+//! Nothing here touches `window`, so workers and Node work too.
+
+use std::future::Future;
+use std::time::Duration;
+
+use wasm_bindgen::prelude::*;
+
+use crate::runtime::{crypto_unit, Runtime};
+use crate::time::Instant;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = performance, js_name = now)]
+    fn performance_now() -> f64;
+}
+
+/// The JS host runtime.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct JsRuntime;
+
+/// Milliseconds for `setTimeout`, which takes a signed 32-bit delay.
+pub fn timer_millis(duration: Duration) -> u32 {
+    duration.as_millis().min(i32::MAX as u128) as u32
+}
+
+impl Runtime for JsRuntime {
+    fn now(&self) -> Instant {
+        Instant::from_millis_f64(performance_now())
+    }
+
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()> {
+        gloo_timers::future::TimeoutFuture::new(timer_millis(duration))
+    }
+
+    fn random_unit(&self) -> f64 {
+        crypto_unit()
+    }
+
+    fn unix_time(&self) -> Duration {
+        crate::time::duration_from_millis_f64(js_sys::Date::now())
+    }
+}

@@ -1,0 +1,10 @@
+//! The only place with `#[wasm_bindgen]`: the JS-facing relayer, the
+//! browser/Node runtime, the fetch transport, and conversions between JS
+//! values and the pure core. Everything here is a thin shell; decisions
+//! live in `policy` and `pool`.
+
+mod config;
+mod descriptors;
+mod fetch;
+mod js_runtime;
+mod relayer;
