@@ -1,0 +1,121 @@
+// Bad configuration, bad calls and hostile responses: every one ends in a
+// typed error naming what is wrong, and the relayer keeps serving.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  FaultTolerantRelayer, isConfigError, isInvalidRequestError, isClosedError, isBreakwaterError, isRetryBudgetError,
+} from '../pkg/dist/node.mjs';
+import { startMockNode } from './helpers/mock-node.mjs';
+
+const nodes = [];
+async function node(script) {
+  const n = await startMockNode(script);
+  nodes.push(n);
+  return n;
+}
+after(() => Promise.all(nodes.map((n) => n.close())));
+
+const URL_OK = 'http://127.0.0.1:8545';
+
+test('invalid configuration names the field at construction', () => {
+  const cases = [
+    [[], undefined, 'upstreams'],
+    ['http://127.0.0.1:8545', undefined, 'upstreams'],
+    [[42], undefined, 'upstreams[0]'],
+    [[URL_OK, 'not a url'], undefined, 'upstreams[1]'],
+    [['ftp://example.com'], undefined, 'upstreams[0]'],
+    [[URL_OK], { maxRetries: -1 }, 'maxRetries'],
+    [[URL_OK], { maxRetries: 2.5 }, 'maxRetries'],
+    [[URL_OK], { maxRetries: '3' }, 'maxRetries'],
+    [[URL_OK], { baseDelayMs: -5 }, 'baseDelayMs'],
+    [[URL_OK], { baseDelayMs: 500, maxDelayMs: 100 }, 'maxDelayMs'],
+    [[URL_OK], { maxDelayMs: Infinity }, 'maxDelayMs'],
+    [[URL_OK], { backoff: 'random' }, 'backoff'],
+    [[URL_OK], { attemptTimeoutMs: 0 }, 'attemptTimeoutMs'],
+    [[URL_OK], { deadlineMs: NaN }, 'deadlineMs'],
+    [[URL_OK], { retryBudget: { ratio: -1 } }, 'retryBudget.ratio'],
+    [[URL_OK], { retryBudget: 5 }, 'retryBudget'],
+    [[URL_OK], { classify: [{ code: 1 }] }, 'classify[0].class'],
+    [[URL_OK], { classify: [{ class: 'fatal' }] }, 'classify[0]'],
+    [[URL_OK], { maxRetrys: 3 }, 'maxRetrys'],
+    [[URL_OK], 'fast', 'options'],
+  ];
+  for (const [urls, options, field] of cases) {
+    assert.throws(() => new FaultTolerantRelayer(urls, options), (e) => {
+      assert.ok(isConfigError(e), `${JSON.stringify(options)} → ${e}`);
+      assert.equal(e.field, field, `${JSON.stringify([urls, options])}`);
+      assert.equal(e.name, 'ConfigError');
+      assert.ok(e instanceof Error);
+      return true;
+    });
+  }
+});
+
+test('bad calls are typed errors, not crashes inside WASM', async () => {
+  const a = await node([{ result: '0x1' }]);
+  const relayer = new FaultTolerantRelayer([a.url]);
+  for (const args of [undefined, null, 'eth_blockNumber', {}, { method: '' }, { method: 5 }, { method: 'x', params: 'nope' }]) {
+    await assert.rejects(relayer.request(args), (e) => isInvalidRequestError(e));
+  }
+  await assert.rejects(relayer.request({ method: 'eth_call', params: [10n] }), (e) => isInvalidRequestError(e) && /JSON/.test(e.message));
+  await assert.rejects(relayer.executeRpcWithRetry('not a function'), (e) => isInvalidRequestError(e));
+  assert.throws(() => relayer.on('explode', () => {}), (e) => isInvalidRequestError(e) && /explode/.test(e.message));
+  assert.equal(a.count(), 0, 'nothing reached the network');
+  assert.equal(await relayer.request({ method: 'eth_blockNumber' }), '0x1');
+});
+
+test('garbage responses never kill the instance: each is a typed error, then the next request is served', async () => {
+  const deep = '['.repeat(100000) + ']'.repeat(100000);
+  const garbage = [
+    { raw: '' }, { raw: 'null' }, { raw: '42' }, { raw: '"str"' }, { raw: '[]' }, { raw: '[{"id":1}]' },
+    { raw: '{"jsonrpc":"2.0"}' }, { raw: '{"jsonrpc":"2.0","id":1,"result":"0x1","error":{"code":1}}' },
+    { raw: '{"id":null,"error":"a string error"}' }, { raw: '{"id":null,"error":{"code":"nan","message":7}}' },
+    { raw: '{"id":null,"error":{"code":1e400,"message":"x"}}' }, { raw: Buffer.from([0xff, 0xfe, 0x00, 0x81]) },
+    { raw: deep }, { raw: '{"id":' }, { status: 500, body: '{"unterminated' }, { status: 999 },
+    { status: 204 }, { status: 301, headers: { location: 'http://127.0.0.1:1/' } },
+    { status: 429, headers: { 'retry-after': 'Thu, 99 Foo 9999 99:99:99 GMT' } },
+    { status: 503, headers: { 'retry-after': '-1' } },
+  ];
+  const hostile = await node(garbage);
+  const relayer = new FaultTolerantRelayer([hostile.url], { baseDelayMs: 0, maxDelayMs: 0, maxRetries: 0, maxRetryAfterMs: 0 });
+  for (let i = 0; i < garbage.length; i += 1) {
+    const outcome = await relayer.request({ method: 'eth_blockNumber' }).then((v) => ({ v }), (e) => ({ e }));
+    if (outcome.e) assert.ok(isBreakwaterError(outcome.e), `garbage #${i}: ${outcome.e}`);
+  }
+  hostile.setScript([{ result: '0x99' }]);
+  assert.equal(await relayer.request({ method: 'eth_blockNumber' }), '0x99');
+});
+
+test('API keys in URLs never appear in errors, events or stats', async () => {
+  const key = '9aa3d95b3bc440fa88ea12eaa4456161';
+  const a = await node([{ status: 503 }]);
+  const b = await node([{ error: { code: -32603, message: `upstream ${a.url}/v3/${key} failed` } }]);
+  const relayer = new FaultTolerantRelayer([`${a.url}/v3/${key}`, `${b.url}/?apikey=${key}`], { ...{ baseDelayMs: 1, maxDelayMs: 2 }, maxRetries: 2 });
+  const seen = [];
+  for (const name of ['retry', 'failover', 'rateLimited']) relayer.on(name, (e) => seen.push(e));
+  const err = await relayer.request({ method: 'eth_blockNumber' }).catch((e) => e);
+  const dump = JSON.stringify({ err, message: err.message, stack: err.stack, cause: err.cause, seen, stats: relayer.stats(), endpoints: relayer.endpoints });
+  assert.ok(!dump.includes(key), dump);
+  assert.match(dump, /\/v3\/\*\*\*/);
+});
+
+test('a closed relayer rejects with a ClosedError', async () => {
+  const a = await node([{ result: '0x1' }]);
+  const relayer = new FaultTolerantRelayer([a.url]);
+  await relayer.close();
+  await assert.rejects(relayer.request({ method: 'eth_blockNumber' }), (e) => isClosedError(e) && e.code === 4900);
+  assert.equal(a.count(), 0);
+});
+
+test('budget exhaustion is a RetryBudgetError, distinct from running out of attempts', async () => {
+  const a = await node([{ status: 503 }]);
+  const relayer = new FaultTolerantRelayer([a.url], { baseDelayMs: 1, maxDelayMs: 1, retryBudget: { ratio: 0, minPerSecond: 0, burst: 1 } });
+  const first = await relayer.request({ method: 'eth_blockNumber' }).catch((e) => e);
+  assert.ok(isRetryBudgetError(first), first);
+  assert.equal(first.attempts, 2);
+  const second = await relayer.request({ method: 'eth_blockNumber' }).catch((e) => e);
+  assert.ok(isRetryBudgetError(second));
+  assert.equal(second.attempts, 1);
+  assert.equal(second.cause.status, 503);
+  assert.equal(a.count(), 3);
+});

@@ -1,0 +1,63 @@
+// executeRpcWithRetry: the operation gets a provider bound to one endpoint
+// and is retried on the next endpoint under the same policies.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { FaultTolerantRelayer, isHttpError, isRpcError } from '../pkg/dist/node.mjs';
+import { startMockNode, deadUrl } from './helpers/mock-node.mjs';
+
+const nodes = [];
+async function node(script) {
+  const n = await startMockNode(script);
+  nodes.push(n);
+  return n;
+}
+after(() => Promise.all(nodes.map((n) => n.close())));
+const FAST = { baseDelayMs: 1, maxDelayMs: 5 };
+
+test('an operation fails over to the next endpoint and sees which one it got', async () => {
+  const a = await node([{ status: 502 }]);
+  const b = await node([{ resultFor: { eth_blockNumber: '0x10', eth_chainId: '0x1' } }]);
+  const relayer = new FaultTolerantRelayer([a.url, b.url], FAST);
+  const seen = [];
+  const value = await relayer.executeRpcWithRetry(async (provider, ctx) => {
+    seen.push([ctx.attempt, provider.endpoint]);
+    const block = await provider.request({ method: 'eth_blockNumber' });
+    const chain = await provider.request({ method: 'eth_chainId' });
+    return { block, chain };
+  });
+  assert.deepEqual(value, { block: '0x10', chain: '0x1' });
+  assert.deepEqual(seen, [[0, a.url], [1, b.url]]);
+  assert.equal(a.count(), 1);
+});
+
+test("an operation's own non-retryable error is rethrown unchanged after one attempt", async () => {
+  const a = await node([{ result: '0x1' }]);
+  const relayer = new FaultTolerantRelayer([a.url, a.url], FAST);
+  const mine = new TypeError('bug in my code');
+  let calls = 0;
+  await assert.rejects(relayer.executeRpcWithRetry(async () => { calls += 1; throw mine; }), (e) => e === mine);
+  assert.equal(calls, 1);
+  const reverted = await node([{ error: { code: 3, message: 'execution reverted' } }]);
+  const r2 = new FaultTolerantRelayer([reverted.url, a.url], FAST);
+  await assert.rejects(r2.executeRpcWithRetry((p) => p.request({ method: 'eth_call', params: [] })), (e) => isRpcError(e) && e.code === 3);
+  assert.equal(reverted.count(), 1);
+});
+
+test('errors shaped like ethers and viem errors are classified by their fields', async () => {
+  const relayer = new FaultTolerantRelayer([await deadUrl(), await deadUrl()], { ...FAST, maxRetries: 2 });
+  const shapes = [
+    Object.assign(new Error('timeout'), { code: 'TIMEOUT' }),
+    Object.assign(new Error('server'), { code: 'SERVER_ERROR', info: { responseStatus: '503 Service Unavailable' } }),
+    Object.assign(new Error('rpc'), { code: -32603 }),
+  ];
+  let n = 0;
+  const value = await relayer.executeRpcWithRetry(async () => {
+    if (n < shapes.length - 1) throw shapes[n++];
+    return 'recovered';
+  });
+  assert.equal(value, 'recovered');
+  const always = await relayer.executeRpcWithRetry(async () => { throw shapes[1]; }).catch((e) => e);
+  assert.ok(isHttpError(always), always);
+  assert.equal(always.attempts, 3);
+  assert.equal(always.cause, shapes[1], 'the operation\'s last error is the cause');
+});

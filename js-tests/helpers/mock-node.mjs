@@ -1,0 +1,88 @@
+// A loopback JSON-RPC node with scripted faults, for tests and the demo.
+// Each node plays a list of behaviours (the last one repeats), counts every
+// request it receives, and sends CORS headers so browser pages can use it.
+//
+// Behaviours:
+//   { result }                      JSON-RPC success
+//   { error: { code, message, data } }
+//   { status, headers?, body? }     raw HTTP reply (default body: an HTML page)
+//   { hang: true }                  accept, never answer (until close)
+//   { html: true }                  200 with an HTML page
+//   { wrongId: true }               a result with somebody else's id
+//   { raw: string | Buffer }        200 with exactly these bytes
+//   { delayMs, then }               wait, then behave like `then`
+//   { resultFor: { method: value } } answer per method (others: '0x1')
+import http from 'node:http';
+
+const HTML = '<html><head><title>502 Bad Gateway</title></head><body>cloudflare</body></html>';
+
+export async function startMockNode(script = [{ result: '0x1' }], { host = '127.0.0.1' } = {}) {
+  let behaviours = [...script];
+  const requests = [];
+  const sockets = new Set();
+  const server = http.createServer((req, res) => {
+    res.setHeader('access-control-allow-origin', '*');
+    res.setHeader('access-control-allow-methods', 'POST, OPTIONS');
+    res.setHeader('access-control-allow-headers', 'content-type, accept');
+    if (req.method === 'OPTIONS') return res.end();
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      let body = null;
+      try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { /* counted anyway */ }
+      requests.push({ method: body && body.method, params: body && body.params, url: req.url, at: Date.now() });
+      const behaviour = behaviours.length > 1 ? behaviours.shift() : behaviours[0];
+      respond(res, behaviour, body);
+    });
+  });
+  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  await new Promise((resolve) => server.listen(0, host, resolve));
+  const url = `http://${host}:${server.address().port}`;
+  return {
+    url,
+    /** Requests received, optionally only those of one JSON-RPC method. */
+    count: (method) => requests.filter((r) => method === undefined || r.method === method).length,
+    requests,
+    /** Replaces the script (a node dies or recovers). */
+    setScript: (next) => { behaviours = [...next]; },
+    close: () => new Promise((resolve) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+function respond(res, b, body) {
+  if (b.delayMs) {
+    setTimeout(() => respond(res, b.then || { result: '0x1' }, body), b.delayMs);
+    return;
+  }
+  if (b.hang) return; // never answer
+  const id = body && body.id !== undefined ? body.id : null;
+  const json = (status, payload, headers = {}) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(payload));
+  };
+  if (b.status !== undefined) {
+    res.writeHead(b.status, { 'content-type': b.body ? 'application/json' : 'text/html', ...(b.headers || {}) });
+    return res.end(b.body === undefined ? HTML : (typeof b.body === 'string' ? b.body : JSON.stringify(b.body)));
+  }
+  if (b.html) { res.writeHead(200, { 'content-type': 'text/html' }); return res.end(HTML); }
+  if (b.raw !== undefined) { res.writeHead(200, { 'content-type': 'application/json' }); return res.end(b.raw); }
+  if (b.wrongId) return json(200, { jsonrpc: '2.0', id: 987654321, result: '0xdead' });
+  if (b.error) return json(200, { jsonrpc: '2.0', id, error: b.error });
+  if (b.resultFor) {
+    const method = body && body.method;
+    return json(200, { jsonrpc: '2.0', id, result: method in b.resultFor ? b.resultFor[method] : '0x1' });
+  }
+  return json(200, { jsonrpc: '2.0', id, result: b.result === undefined ? '0x1' : b.result });
+}
+
+/** A loopback URL on which nothing listens (connection refused). */
+export async function deadUrl() {
+  const server = http.createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}`;
+}

@@ -1,0 +1,162 @@
+// The relayer against loopback mock nodes that inject real-world faults.
+// Assertions are on what the *servers* saw (upstream request counts) and on
+// typed errors, never on wall-clock durations.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  FaultTolerantRelayer, isRpcError, isHttpError, isTransportError, isRateLimitedError, isBreakwaterError,
+} from '../pkg/dist/node.mjs';
+import { startMockNode, deadUrl } from './helpers/mock-node.mjs';
+
+const nodes = [];
+async function node(script) {
+  const n = await startMockNode(script);
+  nodes.push(n);
+  return n;
+}
+after(() => Promise.all(nodes.map((n) => n.close())));
+
+// Short delays keep the suite fast; the policies' timing is proven in Rust on a simulated clock.
+const FAST = { baseDelayMs: 1, maxDelayMs: 5 };
+
+test('a healthy node answers with one upstream request and the result untouched', async () => {
+  const a = await node([{ result: { number: '0x10', nested: [1, 2, { x: null }] } }]);
+  const relayer = new FaultTolerantRelayer([a.url], FAST);
+  assert.deepEqual(await relayer.request({ method: 'eth_getBlockByNumber', params: ['latest', false] }),
+    { number: '0x10', nested: [1, 2, { x: null }] });
+  assert.equal(a.count(), 1);
+  assert.deepEqual(a.requests[0].params, ['latest', false]);
+});
+
+test('a dead primary plus a healthy secondary succeeds with at most 2 upstream attempts', async () => {
+  const b = await node([{ result: '0x2' }]);
+  const relayer = new FaultTolerantRelayer([await deadUrl(), b.url], FAST);
+  const events = [];
+  relayer.on('retry', (e) => events.push(e));
+  relayer.on('failover', (e) => events.push(e));
+  assert.equal(await relayer.request({ method: 'eth_blockNumber' }), '0x2');
+  assert.equal(b.count(), 1);
+  assert.deepEqual(events.map((e) => e.type), ['retry', 'failover']);
+  assert.equal(events[0].rule, 'transport.refused');
+  // The next request goes straight to the survivor.
+  await relayer.request({ method: 'eth_blockNumber' });
+  assert.equal(events.length, 2);
+  assert.equal(b.count(), 2);
+});
+
+for (const status of [500, 502, 503, 504]) {
+  test(`HTTP ${status} on the primary fails over: exactly one request each`, async () => {
+    const a = await node([{ status }]);
+    const b = await node([{ result: '0x3' }]);
+    const relayer = new FaultTolerantRelayer([a.url, b.url], FAST);
+    assert.equal(await relayer.request({ method: 'eth_chainId' }), '0x3');
+    assert.equal(a.count(), 1);
+    assert.equal(b.count(), 1);
+  });
+}
+
+test('429 with Retry-After rests the endpoint (capped) and then succeeds there', async () => {
+  const a = await node([{ status: 429, headers: { 'retry-after': '30' } }, { result: '0x4' }]);
+  const relayer = new FaultTolerantRelayer([a.url], { ...FAST, maxRetryAfterMs: 20 });
+  const limited = [];
+  relayer.on('rateLimited', (e) => limited.push(e));
+  assert.equal(await relayer.request({ method: 'eth_blockNumber' }), '0x4');
+  assert.equal(a.count(), 2);
+  assert.equal(limited.length, 1);
+  assert.equal(limited[0].cooldownMs, 20, 'Retry-After: 30 s capped at maxRetryAfterMs');
+});
+
+test('a rate-limited endpoint past the deadline fails fast with a RateLimitedError', async () => {
+  const a = await node([{ status: 429, headers: { 'retry-after': '600' } }]);
+  const relayer = new FaultTolerantRelayer([a.url], { ...FAST, deadlineMs: 1000, maxRetryAfterMs: 600000 });
+  const err = await relayer.request({ method: 'eth_blockNumber' }).catch((e) => e);
+  assert.ok(isRateLimitedError(err), err);
+  assert.equal(err.code, -32005);
+  assert.equal(err.retryAfterMs, 600000);
+  assert.equal(a.count(), 1);
+});
+
+test('a hanging node costs one attempt timeout, then the next node answers', async () => {
+  const a = await node([{ hang: true }]);
+  const b = await node([{ result: '0x5' }]);
+  const relayer = new FaultTolerantRelayer([a.url, b.url], { ...FAST, attemptTimeoutMs: 150 });
+  assert.equal(await relayer.request({ method: 'eth_blockNumber' }), '0x5');
+  assert.equal(a.count(), 1);
+});
+
+test('every node hanging ends in a TransportError (timeout) bounded by the deadline', async () => {
+  const a = await node([{ hang: true }]);
+  const relayer = new FaultTolerantRelayer([a.url], { ...FAST, attemptTimeoutMs: 50, deadlineMs: 400, maxRetries: 100 });
+  const err = await relayer.request({ method: 'eth_blockNumber' }).catch((e) => e);
+  assert.ok(isBreakwaterError(err));
+  assert.equal(err.kind, 'deadline');
+  assert.ok(isTransportError(err.cause));
+  assert.equal(err.cause.transport, 'timeout');
+  assert.ok(a.count() >= 2 && a.count() <= 8, `attempts ${a.count()}`);
+});
+
+test('connection refused everywhere uses exactly maxRetries + 1 attempts', async () => {
+  const relayer = new FaultTolerantRelayer([await deadUrl(), await deadUrl()], { ...FAST, maxRetries: 3 });
+  const err = await relayer.request({ method: 'eth_blockNumber' }).catch((e) => e);
+  assert.ok(isTransportError(err), err);
+  assert.equal(err.transport, 'refused');
+  assert.equal(err.attempts, 4);
+  assert.equal(err.reason, 'attemptsExhausted');
+  assert.equal(err.history.length, 4);
+  assert.deepEqual(err.history.map((h) => h.endpointIndex), [0, 1, 0, 1]);
+});
+
+test('an HTML error page and a wrong id are infrastructure failures: fail over', async () => {
+  const html = await node([{ html: true }]);
+  const wrong = await node([{ wrongId: true }]);
+  const good = await node([{ result: '0x6' }]);
+  const relayer = new FaultTolerantRelayer([html.url, wrong.url, good.url], FAST);
+  assert.equal(await relayer.request({ method: 'eth_blockNumber' }), '0x6');
+  assert.deepEqual([html.count(), wrong.count(), good.count()], [1, 1, 1]);
+  const onlyHtml = new FaultTolerantRelayer([html.url], { ...FAST, maxRetries: 1 });
+  const err = await onlyHtml.request({ method: 'eth_blockNumber' }).catch((e) => e);
+  assert.ok(isHttpError(err), err);
+  assert.equal(err.status, 200);
+  assert.match(err.message, /notJson/);
+});
+
+test('a revert costs exactly one upstream request in the whole fleet and keeps code and data', async () => {
+  const a = await node([{ error: { code: 3, message: 'execution reverted: Ownable: caller is not the owner', data: '0x08c379a0' } }]);
+  const b = await node([{ result: '0x' }]);
+  const relayer = new FaultTolerantRelayer([a.url, b.url], FAST);
+  const err = await relayer.request({ method: 'eth_call', params: [{ to: '0x0000000000000000000000000000000000000001' }, 'latest'] }).catch((e) => e);
+  assert.ok(isRpcError(err), err);
+  assert.equal(err.code, 3);
+  assert.equal(err.data, '0x08c379a0');
+  assert.equal(err.class, 'fatal');
+  assert.equal(err.reason, 'notRetryable');
+  assert.equal(a.count() + b.count(), 1);
+});
+
+test('invalid params and insufficient funds are never retried', async () => {
+  const a = await node([{ error: { code: -32602, message: 'invalid argument 0: hex string without 0x prefix' } }]);
+  const b = await node([{ error: { code: -32000, message: 'insufficient funds for gas * price + value' } }]);
+  for (const n of [a, b]) {
+    const relayer = new FaultTolerantRelayer([n.url, n.url], FAST);
+    const err = await relayer.request({ method: 'eth_estimateGas', params: [{}] }).catch((e) => e);
+    assert.ok(isRpcError(err));
+    assert.equal(n.count(), 1);
+  }
+});
+
+test('"already known" on a raw transaction resolves to the locally computed hash', async () => {
+  const a = await node([{ error: { code: -32000, message: 'already known' } }]);
+  const relayer = new FaultTolerantRelayer([a.url], FAST);
+  // keccak256(0x01) — what the node would have returned for a first broadcast.
+  const hash = await relayer.request({ method: 'eth_sendRawTransaction', params: ['0x01'] });
+  assert.equal(hash, '0x5fe7f977e71dba2ea1a68e21057beebb9be2ac30c6410aa38d4f3fbe41dcffd2');
+  assert.equal(a.count(), 1);
+});
+
+test('user classification rules come before the built-in table', async () => {
+  const a = await node([{ error: { code: -32099, message: 'custom provider hiccup' } }, { result: '0x7' }]);
+  const relayer = new FaultTolerantRelayer([a.url], { ...FAST, classify: [{ code: -32099, class: 'fatal' }] });
+  const err = await relayer.request({ method: 'eth_blockNumber' }).catch((e) => e);
+  assert.equal(err.rule, 'user[0]');
+  assert.equal(a.count(), 1);
+});
