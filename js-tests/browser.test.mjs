@@ -1,0 +1,56 @@
+// The web build in real headless Chromium: the ES module loads its wasm,
+// fetches from a page (CORS), fails over from a dead node and reports a
+// revert as a typed error.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startMockNode, deadUrl } from './helpers/mock-node.mjs';
+import { startStaticServer } from './helpers/static-server.mjs';
+import { launchBrowser } from './helpers/browser.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const PAGE = `<!doctype html><meta charset="utf-8"><title>breakwater browser test</title>
+<script type="module">
+  import { FaultTolerantRelayer, isRpcError } from '/pkg/web.js';
+  const q = new URLSearchParams(location.search);
+  const out = { events: [] };
+  try {
+    const relayer = new FaultTolerantRelayer([q.get('dead'), q.get('good')], { baseDelayMs: 1, maxDelayMs: 5 });
+    relayer.on('failover', (e) => out.events.push(e.type));
+    out.block = await relayer.request({ method: 'eth_blockNumber' });
+    const err = await relayer.request({ method: 'eth_call', params: [{}, 'latest'] }).catch((e) => e);
+    out.revert = { typed: isRpcError(err), code: err.code, name: err.name };
+  } catch (e) {
+    out.error = String(e && e.stack || e);
+  }
+  window.__done = out;
+</script>`;
+
+let browser; let site; let good;
+before(async () => {
+  good = await startMockNode([{ resultFor: { eth_blockNumber: '0x2a' } }]);
+  site = await startStaticServer({ routes: { '/pkg': join(root, 'pkg/dist') }, pages: { '/': PAGE } });
+  browser = await launchBrowser();
+});
+after(async () => {
+  if (browser) await browser.close();
+  await Promise.all([site && site.close(), good && good.close()]);
+});
+
+test('the ES module build fails over and classifies errors inside Chromium', async () => {
+  good.setScript([{ resultFor: { eth_blockNumber: '0x2a' } }, { error: { code: 3, message: 'execution reverted' } }]);
+  const page = await browser.newPage();
+  const logs = [];
+  page.on('console', (m) => logs.push(m.text()));
+  page.on('pageerror', (e) => logs.push(String(e)));
+  const q = new URLSearchParams({ dead: await deadUrl(), good: good.url });
+  await page.goto(`${site.url}/?${q}`);
+  const out = await (await page.waitForFunction(() => window.__done, null, { timeout: 20000 })).jsonValue();
+  assert.equal(out.error, undefined, `${out.error}\n${logs.join('\n')}`);
+  assert.equal(out.block, '0x2a');
+  assert.deepEqual(out.events, ['failover']);
+  assert.deepEqual(out.revert, { typed: true, code: 3, name: 'RpcError' });
+  assert.equal(good.count(), 2, 'one success, one revert: no retries of the revert');
+  await page.close();
+});

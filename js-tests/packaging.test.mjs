@@ -1,0 +1,76 @@
+// The packed artifact, as a user gets it: `npm pack` pkg/, install the
+// tarball into a fresh temporary project, then import it with ESM and
+// require it with CommonJS in separate Node processes, each making a real
+// call (with a failover) against a loopback mock node.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startMockNode, deadUrl } from './helpers/mock-node.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+let work; let good; let dead;
+
+before(async () => {
+  work = mkdtempSync(join(tmpdir(), 'breakwater-pack-'));
+  execFileSync('npm', ['pack', join(root, 'pkg'), '--pack-destination', work, '--silent'], { stdio: 'pipe' });
+  const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'));
+  const app = join(work, 'app');
+  execFileSync('mkdir', ['-p', app]);
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
+  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--silent', join(work, tarball)], { cwd: app, stdio: 'pipe' });
+  good = await startMockNode([{ result: '0xbeef' }]);
+  dead = await deadUrl();
+});
+after(async () => {
+  if (good) await good.close();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+function runNode(file, source) {
+  const path = join(work, 'app', file);
+  writeFileSync(path, source);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path], { cwd: join(work, 'app'), env: { ...process.env, DEAD: dead, GOOD: good.url } });
+    let out = ''; let err = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { err += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(out.trim()); else reject(new Error(`${file} exited ${code}: ${err}`));
+    });
+  });
+}
+
+const BODY = `
+  const relayer = new FaultTolerantRelayer([process.env.DEAD, process.env.GOOD], { baseDelayMs: 1, maxDelayMs: 5 });
+  let failovers = 0;
+  relayer.on('failover', () => { failovers += 1; });
+  const block = await relayer.request({ method: 'eth_blockNumber' });
+  let config = 'none';
+  try { new FaultTolerantRelayer([]); } catch (e) { config = isConfigError(e) ? e.field : 'untyped'; }
+  console.log(JSON.stringify({ block, failovers, config }));
+`;
+
+test('ESM import of the installed tarball makes a real call', async () => {
+  const out = await runNode('esm.mjs', `import { FaultTolerantRelayer, isConfigError } from 'breakwater-rpc';\n${BODY}`);
+  assert.deepEqual(JSON.parse(out), { block: '0xbeef', failovers: 1, config: 'upstreams' });
+});
+
+test('CommonJS require of the installed tarball makes a real call', async () => {
+  const out = await runNode('cjs.cjs', `const { FaultTolerantRelayer, isConfigError } = require('breakwater-rpc');\n(async () => {${BODY}})().catch((e) => { console.error(e); process.exit(1); });`);
+  assert.deepEqual(JSON.parse(out), { block: '0xbeef', failovers: 1, config: 'upstreams' });
+});
+
+test('the tarball holds only what users need', () => {
+  const listing = execFileSync('npm', ['pack', join(root, 'pkg'), '--dry-run', '--json'], { encoding: 'utf8' });
+  const files = JSON.parse(listing)[0].files.map((f) => f.path).sort();
+  assert.deepEqual(files, [
+    'README.md', 'dist/breakwater_rpc.js', 'dist/breakwater_rpc_bg.wasm', 'dist/breakwater_rpc_node.cjs',
+    'dist/node.cjs', 'dist/node.mjs', 'dist/web.js', 'index.d.cts', 'index.d.ts', 'package.json',
+  ]);
+});
