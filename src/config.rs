@@ -123,7 +123,10 @@ const MAX_MS: f64 = 86_400_000.0;
 fn millis(field: &str, value: Option<f64>, default: f64, min: f64) -> Result<Duration, ConfigError> {
     let v = value.unwrap_or(default);
     if !v.is_finite() || v < min || v > MAX_MS {
-        return Err(ConfigError::new(field, format!("must be a number of milliseconds between {min} and {MAX_MS}, got {v}")));
+        return Err(ConfigError::new(
+            field,
+            format!("must be a number of milliseconds between {min} and {MAX_MS}, got {v}"),
+        ));
     }
     Ok(Duration::from_micros((v * 1000.0) as u64))
 }
@@ -166,7 +169,16 @@ impl RelayerConfig {
         if max_response_bytes == 0 {
             return Err(ConfigError::new("maxResponseBytes", "must be at least 1"));
         }
-        Ok(RelayerConfig { endpoints, max_retries, backoff, attempt_timeout, deadline, budget, max_retry_after, max_response_bytes })
+        Ok(RelayerConfig {
+            endpoints,
+            max_retries,
+            backoff,
+            attempt_timeout,
+            deadline,
+            budget,
+            max_retry_after,
+            max_response_bytes,
+        })
     }
 
     /// Attempts per logical request, the first included.

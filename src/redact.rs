@@ -123,7 +123,10 @@ mod tests {
     fn provider_keys_are_masked_in_labels() {
         let cases = [
             ("https://mainnet.infura.io/v3/9aa3d95b3bc440fa88ea12eaa4456161", "https://mainnet.infura.io/v3/***"),
-            ("https://eth-mainnet.g.alchemy.com/v2/Xy7kQm2LpZ9rT4vB8nW1cD6e", "https://eth-mainnet.g.alchemy.com/v2/***"),
+            (
+                "https://eth-mainnet.g.alchemy.com/v2/Xy7kQm2LpZ9rT4vB8nW1cD6e",
+                "https://eth-mainnet.g.alchemy.com/v2/***",
+            ),
             ("https://user:s3cretpass@node.example:8545/rpc", "https://node.example:8545/rpc"),
             ("http://127.0.0.1:8545/?apikey=abc123def", "http://127.0.0.1:8545?apikey=***"),
             ("https://x.quiknode.pro/0123456789abcdef0123456789abcdef/", "https://x.quiknode.pro/***"),
@@ -137,8 +140,13 @@ mod tests {
 
     #[test]
     fn scrub_removes_secrets_and_the_full_url_from_free_text() {
-        let e = EndpointUrl::parse("https://user:hunter22@mainnet.infura.io/v3/9aa3d95b3bc440fa88ea12eaa4456161?k=topsecret", "u").unwrap();
-        let text = format!("request to {} failed; key 9aa3d95b3bc440fa88ea12eaa4456161, pw hunter22, topsecret", e.url());
+        let e = EndpointUrl::parse(
+            "https://user:hunter22@mainnet.infura.io/v3/9aa3d95b3bc440fa88ea12eaa4456161?k=topsecret",
+            "u",
+        )
+        .unwrap();
+        let text =
+            format!("request to {} failed; key 9aa3d95b3bc440fa88ea12eaa4456161, pw hunter22, topsecret", e.url());
         let clean = e.scrub(&text);
         for secret in ["9aa3d95b3bc440fa88ea12eaa4456161", "hunter22", "topsecret"] {
             assert!(!clean.contains(secret), "{clean}");
@@ -147,7 +155,16 @@ mod tests {
 
     #[test]
     fn non_urls_are_config_errors_naming_the_field() {
-        for bad in ["", "localhost:8545", "ftp://x", "http://", "http://:80", "http://a b", "http://host:notaport/", "https://host:99999"] {
+        for bad in [
+            "",
+            "localhost:8545",
+            "ftp://x",
+            "http://",
+            "http://:80",
+            "http://a b",
+            "http://host:notaport/",
+            "https://host:99999",
+        ] {
             let err = EndpointUrl::parse(bad, "upstreams[3]").unwrap_err();
             assert_eq!(err.field(), "upstreams[3]", "{bad}");
         }

@@ -12,11 +12,12 @@
 //   { raw: string | Buffer }        200 with exactly these bytes
 //   { delayMs, then }               wait, then behave like `then`
 //   { resultFor: { method: value } } answer per method (others: '0x1')
+//   { proxy: url }                  forward the request to a real node (anvil)
 import http from 'node:http';
 
 const HTML = '<html><head><title>502 Bad Gateway</title></head><body>cloudflare</body></html>';
 
-export async function startMockNode(script = [{ result: '0x1' }], { host = '127.0.0.1' } = {}) {
+export async function startMockNode(script = [{ result: '0x1' }], { host = '127.0.0.1', port = 0 } = {}) {
   let behaviours = [...script];
   const requests = [];
   const sockets = new Set();
@@ -32,12 +33,17 @@ export async function startMockNode(script = [{ result: '0x1' }], { host = '127.
       try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { /* counted anyway */ }
       requests.push({ method: body && body.method, params: body && body.params, url: req.url, at: Date.now() });
       const behaviour = behaviours.length > 1 ? behaviours.shift() : behaviours[0];
-      respond(res, behaviour, body);
+      respond(res, behaviour, body, Buffer.concat(chunks));
     });
   });
   server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
-  await new Promise((resolve) => server.listen(0, host, resolve));
-  const url = `http://${host}:${server.address().port}`;
+  await new Promise((resolve) => server.listen(port, host, resolve));
+  const bound = server.address().port;
+  const url = `http://${host}:${bound}`;
+  const stop = () => new Promise((resolve) => {
+    for (const s of sockets) s.destroy();
+    server.close(() => resolve());
+  });
   return {
     url,
     /** Requests received, optionally only those of one JSON-RPC method. */
@@ -45,16 +51,26 @@ export async function startMockNode(script = [{ result: '0x1' }], { host = '127.
     requests,
     /** Replaces the script (a node dies or recovers). */
     setScript: (next) => { behaviours = [...next]; },
-    close: () => new Promise((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
+    close: stop,
+    /** Stops listening: clients now get "connection refused". */
+    stop,
+    /** Listens again on the same port. */
+    restart: () => new Promise((resolve) => server.listen(bound, host, resolve)),
   };
 }
 
-function respond(res, b, body) {
+function respond(res, b, body, rawBody) {
   if (b.delayMs) {
-    setTimeout(() => respond(res, b.then || { result: '0x1' }, body), b.delayMs);
+    setTimeout(() => respond(res, b.then || { result: '0x1' }, body, rawBody), b.delayMs);
+    return;
+  }
+  if (b.proxy) {
+    fetch(b.proxy, { method: 'POST', headers: { 'content-type': 'application/json' }, body: rawBody })
+      .then(async (upstream) => {
+        res.writeHead(upstream.status, { 'content-type': 'application/json' });
+        res.end(Buffer.from(await upstream.arrayBuffer()));
+      })
+      .catch(() => { res.writeHead(502); res.end('upstream unreachable'); });
     return;
   }
   if (b.hang) return; // never answer

@@ -82,10 +82,7 @@ impl Backoff {
 
     /// Whether the schedule draws random numbers.
     pub const fn is_jittered(&self) -> bool {
-        matches!(
-            self,
-            Backoff::FullJitter { .. } | Backoff::EqualJitter { .. } | Backoff::DecorrelatedJitter { .. }
-        )
+        matches!(self, Backoff::FullJitter { .. } | Backoff::EqualJitter { .. } | Backoff::DecorrelatedJitter { .. })
     }
 
     /// The delay before retry number `attempt` (0-based).

@@ -29,8 +29,8 @@ impl RetryConfig {
     /// `max_attempts` counts the first try; zero is rejected because "never
     /// try" is not a retry policy.
     pub fn new(max_attempts: u32, interval: Backoff) -> Result<Self, ConfigError> {
-        let max_attempts = NonZeroU32::new(max_attempts)
-            .ok_or_else(|| ConfigError::new("max_attempts", "must be at least 1"))?;
+        let max_attempts =
+            NonZeroU32::new(max_attempts).ok_or_else(|| ConfigError::new("max_attempts", "must be at least 1"))?;
         Ok(RetryConfig { max_attempts, interval })
     }
 
@@ -89,7 +89,13 @@ mod tests {
                 &config,
                 |n| {
                     calls.borrow_mut().push(rt.now().since_epoch().as_millis() as u64);
-                    async move { if n < failures { Err(format!("failure {n}")) } else { Ok(n) } }
+                    async move {
+                        if n < failures {
+                            Err(format!("failure {n}"))
+                        } else {
+                            Ok(n)
+                        }
+                    }
                 },
                 |r: &Result<u32, String>| r.is_err(),
             ))
@@ -131,7 +137,13 @@ mod tests {
                 &config,
                 |n| {
                     *calls.borrow_mut() += 1;
-                    async move { if n == 0 { "transient" } else { "revert" } }
+                    async move {
+                        if n == 0 {
+                            "transient"
+                        } else {
+                            "revert"
+                        }
+                    }
                 },
                 |r: &&str| *r == "transient",
             ))

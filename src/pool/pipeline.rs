@@ -193,13 +193,16 @@ impl Pipeline {
 
     /// Puts a rate-limited endpoint to rest: for its Retry-After (capped),
     /// for the cap if the quota is long-horizon, else for the backoff.
-    fn rest_endpoint(&self, endpoint: usize, verdict: &Verdict, backoff: Duration, now: Instant, emit: &dyn Fn(PipelineEvent)) {
+    fn rest_endpoint(
+        &self,
+        endpoint: usize,
+        verdict: &Verdict,
+        backoff: Duration,
+        now: Instant,
+        emit: &dyn Fn(PipelineEvent),
+    ) {
         let cap = self.config.max_retry_after;
-        let cooldown = if verdict.long_horizon {
-            cap
-        } else {
-            verdict.retry_after.map_or(backoff, |d| d.min(cap))
-        };
+        let cooldown = if verdict.long_horizon { cap } else { verdict.retry_after.map_or(backoff, |d| d.min(cap)) };
         let until = now + cooldown;
         self.router.borrow_mut().cool_down(endpoint, until);
         emit(PipelineEvent::RateLimited { endpoint, until, cooldown, long_horizon: verdict.long_horizon });
@@ -217,7 +220,8 @@ impl Pipeline {
         deadline: Instant,
         attempts_made: u32,
     ) -> Next {
-        let retryable = matches!(verdict.class, ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability);
+        let retryable =
+            matches!(verdict.class, ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability);
         if !retryable {
             return Next::Stop(StopReason::NotRetryable);
         }

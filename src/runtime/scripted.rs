@@ -95,7 +95,12 @@ impl Transport for ScriptedTransport {
             Behaviour::RpcError(code, message) => http(
                 200,
                 None,
-                Reply::Error(RpcErrorInfo { code: Some(code), message: message.into(), data: None, backoff_hint: None }),
+                Reply::Error(RpcErrorInfo {
+                    code: Some(code),
+                    message: message.into(),
+                    data: None,
+                    backoff_hint: None,
+                }),
             ),
             Behaviour::Status(status, retry_after) => http(status, retry_after, Reply::NotJson),
             Behaviour::Refuse => Observation::Transport(TransportFailure::ConnectionRefused),

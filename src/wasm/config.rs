@@ -112,8 +112,15 @@ fn rules(value: &JsValue) -> Result<Vec<UserRule>, ConfigError> {
         }
         let class_name = string(&rule, "class", &field("class"))?.unwrap_or_default();
         let class = ErrorClass::parse(&class_name)
-            .filter(|c| matches!(c, ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability | ErrorClass::Fatal))
-            .ok_or_else(|| ConfigError::new(field("class"), "must be one of transient, rateLimited, capability, fatal"))?;
+            .filter(|c| {
+                matches!(
+                    c,
+                    ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability | ErrorClass::Fatal
+                )
+            })
+            .ok_or_else(|| {
+                ConfigError::new(field("class"), "must be one of transient, rateLimited, capability, fatal")
+            })?;
         out.push(UserRule { code: code.map(|c| c as i64), message, status: status.map(|s| s as u16), method, class });
     }
     Ok(out)

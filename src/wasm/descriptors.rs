@@ -138,11 +138,16 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
         let (kind, code, message, obj) = match last {
             FailureDetail::Rpc(e) => {
                 let message = redactor.scrub(&e.message);
-                let obj = Obj::new().maybe("data", e.data.clone()).set("rpcCode", e.code.map_or(JsValue::NULL, |c| (c as f64).into()));
+                let obj = Obj::new()
+                    .maybe("data", e.data.clone())
+                    .set("rpcCode", e.code.map_or(JsValue::NULL, |c| (c as f64).into()));
                 ("rpc", e.code.unwrap_or(-32603), message, obj)
             }
             FailureDetail::Http { status, body } => {
-                let message = format!("HTTP {status}{where_}{}", if *body == "result" { String::new() } else { format!(" ({body} body)") });
+                let message = format!(
+                    "HTTP {status}{where_}{}",
+                    if *body == "result" { String::new() } else { format!(" ({body} body)") }
+                );
                 ("http", CODE_UNAVAILABLE, message, Obj::new().set("status", *status as f64).set("body", *body))
             }
             FailureDetail::Transport(t) => {
@@ -159,8 +164,12 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
     });
     let own = match f.reason {
         StopReason::Deadline => Some(("deadline", CODE_UNAVAILABLE, format!("deadline passed after {n} attempt(s)"))),
-        StopReason::Budget => Some(("budget", CODE_UNAVAILABLE, format!("retry budget exhausted after {n} attempt(s)"))),
-        StopReason::RateLimited => Some(("rateLimited", CODE_LIMIT, "every endpoint is rate limited past the deadline".to_string())),
+        StopReason::Budget => {
+            Some(("budget", CODE_UNAVAILABLE, format!("retry budget exhausted after {n} attempt(s)")))
+        }
+        StopReason::RateLimited => {
+            Some(("rateLimited", CODE_LIMIT, "every endpoint is rate limited past the deadline".to_string()))
+        }
         StopReason::NotRetryable | StopReason::AttemptsExhausted => None,
     };
     let base = |kind: &str, code: i64, message: String, obj: Obj| {

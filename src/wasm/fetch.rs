@@ -95,7 +95,8 @@ impl FetchTransport {
             let response: Response = JsFuture::from(global_fetch(url, &init)?).await?.dyn_into()?;
             let status = response.status();
             let retry_after = response.headers().get("retry-after").ok().flatten();
-            let declared = response.headers().get("content-length").ok().flatten().and_then(|v| v.trim().parse::<u64>().ok());
+            let declared =
+                response.headers().get("content-length").ok().flatten().and_then(|v| v.trim().parse::<u64>().ok());
             if declared.is_some_and(|n| n > u64::from(self.max_response_bytes)) {
                 controller.abort();
                 return Ok(Observation::Http { status, retry_after, reply: Reply::TooLarge });
@@ -157,7 +158,8 @@ fn error_info(error: &JsValue, get: &dyn Fn(&JsValue, &str) -> JsValue) -> RpcEr
     if let Some(text) = error.as_string() {
         return RpcErrorInfo { code: None, message: text, data: None, backoff_hint: None };
     }
-    let code = get(error, "code").as_f64().filter(|c| c.is_finite() && c.fract() == 0.0 && c.abs() < 9e15).map(|c| c as i64);
+    let code =
+        get(error, "code").as_f64().filter(|c| c.is_finite() && c.fract() == 0.0 && c.abs() < 9e15).map(|c| c as i64);
     let message = get(error, "message").as_string().unwrap_or_default();
     let data = Some(get(error, "data")).filter(|d| !d.is_undefined());
     let backoff_hint = data

@@ -98,7 +98,11 @@ impl WasmRelayer {
     /// A small snapshot: endpoints and the retry budget balance.
     pub fn stats(&self) -> JsValue {
         let balance = self.core.pipeline.budget_balance(JsRuntime.now());
-        Obj::new().set("endpoints", self.core.redactor.labels()).set("retryBudget", balance).set("closed", self.core.closed.get()).build()
+        Obj::new()
+            .set("endpoints", self.core.redactor.labels())
+            .set("retryBudget", balance)
+            .set("closed", self.core.closed.get())
+            .build()
     }
 
     /// Stops accepting requests; attempts in flight end at their next step.
@@ -124,7 +128,11 @@ impl Core {
         self.next_id.set(if id >= 9e15 { 1.0 } else { id + 1.0 });
         FetchTransport::encode(method, params, id).map_err(|e| {
             let why = get(&e, "message").as_string().unwrap_or_default();
-            descriptors::simple_error("invalidRequest", CODE_INVALID_PARAMS, &format!("params cannot be encoded as JSON: {why}"))
+            descriptors::simple_error(
+                "invalidRequest",
+                CODE_INVALID_PARAMS,
+                &format!("params cannot be encoded as JSON: {why}"),
+            )
         })
     }
 
@@ -154,7 +162,12 @@ impl Core {
         }
     }
 
-    async fn attempt_once(self: Rc<Self>, endpoint: usize, method: String, params: JsValue) -> Result<JsValue, JsValue> {
+    async fn attempt_once(
+        self: Rc<Self>,
+        endpoint: usize,
+        method: String,
+        params: JsValue,
+    ) -> Result<JsValue, JsValue> {
         if self.closed.get() {
             return Err(self.closed_error());
         }
@@ -216,7 +229,11 @@ impl Core {
                 };
                 if get(&report, "ok").as_bool() == Some(true) {
                     *success_value.borrow_mut() = get(&report, "value");
-                    return Observation::Http { status: 200, retry_after: None, reply: Reply::Result(JsValue::UNDEFINED) };
+                    return Observation::Http {
+                        status: 200,
+                        retry_after: None,
+                        reply: Reply::Result(JsValue::UNDEFINED),
+                    };
                 }
                 *last_error.borrow_mut() = get(&report, "error");
                 observation_from_js(&get(&report, "observation"))
@@ -296,7 +313,10 @@ fn observation_from_js(plain: &JsValue) -> Observation<JsValue> {
     let code = get(plain, "code").as_f64().filter(|c| c.fract() == 0.0 && c.abs() < 9e15).map(|c| c as i64);
     let message = get(plain, "message").as_string();
     let reply = if code.is_some() || message.is_some() {
-        let backoff_hint = get(plain, "backoffSeconds").as_f64().filter(|s| s.is_finite() && *s >= 0.0).map(|s| duration_from_millis_f64(s * 1000.0));
+        let backoff_hint = get(plain, "backoffSeconds")
+            .as_f64()
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(|s| duration_from_millis_f64(s * 1000.0));
         Reply::Error(RpcErrorInfo { code, message: message.unwrap_or_default(), data: None, backoff_hint })
     } else {
         match get(plain, "body").as_string().as_deref() {

@@ -218,6 +218,9 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), TABLE.len());
-        assert!(TABLE.last().is_some_and(|r| r.codes.is_empty() && r.needles.is_empty()), "last row must be a catch-all");
+        assert!(
+            TABLE.last().is_some_and(|r| r.codes.is_empty() && r.needles.is_empty()),
+            "last row must be a catch-all"
+        );
     }
 }

@@ -27,15 +27,30 @@ fn json_rpc_signals_from_real_nodes() {
         (call, Some(3), "execution reverted: user error", Fatal),
         (call, Some(-32000), "execution reverted", Fatal),
         ("eth_estimateGas", Some(-32000), "gas required exceeds allowance (30000000)", Fatal),
-        (call, Some(-32603), "Error: VM Exception while processing transaction: reverted with reason string 'x'", Fatal),
+        (
+            call,
+            Some(-32603),
+            "Error: VM Exception while processing transaction: reverted with reason string 'x'",
+            Fatal,
+        ),
         (call, Some(-32015), "Reverted 0x08c379a0", Fatal),
         (call, Some(-32602), "invalid argument 0: hex string without 0x prefix", Fatal),
-        (call, Some(-32000), "err: insufficient funds for gas * price + value: address 0x1 have 0 want 1 (supplied gas 1)", Fatal),
+        (
+            call,
+            Some(-32000),
+            "err: insufficient funds for gas * price + value: address 0x1 have 0 want 1 (supplied gas 1)",
+            Fatal,
+        ),
         ("eth_getBalance", Some(-32000), "header not found", Transient),
         ("eth_getBlockByNumber", Some(-39001), "Unknown block", Transient),
         ("eth_getLogs", Some(-32602), "block range extends beyond current head block", Transient),
         ("eth_foo", Some(-32601), "the method eth_foo does not exist/is not available", Capability),
-        ("eth_getLogs", Some(-32005), "query returned more than 10000 results. Try with this block range [0x1, 0x2].", Capability),
+        (
+            "eth_getLogs",
+            Some(-32005),
+            "query returned more than 10000 results. Try with this block range [0x1, 0x2].",
+            Capability,
+        ),
         ("eth_getLogs", Some(-32602), "query exceeds max block range 100000", Capability),
         ("eth_getBalance", Some(-32000), "missing trie node abc (path ) state 0x1 is not available", Capability),
         ("eth_getBalance", Some(-32603), "state at block #5 is pruned", Capability),
@@ -81,7 +96,9 @@ fn send_rules_only_apply_to_sends() {
 #[test]
 fn health_failures_only_for_infrastructure() {
     assert!(rpc("eth_call", 200, Some(-32603), "internal error").health_failure);
-    for (code, msg) in [(3, "execution reverted"), (-32005, "rate limit"), (-32601, "method not found"), (-32000, "header not found")] {
+    for (code, msg) in
+        [(3, "execution reverted"), (-32005, "rate limit"), (-32601, "method not found"), (-32000, "header not found")]
+    {
         assert!(!rpc("eth_call", 200, Some(code), msg).health_failure, "{msg}");
     }
 }
@@ -89,8 +106,20 @@ fn health_failures_only_for_infrastructure() {
 #[test]
 fn http_statuses() {
     use ErrorClass::*;
-    for (status, class) in [(429, RateLimited), (402, RateLimited), (408, Transient), (500, Transient), (502, Transient),
-        (503, Transient), (504, Transient), (401, Transient), (403, Transient), (413, Capability), (400, Fatal), (415, Fatal)] {
+    for (status, class) in [
+        (429, RateLimited),
+        (402, RateLimited),
+        (408, Transient),
+        (500, Transient),
+        (502, Transient),
+        (503, Transient),
+        (504, Transient),
+        (401, Transient),
+        (403, Transient),
+        (413, Capability),
+        (400, Fatal),
+        (415, Fatal),
+    ] {
         assert_eq!(http(status, None, Reply::NotJson).class, class, "HTTP {status}");
     }
     assert!(http(402, None, Reply::NotJson).long_horizon);
@@ -98,7 +127,12 @@ fn http_statuses() {
 
 #[test]
 fn status_429_wins_over_the_body_and_retry_after_is_read() {
-    let body = Reply::Error(RpcErrorInfo { code: Some(-32000), message: "execution reverted".into(), data: None, backoff_hint: None });
+    let body = Reply::Error(RpcErrorInfo {
+        code: Some(-32000),
+        message: "execution reverted".into(),
+        data: None,
+        backoff_hint: None,
+    });
     let v = http(429, Some("7"), body);
     assert_eq!((v.class, v.retry_after), (ErrorClass::RateLimited, Some(Duration::from_secs(7))));
     let v = http(503, Some("Sun, 06 Nov 1994 08:50:07 GMT"), Reply::NotJson);
@@ -134,12 +168,21 @@ fn malformed_replies_are_transient_health_failures() {
 #[test]
 fn transport_failures_and_replay_safety() {
     let c = Classifier::default();
-    let t = |method: &str, f: TransportFailure| c.classify::<()>(method, &Observation::Transport(f), Duration::ZERO).class;
+    let t =
+        |method: &str, f: TransportFailure| c.classify::<()>(method, &Observation::Transport(f), Duration::ZERO).class;
     assert_eq!(t("eth_blockNumber", TransportFailure::Timeout), ErrorClass::Transient);
-    assert_eq!(t("eth_sendRawTransaction", TransportFailure::Timeout), ErrorClass::Transient, "same bytes are replay-safe");
+    assert_eq!(
+        t("eth_sendRawTransaction", TransportFailure::Timeout),
+        ErrorClass::Transient,
+        "same bytes are replay-safe"
+    );
     assert_eq!(t("eth_sendTransaction", TransportFailure::Timeout), ErrorClass::OutcomeUnknown);
     assert_eq!(t("eth_sendTransaction", TransportFailure::ConnectionReset), ErrorClass::OutcomeUnknown);
-    assert_eq!(t("eth_sendTransaction", TransportFailure::ConnectionRefused), ErrorClass::Transient, "nothing was delivered");
+    assert_eq!(
+        t("eth_sendTransaction", TransportFailure::ConnectionRefused),
+        ErrorClass::Transient,
+        "nothing was delivered"
+    );
     assert_eq!(t("eth_blockNumber", TransportFailure::Aborted), ErrorClass::Fatal);
 }
 
@@ -147,8 +190,20 @@ fn transport_failures_and_replay_safety() {
 fn user_rules_come_first_and_need_a_condition() {
     let c = Classifier::with_rules(vec![
         UserRule { code: Some(-32099), message: None, status: None, method: None, class: ErrorClass::Fatal },
-        UserRule { code: None, message: Some("Header Not Found".into()), status: None, method: Some("eth_call".into()), class: ErrorClass::Fatal },
-        UserRule { code: None, message: None, status: None, method: Some("eth_blockNumber".into()), class: ErrorClass::Fatal },
+        UserRule {
+            code: None,
+            message: Some("Header Not Found".into()),
+            status: None,
+            method: Some("eth_call".into()),
+            class: ErrorClass::Fatal,
+        },
+        UserRule {
+            code: None,
+            message: None,
+            status: None,
+            method: Some("eth_blockNumber".into()),
+            class: ErrorClass::Fatal,
+        },
     ]);
     let obs = |code, msg: &str| Observation::<()>::Http {
         status: 200,
@@ -157,15 +212,27 @@ fn user_rules_come_first_and_need_a_condition() {
     };
     assert_eq!(c.classify("eth_getBalance", &obs(-32099, "x"), Duration::ZERO).rule, "user[0]");
     assert_eq!(c.classify("eth_call", &obs(-32000, "header not found"), Duration::ZERO).class, ErrorClass::Fatal);
-    assert_eq!(c.classify("eth_getBalance", &obs(-32000, "header not found"), Duration::ZERO).class, ErrorClass::Transient);
+    assert_eq!(
+        c.classify("eth_getBalance", &obs(-32000, "header not found"), Duration::ZERO).class,
+        ErrorClass::Transient
+    );
     // A rule with only a method would classify everything; it is ignored.
     assert_eq!(c.classify("eth_blockNumber", &obs(-32603, "x"), Duration::ZERO).class, ErrorClass::Transient);
 }
 
 #[test]
 fn class_names_round_trip() {
-    for name in ["success", "transient", "rateLimited", "capability", "fatal", "alreadyKnown", "nonceTooLow",
-        "replacementUnderpriced", "outcomeUnknown"] {
+    for name in [
+        "success",
+        "transient",
+        "rateLimited",
+        "capability",
+        "fatal",
+        "alreadyKnown",
+        "nonceTooLow",
+        "replacementUnderpriced",
+        "outcomeUnknown",
+    ] {
         assert_eq!(ErrorClass::parse(name).map(ErrorClass::as_str), Some(name));
     }
     assert_eq!(ErrorClass::parse("nope"), None);

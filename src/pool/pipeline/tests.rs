@@ -95,7 +95,8 @@ fn attempts_run_out_with_the_last_real_failure_and_no_trailing_sleep() {
 
 #[test]
 fn hung_nodes_are_cut_by_the_attempt_timeout_and_the_deadline() {
-    let raw = RawOptions { attempt_timeout_ms: Some(1000.0), deadline_ms: Some(2500.0), max_retries: Some(10.0), ..opts() };
+    let raw =
+        RawOptions { attempt_timeout_ms: Some(1000.0), deadline_ms: Some(2500.0), max_retries: Some(10.0), ..opts() };
     let h = harness(vec![vec![Hang], vec![Hang]], raw);
     let err = h.run("eth_blockNumber").unwrap_err();
     assert_eq!(err.reason, StopReason::Deadline);
@@ -161,7 +162,8 @@ fn sends_follow_replay_safety() {
     let err = h.run("eth_sendTransaction").unwrap_err();
     assert_eq!((err.reason, h.net.calls(1)), (StopReason::NotRetryable, 0), "node-signed send never resent");
     assert_eq!(err.last_verdict().unwrap().class, ErrorClass::OutcomeUnknown);
-    let h = harness(vec![vec![RpcError(-32000, "nonce too low: next nonce 3, tx nonce 2")], vec![Answer("0x")]], opts());
+    let h =
+        harness(vec![vec![RpcError(-32000, "nonce too low: next nonce 3, tx nonce 2")], vec![Answer("0x")]], opts());
     assert_eq!(h.run("eth_sendRawTransaction").unwrap_err().attempts.len(), 1);
 }
 

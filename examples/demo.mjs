@@ -1,0 +1,99 @@
+// The main job: breakwater-rpc riding out faults, live, against a local
+// faulty fleet in front of a real local Ethereum node (anvil).
+//
+//   anvil (real chain) ← alpha, bravo, charlie (loopback proxies that can
+//   die, brown out, rate-limit or hang) ← FaultTolerantRelayer ← this script
+//
+// Every retry, failover and rate-limit event is printed as it happens; the
+// fleet counts the requests it really received, so the summary shows how
+// much extra load the faults cost (amplification).
+import { FaultTolerantRelayer, isRpcError, isBreakwaterError } from '../pkg/dist/node.mjs';
+import { startAnvil } from '../js-tests/helpers/anvil.mjs';
+import { startMockNode } from '../js-tests/helpers/mock-node.mjs';
+
+const t0 = Date.now();
+const stamp = () => `${String(Date.now() - t0).padStart(6)} ms`;
+const log = (...a) => console.log(stamp(), ...a);
+const scene = (title) => console.log(`\n${'─'.repeat(72)}\n${title}\n${'─'.repeat(72)}`);
+
+const anvil = await startAnvil(['--block-time', '1']);
+const fleet = {};
+for (const name of ['alpha', 'bravo', 'charlie']) fleet[name] = await startMockNode([{ proxy: anvil.url }]);
+const healthy = [{ proxy: anvil.url }];
+let logical = 0;
+
+try {
+  // alpha's URL carries a (fake) API key: watch it stay out of every line below.
+  const urls = [`${fleet.alpha.url}/v3/9aa3d95b3bc440fa88ea12eaa4456161`, fleet.bravo.url, fleet.charlie.url];
+  const relayer = new FaultTolerantRelayer(urls, {
+    maxRetries: 4, baseDelayMs: 100, maxDelayMs: 2000, attemptTimeoutMs: 800, deadlineMs: 8000, maxRetryAfterMs: 3000,
+  });
+  relayer.on('retry', (e) => log(`  ↻ retry #${e.attempt} in ${e.delayMs.toFixed(0)} ms: ${e.class} (${e.rule}) at ${e.from}`));
+  relayer.on('failover', (e) => log(`  ⇢ failover ${e.from} → ${e.to}`));
+  relayer.on('rateLimited', (e) => log(`  ⏸ ${e.endpoint} rate limited, resting ${e.cooldownMs.toFixed(0)} ms`));
+
+  const call = async (method, params) => {
+    logical += 1;
+    try {
+      const result = await relayer.request({ method, params });
+      const shown = typeof result === 'string' ? result : JSON.stringify(result).slice(0, 60);
+      log(`✔ ${method} → ${shown}`);
+      return result;
+    } catch (e) {
+      if (isBreakwaterError(e)) log(`✘ ${method} → ${e.name} [${e.kind}, code ${e.code}, ${e.attempts} attempt(s)]: ${e.shortMessage}`);
+      else throw e;
+      return undefined;
+    }
+  };
+
+  scene(`Fleet up: alpha, bravo, charlie proxy anvil at ${anvil.url}. Endpoints: ${relayer.endpoints.join(', ')}`);
+  await call('eth_chainId');
+  await call('eth_blockNumber');
+
+  scene('alpha dies (connection refused): requests fail over, later ones start at the survivor');
+  await fleet.alpha.stop();
+  await call('eth_blockNumber');
+  await call('eth_getBalance', ['0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', 'latest']);
+
+  scene('bravo browns out (502, then a Cloudflare HTML page) while alpha is still down');
+  fleet.bravo.setScript([{ status: 502 }, { html: true }, ...healthy]);
+  fleet.charlie.setScript([{ status: 503, headers: { 'retry-after': '1' } }, ...healthy]);
+  await call('eth_blockNumber');
+
+  scene('charlie hits its API quota: 429 with Retry-After, honoured (capped at 3 s)');
+  fleet.charlie.setScript([{ status: 429, headers: { 'retry-after': '2' } }, ...healthy]);
+  fleet.bravo.setScript([{ hang: true }, ...healthy]);
+  await call('eth_blockNumber');
+
+  scene('a request that cannot succeed: insufficient funds is fatal, tried exactly once');
+  const before = fleet.bravo.count() + fleet.charlie.count();
+  await call('eth_call', [{ from: '0x000000000000000000000000000000000000dEaD', to: '0x0000000000000000000000000000000000000001', value: '0x56bc75e2d63100000' }, 'latest']);
+  log(`  upstream requests for that call: ${fleet.bravo.count() + fleet.charlie.count() - before}`);
+
+  scene('a real transfer on anvil while alpha is still down (nothing was delivered to alpha, so failover is safe)');
+  const hash = await call('eth_sendTransaction', [{ from: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', value: '0xde0b6b3a7640000' }]);
+  let receipt = null;
+  for (let i = 0; i < 30 && !receipt; i += 1) {
+    receipt = await relayer.request({ method: 'eth_getTransactionReceipt', params: [hash] });
+    logical += 1;
+    if (!receipt) await new Promise((r) => setTimeout(r, 200));
+  }
+  log(receipt ? `✔ mined in block ${parseInt(receipt.blockNumber, 16)}, status ${receipt.status}` : '✘ not mined');
+
+  scene('total outage for a moment: every node down, then alpha comes back');
+  fleet.bravo.setScript([{ status: 503 }, ...healthy]);
+  fleet.charlie.setScript([{ status: 503 }, ...healthy]);
+  setTimeout(() => { fleet.alpha.restart().then(() => log('  (alpha is back)')); }, 150);
+  await call('eth_blockNumber');
+  await call('eth_blockNumber');
+
+  scene('summary');
+  const upstream = Object.values(fleet).reduce((n, f) => n + f.count(), 0);
+  for (const [name, f] of Object.entries(fleet)) log(`${name.padEnd(8)} received ${f.count()} requests`);
+  log(`logical requests ${logical}, upstream requests ${upstream}, amplification ${(upstream / logical).toFixed(2)}`);
+  log(`retry budget left: ${relayer.stats().retryBudget.toFixed(2)} tokens`);
+  await relayer.close();
+} finally {
+  await Promise.all(Object.values(fleet).map((f) => f.close().catch(() => {})));
+  await anvil.stop();
+}

@@ -1,0 +1,43 @@
+// Starts and stops a real local Ethereum node: anvil from the npm package
+// @foundry-rs/anvil, run by its binary (not through npx, whose wrapper
+// would leave anvil orphaned) and stopped by PID.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+export const ANVIL_BIN = join(root, 'node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil');
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+/** Starts anvil on 127.0.0.1; `args` are extra flags (e.g. ['--block-time', '1']). */
+export async function startAnvil(args = []) {
+  if (!existsSync(ANVIL_BIN)) throw new Error(`anvil not found at ${ANVIL_BIN}; run scripts/setup.sh`);
+  const port = await freePort();
+  const child = spawn(ANVIL_BIN, ['--host', '127.0.0.1', '--port', String(port), '--silent', ...args], { stdio: 'ignore' });
+  const url = `http://127.0.0.1:${port}`;
+  const stop = () => new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+  const started = Date.now();
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`anvil exited with ${child.exitCode}`);
+    try {
+      const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' });
+      if (r.ok) break;
+    } catch { /* not up yet */ }
+    if (Date.now() - started > 15000) { await stop(); throw new Error('anvil did not start within 15 s'); }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { url, pid: child.pid, stop };
+}

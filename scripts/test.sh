@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs every test: Rust lints and native tests (simulated clock), the wasm
+# build and package assembly, then the Node suites (mock fleet, bad input,
+# packaging, headless Chromium). Installs what it needs first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+
+echo "== cargo fmt --check"
+cargo fmt --check
+echo "== cargo clippy (native and wasm32)"
+cargo clippy --locked --all-targets -- -D warnings
+cargo clippy --locked --target wasm32-unknown-unknown -- -D warnings
+echo "== cargo test (native, simulated clock)"
+cargo test --locked
+echo "== build the npm package"
+node scripts/build.mjs
+echo "== node --test js-tests/"
+node --test --test-concurrency=1 js-tests/
