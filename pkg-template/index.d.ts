@@ -126,9 +126,20 @@ export interface RelayerStats {
 
 /** Context of one `executeRpcWithRetry` attempt. */
 export interface OperationContext {
+  /** Redacted label of the endpoint this attempt uses. */
   endpoint: string;
   /** 0 for the first attempt. */
   attempt: number;
+  /** Aborts when this attempt times out or the caller aborts. */
+  signal: AbortSignal;
+  /** This attempt's timeout. */
+  timeoutMs: number;
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  /** Cancels the call: it rejects with `signal.reason` and no further attempt is sent. */
+  signal?: AbortSignal;
 }
 
 /** Kinds of breakwater errors. */
@@ -190,9 +201,15 @@ export declare class FaultTolerantRelayer implements Eip1193Provider {
   /** @throws ConfigError naming the bad option, e.g. an empty list or a non-URL. */
   constructor(rpcUrls: readonly string[], options?: RelayerOptions);
   /** One request under every policy; resolves to the node's `result` untouched. */
-  request(args: RequestArguments): Promise<unknown>;
-  /** Runs `op` with a provider bound to one endpoint, retried on others under the same policies. */
-  executeRpcWithRetry<T>(op: (provider: BoundProvider, context: OperationContext) => Promise<T>): Promise<T>;
+  request(args: RequestArguments, options?: CallOptions): Promise<unknown>;
+  /**
+   * Runs `op` with a provider bound to one endpoint, retried on others under the same policies.
+   * `op` may run more than once, so it must be safe to repeat.
+   */
+  executeRpcWithRetry<T>(
+    op: (provider: BoundProvider, context: OperationContext) => Promise<T>,
+    options?: CallOptions,
+  ): Promise<T>;
   /** Subscribes to an event; returns a disposer. */
   on<E extends RelayerEvent>(event: E, listener: (event: RelayerEventMap[E]) => void): () => void;
   /** Removes a listener. */

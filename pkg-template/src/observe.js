@@ -13,6 +13,7 @@ const ETHERS_CODES = {
 function observe(error, depth = 0) {
   if (error === null || typeof error !== 'object' || depth > 6) return { transport: 'aborted' };
   if (error.observation && isBreakwaterError(error)) return error.observation;
+  if (isTransportError(error)) return { transport: error.transport };
   for (const inner of [error.cause, error.error, error.info && error.info.error]) {
     if (inner && typeof inner === 'object') {
       const found = findOurs(inner, depth + 1);

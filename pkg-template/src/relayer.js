@@ -13,6 +13,36 @@ function invalid(message, field) {
   return new InvalidRequestError({ kind: 'invalidRequest', code: -32602, message, field });
 }
 
+/** Reads `{ signal }` from per-call options; throws InvalidRequestError on anything else. */
+function callSignal(options) {
+  if (options === undefined) return undefined;
+  if (options === null || typeof options !== 'object') throw invalid('call options must be an object', 'options');
+  const { signal } = options;
+  if (signal === undefined) return undefined;
+  if (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean'
+    || typeof signal.addEventListener !== 'function') {
+    throw invalid('`signal` must be an AbortSignal', 'signal');
+  }
+  return signal;
+}
+
+/**
+ * Settles with `promise`, or rejects with `signal.reason` as soon as the
+ * signal aborts (the platform's convention, as fetch does). The engine
+ * sees the same signal and stops at its next step, sending nothing more.
+ */
+function abortable(promise, signal) {
+  if (!signal) return promise;
+  // Once the caller has aborted, the engine's own later rejection is expected: do not let it go unhandled.
+  promise.catch(() => {});
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 function createRelayerClass(wasm) {
   class FaultTolerantRelayer {
     #engine;
@@ -39,52 +69,42 @@ function createRelayerClass(wasm) {
       }
     }
 
-    /** EIP-1193: one JSON-RPC request under every retry policy. */
-    async request(args) {
+    /** EIP-1193: one JSON-RPC request under every retry policy; `options.signal` cancels it. */
+    async request(args, options) {
       if (args === null || typeof args !== 'object') throw invalid('request() takes { method, params }');
       const { method, params } = args;
       if (typeof method !== 'string' || method.length === 0) throw invalid('`method` must be a non-empty string', 'method');
       if (params !== undefined && (params === null || typeof params !== 'object')) {
         throw invalid('`params` must be an array or an object', 'params');
       }
+      const signal = callSignal(options);
       try {
-        return await this.#engine.request(method, params);
+        return await abortable(this.#engine.request(method, params, signal), signal);
       } catch (descriptor) {
+        if (signal && signal.aborted && descriptor === signal.reason) throw descriptor;
         throw toError(descriptor);
       }
     }
 
     /**
-     * Runs `op(provider)` with an EIP-1193 provider bound to one endpoint,
-     * retrying it on other endpoints under the same policies as request().
+     * Runs `op(provider, context)` with an EIP-1193 provider bound to one
+     * endpoint, retrying it on other endpoints under the same policies as
+     * request().
+     *
+     * Replay safety: `op` may run more than once (on different endpoints),
+     * so it must be safe to repeat. `context.signal` aborts when the attempt
+     * times out or the caller aborts; the bound provider honours it.
      */
-    async executeRpcWithRetry(op) {
+    async executeRpcWithRetry(op, options) {
       if (typeof op !== 'function') throw invalid('executeRpcWithRetry() takes a function', 'op');
+      const signal = callSignal(options);
       const engine = this.#engine;
       const labels = engine.endpoints();
-      const attempt = async (index, attemptNumber) => {
-        const provider = {
-          endpoint: labels[index],
-          request: async (args) => {
-            if (args === null || typeof args !== 'object' || typeof args.method !== 'string') {
-              throw invalid('request() takes { method, params }');
-            }
-            try {
-              return await engine.attemptOnce(index, args.method, args.params);
-            } catch (descriptor) {
-              throw toError(descriptor);
-            }
-          },
-        };
-        try {
-          return { ok: true, value: await op(provider, { endpoint: labels[index], attempt: attemptNumber }) };
-        } catch (error) {
-          return { ok: false, error, observation: observe(error) };
-        }
-      };
+      const attempt = (index, attemptNumber, timeoutMs) => runAttempt(engine, op, labels[index], index, attemptNumber, timeoutMs, signal);
       try {
-        return await engine.execute(attempt);
+        return await abortable(engine.execute(attempt, signal), signal);
       } catch (descriptor) {
+        if (signal && signal.aborted && descriptor === signal.reason) throw descriptor;
         const original = descriptor && descriptor.operationError;
         // A failure that must not be retried is the operation's own error: rethrow it as is.
         if (descriptor && descriptor.reason === 'notRetryable' && original !== undefined) throw original;
@@ -139,6 +159,53 @@ function createRelayerClass(wasm) {
     }
   }
   return FaultTolerantRelayer;
+}
+
+/**
+ * One attempt of an executeRpcWithRetry operation, reported to the engine
+ * as `{ ok, value }` or `{ ok: false, error, observation }`. It never
+ * rejects. The attempt's own timeout is enforced here: past it, the
+ * attempt counts as timed out and its signal aborts.
+ */
+async function runAttempt(engine, op, endpoint, index, attemptNumber, timeoutMs, outer) {
+  const controller = new AbortController();
+  const forward = () => controller.abort(outer.reason);
+  if (outer) outer.addEventListener('abort', forward, { once: true });
+  let timer;
+  const timedOut = new Promise((resolve) => {
+    timer = setTimeout(() => {
+      const error = new TransportError({ kind: 'transport', code: -32002, transport: 'timeout', endpoint,
+        message: `operation timed out after ${timeoutMs} ms on ${endpoint}` });
+      controller.abort(error);
+      resolve({ ok: false, error, observation: { transport: 'timeout' } });
+    }, timeoutMs);
+  });
+  const provider = {
+    endpoint,
+    request: async (args) => {
+      if (args === null || typeof args !== 'object' || typeof args.method !== 'string') {
+        throw invalid('request() takes { method, params }');
+      }
+      try {
+        return await abortable(engine.attemptOnce(index, args.method, args.params, controller.signal), controller.signal);
+      } catch (descriptor) {
+        throw toError(descriptor);
+      }
+    },
+  };
+  const run = (async () => {
+    try {
+      return { ok: true, value: await op(provider, { endpoint, attempt: attemptNumber, signal: controller.signal, timeoutMs }) };
+    } catch (error) {
+      return { ok: false, error, observation: observe(error) };
+    }
+  })();
+  try {
+    return await Promise.race([run, timedOut]);
+  } finally {
+    clearTimeout(timer);
+    if (outer) outer.removeEventListener('abort', forward);
+  }
 }
 
 function createApi(wasm) {

@@ -12,10 +12,11 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use js_sys::{Promise, Reflect, JSON};
+use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, Headers, RequestInit, Response};
+use web_sys::{AbortController, AbortSignal, Headers, RequestInit, Response};
 
 use super::js_runtime::timer_millis;
 use crate::policy::classify::{Observation, Reply, RpcErrorInfo, TransportFailure};
@@ -40,6 +41,9 @@ pub struct FetchCall {
     pub body: String,
     /// The `id` written into it, checked against the reply.
     pub id: f64,
+    /// The caller's `AbortSignal`, if any: aborting it cancels the attempt
+    /// in flight and stops the retry loop.
+    pub signal: Option<AbortSignal>,
 }
 
 /// Sends calls to the relayer's endpoint URLs.
@@ -56,7 +60,7 @@ impl FetchTransport {
 
     /// Encodes a call; fails (with the JS error) if `params` cannot be
     /// serialised, e.g. a BigInt or a cycle.
-    pub fn encode(method: &str, params: &JsValue, id: f64) -> Result<FetchCall, JsValue> {
+    pub fn encode(method: &str, params: &JsValue, id: f64, signal: Option<AbortSignal>) -> Result<FetchCall, JsValue> {
         let request = js_sys::Object::new();
         Reflect::set(&request, &"jsonrpc".into(), &"2.0".into())?;
         Reflect::set(&request, &"id".into(), &JsValue::from_f64(id))?;
@@ -65,15 +69,19 @@ impl FetchTransport {
             Reflect::set(&request, &"params".into(), params)?;
         }
         let body = JSON::stringify(&request)?.as_string().unwrap_or_default();
-        Ok(FetchCall { body, id })
+        Ok(FetchCall { body, id, signal })
     }
 
     async fn exchange(&self, call: &FetchCall, target: AttemptTarget) -> Result<Observation<JsValue>, JsValue> {
         let Some(url) = self.urls.get(target.endpoint) else {
             return Ok(Observation::Transport(TransportFailure::Network("no such endpoint".into())));
         };
+        if call.signal.as_ref().is_some_and(|s| s.aborted()) {
+            return Ok(Observation::Transport(TransportFailure::Aborted));
+        }
         let controller = AbortController::new()?;
         let timed_out = Rc::new(Cell::new(false));
+        let _link = call.signal.as_ref().map(|signal| SignalLink::new(signal, &controller));
         let _timer = {
             let controller = controller.clone();
             let timed_out = timed_out.clone();
@@ -126,6 +134,28 @@ impl Transport for FetchTransport {
             Ok(observation) => observation,
             Err(error) => Observation::Transport(transport_failure(&error, false)),
         }
+    }
+}
+
+/// Forwards a caller's abort to one attempt's controller, for as long as
+/// the link lives (dropping it removes the listener, so nothing leaks).
+struct SignalLink {
+    signal: AbortSignal,
+    listener: Closure<dyn FnMut()>,
+}
+
+impl SignalLink {
+    fn new(signal: &AbortSignal, controller: &AbortController) -> Self {
+        let controller = controller.clone();
+        let listener = Closure::<dyn FnMut()>::new(move || controller.abort());
+        let _ = signal.add_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
+        SignalLink { signal: signal.clone(), listener }
+    }
+}
+
+impl Drop for SignalLink {
+    fn drop(&mut self) {
+        let _ = self.signal.remove_event_listener_with_callback("abort", self.listener.as_ref().unchecked_ref());
     }
 }
 

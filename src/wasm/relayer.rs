@@ -11,6 +11,7 @@ use alloy_primitives::{hex, keccak256};
 use js_sys::{Array, Function, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use web_sys::AbortSignal;
 
 use super::config;
 use super::descriptors::{self, Obj, Redactor, CODE_DISCONNECTED, CODE_INVALID_PARAMS};
@@ -68,26 +69,31 @@ impl WasmRelayer {
 
     /// One logical JSON-RPC request under every policy. Resolves to the
     /// node's `result` untouched; rejects with an error descriptor.
-    pub fn request(&self, method: String, params: JsValue) -> Promise {
+    /// `signal` (an `AbortSignal` or undefined) cancels it.
+    pub fn request(&self, method: String, params: JsValue, signal: JsValue) -> Promise {
         let core = self.core.clone();
-        future_to_promise(async move { core.request(method, params).await })
+        let signal = signal.dyn_into::<AbortSignal>().ok();
+        future_to_promise(async move { core.request(method, params, signal).await })
     }
 
     /// Exactly one attempt against endpoint `endpoint` (for the provider
     /// handed to `executeRpcWithRetry` operations). Rejections carry an
     /// `observation` the outer retry loop classifies.
     #[wasm_bindgen(js_name = attemptOnce)]
-    pub fn attempt_once(&self, endpoint: usize, method: String, params: JsValue) -> Promise {
+    pub fn attempt_once(&self, endpoint: usize, method: String, params: JsValue, signal: JsValue) -> Promise {
         let core = self.core.clone();
-        future_to_promise(async move { core.attempt_once(endpoint, method, params).await })
+        let signal = signal.dyn_into::<AbortSignal>().ok();
+        future_to_promise(async move { core.attempt_once(endpoint, method, params, signal).await })
     }
 
-    /// Runs `op(endpointIndex, attempt)` under the retry policies. `op`
-    /// must resolve to `{ ok: true, value }` or `{ ok: false, observation,
-    /// error }` (the JS wrapper guarantees it).
-    pub fn execute(&self, op: Function) -> Promise {
+    /// Runs `op(endpointIndex, attempt, timeoutMs)` under the retry
+    /// policies. `op` must resolve to `{ ok: true, value }` or `{ ok: false,
+    /// observation, error }` (the JS wrapper guarantees it). `signal`
+    /// cancels the loop.
+    pub fn execute(&self, op: Function, signal: JsValue) -> Promise {
         let core = self.core.clone();
-        future_to_promise(async move { core.execute(op).await })
+        let signal = signal.dyn_into::<AbortSignal>().ok();
+        future_to_promise(async move { core.execute(op, signal).await })
     }
 
     /// Redacted endpoint labels, in order.
@@ -123,10 +129,10 @@ impl Core {
         descriptors::simple_error("closed", CODE_DISCONNECTED, "the relayer is closed")
     }
 
-    fn encode(&self, method: &str, params: &JsValue) -> Result<FetchCall, JsValue> {
+    fn encode(&self, method: &str, params: &JsValue, signal: Option<AbortSignal>) -> Result<FetchCall, JsValue> {
         let id = self.next_id.get();
         self.next_id.set(if id >= 9e15 { 1.0 } else { id + 1.0 });
-        FetchTransport::encode(method, params, id).map_err(|e| {
+        FetchTransport::encode(method, params, id, signal).map_err(|e| {
             let why = get(&e, "message").as_string().unwrap_or_default();
             descriptors::simple_error(
                 "invalidRequest",
@@ -136,11 +142,16 @@ impl Core {
         })
     }
 
-    async fn request(self: Rc<Self>, method: String, params: JsValue) -> Result<JsValue, JsValue> {
+    async fn request(
+        self: Rc<Self>,
+        method: String,
+        params: JsValue,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue> {
         if self.closed.get() {
             return Err(self.closed_error());
         }
-        let call = self.encode(&method, &params)?;
+        let call = self.encode(&method, &params, signal)?;
         let emit = |e: PipelineEvent| self.emit(&e, &method);
         let attempt = |target: AttemptTarget| {
             let (core, call) = (&self, &call);
@@ -167,6 +178,7 @@ impl Core {
         endpoint: usize,
         method: String,
         params: JsValue,
+        signal: Option<AbortSignal>,
     ) -> Result<JsValue, JsValue> {
         if self.closed.get() {
             return Err(self.closed_error());
@@ -174,7 +186,7 @@ impl Core {
         if endpoint >= self.pipeline.config().endpoints.len() {
             return Err(descriptors::simple_error("invalidRequest", CODE_INVALID_PARAMS, "no such endpoint"));
         }
-        let call = self.encode(&method, &params)?;
+        let call = self.encode(&method, &params, signal)?;
         let timeout = self.pipeline.config().attempt_timeout;
         let observation = self.transport.send(&call, AttemptTarget { endpoint, timeout }).await;
         let verdict = self.pipeline.classify(&method, &observation, JsRuntime.unix_time());
@@ -202,7 +214,7 @@ impl Core {
         Err(descriptor)
     }
 
-    async fn execute(self: Rc<Self>, op: Function) -> Result<JsValue, JsValue> {
+    async fn execute(self: Rc<Self>, op: Function, signal: Option<AbortSignal>) -> Result<JsValue, JsValue> {
         if self.closed.get() {
             return Err(self.closed_error());
         }
@@ -211,11 +223,22 @@ impl Core {
         let attempts = Cell::new(0u32);
         let emit = |e: PipelineEvent| self.emit(&e, "executeRpcWithRetry");
         let attempt = |target: AttemptTarget| {
-            let (op, last_error, success_value, attempts) = (&op, &last_error, &success_value, &attempts);
+            let (op, last_error, success_value, attempts, signal) =
+                (&op, &last_error, &success_value, &attempts, &signal);
+            let closed = &self.closed;
             async move {
+                if closed.get() || signal.as_ref().is_some_and(|s| s.aborted()) {
+                    return Observation::Transport(TransportFailure::Aborted);
+                }
                 let n = attempts.get();
                 attempts.set(n + 1);
-                let promise = op.call2(&JsValue::UNDEFINED, &(target.endpoint as f64).into(), &(n as f64).into());
+                let timeout_ms = crate::time::millis_f64(target.timeout);
+                let promise = op.call3(
+                    &JsValue::UNDEFINED,
+                    &(target.endpoint as f64).into(),
+                    &(n as f64).into(),
+                    &timeout_ms.into(),
+                );
                 let settled = match promise {
                     Ok(p) => JsFuture::from(Promise::resolve(&p)).await,
                     Err(e) => Err(e),

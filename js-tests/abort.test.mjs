@@ -1,0 +1,51 @@
+// Cancellation and per-attempt timeouts of operations.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { FaultTolerantRelayer, isInvalidRequestError, isTransportError } from '../pkg/dist/node.mjs';
+import { startMockNode } from './helpers/mock-node.mjs';
+
+const nodes = [];
+async function node(script) {
+  const n = await startMockNode(script);
+  nodes.push(n);
+  return n;
+}
+after(() => Promise.all(nodes.map((n) => n.close())));
+
+test('an aborted request rejects with the signal reason and sends nothing more', async () => {
+  const a = await node([{ hang: true }]);
+  const relayer = new FaultTolerantRelayer([a.url], { baseDelayMs: 1, maxDelayMs: 2, attemptTimeoutMs: 60000 });
+  const controller = new AbortController();
+  const pending = relayer.request({ method: 'eth_blockNumber' }, { signal: controller.signal });
+  while (a.count() === 0) await new Promise((r) => setImmediate(r));
+  const reason = new Error('user navigated away');
+  controller.abort(reason);
+  await assert.rejects(pending, (e) => e === reason);
+  await new Promise((r) => setTimeout(r, 30));
+  assert.equal(a.count(), 1, 'no retry after the abort');
+});
+
+test('an already-aborted signal sends nothing', async () => {
+  const a = await node([{ result: '0x1' }]);
+  const relayer = new FaultTolerantRelayer([a.url]);
+  await assert.rejects(relayer.request({ method: 'eth_blockNumber' }, { signal: AbortSignal.abort() }), (e) => e.name === 'AbortError');
+  assert.equal(a.count(), 0);
+  await assert.rejects(relayer.request({ method: 'eth_blockNumber' }, { signal: 'nope' }), (e) => isInvalidRequestError(e));
+});
+
+test('an operation that outlives its attempt timeout is abandoned, signalled, and retried elsewhere', async () => {
+  const a = await node([{ result: '0x1' }]);
+  const relayer = new FaultTolerantRelayer([a.url, a.url], { baseDelayMs: 1, maxDelayMs: 2, attemptTimeoutMs: 50 });
+  const signals = [];
+  const value = await relayer.executeRpcWithRetry(async (provider, ctx) => {
+    signals.push(ctx.signal);
+    assert.equal(ctx.timeoutMs, 50);
+    if (ctx.attempt === 0) await new Promise(() => {}); // stuck forever
+    return provider.request({ method: 'eth_blockNumber' });
+  });
+  assert.equal(value, '0x1');
+  assert.equal(signals.length, 2);
+  assert.ok(signals[0].aborted, 'the abandoned attempt was told');
+  assert.ok(isTransportError(signals[0].reason) && signals[0].reason.transport === 'timeout');
+  assert.ok(!signals[1].aborted);
+});

@@ -1,0 +1,56 @@
+// Compiled with `tsc --strict --noEmit` by js-tests/types.test.mjs: uses
+// every public API so a missing or loose type breaks the build.
+import {
+  FaultTolerantRelayer, ready, type RelayerOptions, type RetryEvent, type FailoverEvent, type RateLimitedEvent,
+  type BoundProvider, type OperationContext, type RelayerStats, type AttemptInfo, type Eip1193Provider,
+  BreakwaterError, ConfigError, RpcError, HttpError, TransportError, DeadlineError, RetryBudgetError,
+  RateLimitedError, OutcomeUnknownError, ClosedError, InvalidRequestError,
+  isBreakwaterError, isConfigError, isRpcError, isHttpError, isTransportError, isDeadlineError,
+  isRetryBudgetError, isRateLimitedError, isOutcomeUnknownError, isClosedError, isInvalidRequestError,
+} from 'breakwater-rpc';
+
+const options: RelayerOptions = {
+  maxRetries: 4, baseDelayMs: 1000, maxDelayMs: 15000, backoff: 'decorrelatedJitter', attemptTimeoutMs: 5000,
+  deadlineMs: 20000, retryBudget: { ratio: 0.1, minPerSecond: 2, burst: 5 }, maxRetryAfterMs: 10000,
+  maxResponseBytes: 1 << 20, classify: [{ code: -32099, class: 'fatal' }, { message: 'busy', method: 'eth_call', class: 'transient' }],
+};
+
+async function main(): Promise<void> {
+  await ready;
+  const relayer = new FaultTolerantRelayer(['http://127.0.0.1:8545'], options);
+  const asProvider: Eip1193Provider = relayer;
+  const block: unknown = await asProvider.request({ method: 'eth_blockNumber' });
+  const params = await relayer.request({ method: 'eth_getBalance', params: ['0x0', 'latest'] });
+  const n: number = await relayer.executeRpcWithRetry(async (p: BoundProvider, ctx: OperationContext) => {
+    const label: string = p.endpoint + ctx.endpoint;
+    const signal: AbortSignal = ctx.signal;
+    void signal;
+    return Number(await p.request({ method: 'eth_blockNumber' })) + label.length + ctx.attempt;
+  });
+  const offRetry = relayer.on('retry', (e: RetryEvent) => { const d: number = e.delayMs; void d; });
+  const offFailover = relayer.on('failover', (e: FailoverEvent) => { const to: string = e.to; void to; });
+  relayer.on('rateLimited', (e: RateLimitedEvent) => { const long: boolean = e.longHorizon; void long; });
+  offRetry();
+  offFailover();
+  const controller = new AbortController();
+  await relayer.request({ method: 'eth_chainId' }, { signal: controller.signal });
+  const stats: RelayerStats = relayer.stats();
+  const labels: string[] = relayer.endpoints;
+  try {
+    await relayer.request({ method: 'eth_call', params: [{}, 'latest'] });
+  } catch (e: unknown) {
+    if (isRpcError(e)) { const c: number = e.code; const d: unknown = e.data; void c; void d; }
+    if (isHttpError(e)) { const s: number = e.status; void s; }
+    if (isTransportError(e)) { const t: 'timeout' | 'refused' | 'reset' | 'dns' | 'aborted' | 'network' = e.transport; void t; }
+    if (isConfigError(e)) { const f: string = e.field; void f; }
+    if (isBreakwaterError(e)) { const h: AttemptInfo[] = e.history; const k: string = e.kind; void h; void k; }
+    const guards = [isDeadlineError, isRetryBudgetError, isRateLimitedError, isOutcomeUnknownError, isClosedError, isInvalidRequestError];
+    void guards.map((g) => g(e));
+  }
+  const classes = [BreakwaterError, ConfigError, RpcError, HttpError, TransportError, DeadlineError, RetryBudgetError,
+    RateLimitedError, OutcomeUnknownError, ClosedError, InvalidRequestError];
+  void classes;
+  void block; void params; void n; void stats; void labels;
+  await relayer.close();
+}
+void main();
