@@ -120,12 +120,27 @@ pub struct RawOptions {
 /// almost certainly a unit mistake (seconds vs milliseconds).
 const MAX_MS: f64 = 86_400_000.0;
 
+/// Shows a number in an error message without pulling float formatting
+/// (kilobytes of tables) into the wasm build.
+fn show(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "Infinity" } else { "-Infinity" }.into()
+    } else if v.fract() == 0.0 && v.abs() < 9e15 {
+        (v as i64).to_string()
+    } else {
+        "a fractional number".into()
+    }
+}
+
 fn millis(field: &str, value: Option<f64>, default: f64, min: f64) -> Result<Duration, ConfigError> {
     let v = value.unwrap_or(default);
     if !v.is_finite() || v < min || v > MAX_MS {
+        let (min, max, got) = (show(min), show(MAX_MS), show(v));
         return Err(ConfigError::new(
             field,
-            format!("must be a number of milliseconds between {min} and {MAX_MS}, got {v}"),
+            format!("must be a number of milliseconds between {min} and {max}, got {got}"),
         ));
     }
     Ok(Duration::from_micros((v * 1000.0) as u64))
@@ -134,7 +149,7 @@ fn millis(field: &str, value: Option<f64>, default: f64, min: f64) -> Result<Dur
 fn whole(field: &str, value: Option<f64>, default: u32, max: u32) -> Result<u32, ConfigError> {
     let v = value.unwrap_or(default as f64);
     if !v.is_finite() || v < 0.0 || v.fract() != 0.0 || v > max as f64 {
-        return Err(ConfigError::new(field, format!("must be a whole number between 0 and {max}, got {v}")));
+        return Err(ConfigError::new(field, format!("must be a whole number between 0 and {max}, got {}", show(v))));
     }
     Ok(v as u32)
 }

@@ -78,7 +78,7 @@ impl EndpointUrl {
             label.push_str(&names.join("&"));
         }
         // Longest first, so a secret that contains another is masked whole.
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.sort_unstable_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         secrets.dedup();
         Ok(EndpointUrl { url: url.to_string(), label, secrets })
     }

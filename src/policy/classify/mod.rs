@@ -190,7 +190,7 @@ impl Classifier {
     /// A classifier with extra rules checked before the built-in ones.
     pub fn with_rules(mut user_rules: Vec<UserRule>) -> Self {
         for rule in &mut user_rules {
-            rule.message = rule.message.take().map(|m| m.to_lowercase());
+            rule.message = rule.message.take().map(|m| m.to_ascii_lowercase());
         }
         Classifier { user_rules }
     }
@@ -243,7 +243,7 @@ impl Classifier {
             Observation::Http { status, .. } => (Some(*status), None),
             Observation::Transport(_) => (None, None),
         };
-        let lowered = error.map(|e| e.message.to_lowercase());
+        let lowered = error.map(|e| e.message.to_ascii_lowercase());
         self.user_rules.iter().enumerate().find_map(|(i, rule)| {
             let matches = rule.method.as_deref().is_none_or(|m| m == method)
                 && rule.status.is_none_or(|s| Some(s) == status)

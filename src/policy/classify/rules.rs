@@ -130,7 +130,7 @@ const TABLE: &[Row] = &[
 
 /// Classifies a JSON-RPC error object.
 pub fn rpc_error(code: Option<i64>, message: &str, send: bool) -> Verdict {
-    let lower = message.to_lowercase();
+    let lower = message.to_ascii_lowercase();
     for r in TABLE {
         if r.scope == Scope::Send && !send {
             continue;
@@ -197,7 +197,7 @@ pub fn transport(failure: &TransportFailure, replay_safe: bool) -> Verdict {
 fn contains_word(haystack: &str, needle: &str) -> bool {
     haystack
         .match_indices(needle)
-        .any(|(at, _)| haystack[..at].chars().next_back().is_none_or(|c| !c.is_alphanumeric()))
+        .any(|(at, _)| haystack[..at].chars().next_back().is_none_or(|c| !c.is_ascii_alphanumeric()))
 }
 
 #[cfg(test)]
