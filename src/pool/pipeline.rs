@@ -12,7 +12,8 @@
 //!     Fatal, send outcomes, OutcomeUnknown   → stop NotRetryable (exactly one attempt)
 //!     Capability                             → next *untried* endpoint, no wait; none → NotRetryable
 //!     Transient / RateLimited                → next endpoint round robin (cooling ones skipped)
-//!        RateLimited: the endpoint rests for Retry-After (capped) or the backoff
+//!        RateLimited: the endpoint rests for Retry-After (capped) or the backoff;
+//!        any failure with a Retry-After (a 503, say) rests the endpoint for it
 //!        wait = max(full-jitter backoff(n), next endpoint's remaining cooldown)
 //!     before any retry: attempts left?  (no → AttemptsExhausted)
 //!                       now + wait < deadline? (no → Deadline, or RateLimited if
@@ -123,6 +124,10 @@ impl Pipeline {
         let first = self.router.borrow().first(start);
         let mut endpoint = first.endpoint;
         let mut wait = first.wait;
+        if start + wait >= deadline {
+            // Every endpoint rests past this request's deadline: say so now.
+            return Err(Failure { reason: StopReason::RateLimited, last, attempts: records });
+        }
 
         loop {
             if !wait.is_zero() {
@@ -161,7 +166,7 @@ impl Pipeline {
 
             let retry_index = (records.len() - 1) as u32;
             let backoff = self.config.backoff.delay(retry_index, previous_delay, runtime.random_unit());
-            if verdict.class == ErrorClass::RateLimited {
+            if verdict.class == ErrorClass::RateLimited || verdict.retry_after.is_some() {
                 self.rest_endpoint(endpoint, &verdict, backoff, ended, emit);
             }
             let next = self.plan_retry(&verdict, endpoint, &tried, backoff, ended, deadline, records.len() as u32);
@@ -191,8 +196,9 @@ impl Pipeline {
         }
     }
 
-    /// Puts a rate-limited endpoint to rest: for its Retry-After (capped),
-    /// for the cap if the quota is long-horizon, else for the backoff.
+    /// Puts an endpoint to rest after it asked for it: for its Retry-After
+    /// (capped; a 503 may send one too), for the cap if a quota is
+    /// long-horizon, else (a 429 without a hint) for the backoff.
     fn rest_endpoint(
         &self,
         endpoint: usize,
@@ -205,7 +211,9 @@ impl Pipeline {
         let cooldown = if verdict.long_horizon { cap } else { verdict.retry_after.map_or(backoff, |d| d.min(cap)) };
         let until = now + cooldown;
         self.router.borrow_mut().cool_down(endpoint, until);
-        emit(PipelineEvent::RateLimited { endpoint, until, cooldown, long_horizon: verdict.long_horizon });
+        if verdict.class == ErrorClass::RateLimited {
+            emit(PipelineEvent::RateLimited { endpoint, until, cooldown, long_horizon: verdict.long_horizon });
+        }
     }
 
     /// Decides whether and where to retry after a failed attempt.

@@ -191,3 +191,37 @@ fn jittered_failover_delays_stay_within_full_jitter_bounds() {
         assert!(gap <= (100u64 << n).min(1000), "gap {n} = {gap}");
     }
 }
+
+#[test]
+fn a_503_with_retry_after_rests_that_endpoint_for_later_requests() {
+    let h = harness(vec![vec![Status(503, Some("5")), Answer("0xa")], vec![Answer("0xb")]], opts());
+    assert_eq!(h.run("eth_blockNumber").unwrap().endpoint, 1);
+    assert_eq!(h.run("eth_blockNumber").unwrap().endpoint, 1);
+    assert_eq!(h.net.calls(0), 1);
+    assert!(h.events.borrow().iter().all(|e| !matches!(e, PipelineEvent::RateLimited { .. })), "a 503 is not a quota");
+}
+
+#[test]
+fn when_every_endpoint_rests_past_the_deadline_a_new_request_fails_at_once_without_traffic() {
+    let raw = RawOptions { deadline_ms: Some(1000.0), max_retry_after_ms: Some(60_000.0), ..opts() };
+    let h = harness(vec![vec![Status(429, Some("30"))]], raw);
+    assert_eq!(h.run("eth_blockNumber").unwrap_err().reason, StopReason::RateLimited);
+    let second = h.run("eth_blockNumber").unwrap_err();
+    assert_eq!((second.reason, second.attempts.len()), (StopReason::RateLimited, 0));
+    assert_eq!((h.net.calls(0), h.now_ms()), (1, 0));
+}
+
+#[test]
+fn long_horizon_quota_rests_the_endpoint_for_the_cap() {
+    let raw = RawOptions { max_retry_after_ms: Some(45_000.0), ..opts() };
+    let h = harness(
+        vec![vec![RpcError(-32005, "daily request count exceeded, request rate limited")], vec![Answer("0x1")]],
+        raw,
+    );
+    h.run("eth_blockNumber").unwrap();
+    let rested = h.events.borrow().iter().find_map(|e| match e {
+        PipelineEvent::RateLimited { cooldown, long_horizon, .. } => Some((*cooldown, *long_horizon)),
+        _ => None,
+    });
+    assert_eq!(rested, Some((MS(45_000), true)));
+}
