@@ -27,10 +27,27 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>breakwater browser tes
   window.__done = out;
 </script>`;
 
+// The same module inside a module Web Worker (no window, no document).
+const WORKER = `import { FaultTolerantRelayer } from '/pkg/web.js';
+const q = new URLSearchParams(self.location.search);
+try {
+  const relayer = new FaultTolerantRelayer([q.get('dead'), q.get('good')], { baseDelayMs: 1, maxDelayMs: 5 });
+  let failovers = 0;
+  relayer.on('failover', () => { failovers += 1; });
+  self.postMessage({ block: await relayer.request({ method: 'eth_blockNumber' }), failovers });
+} catch (e) {
+  self.postMessage({ error: String(e && e.stack || e) });
+}`;
+const WORKER_PAGE = `<!doctype html><meta charset="utf-8"><script type="module">
+  const worker = new Worker('/worker.js' + location.search, { type: 'module' });
+  worker.onmessage = ({ data }) => { window.__done = data; };
+  worker.onerror = (e) => { window.__done = { error: e.message || 'worker failed to load' }; };
+</script>`;
+
 let browser; let site; let good;
 before(async () => {
   good = await startMockNode([{ resultFor: { eth_blockNumber: '0x2a' } }]);
-  site = await startStaticServer({ routes: { '/pkg': join(root, 'pkg/dist') }, pages: { '/': PAGE } });
+  site = await startStaticServer({ routes: { '/pkg': join(root, 'pkg/dist') }, pages: { '/': PAGE, '/worker.html': WORKER_PAGE, '/worker.js': WORKER } });
   browser = await launchBrowser();
 });
 after(async () => {
@@ -52,5 +69,15 @@ test('the ES module build fails over and classifies errors inside Chromium', asy
   assert.deepEqual(out.events, ['failover']);
   assert.deepEqual(out.revert, { typed: true, code: 3, name: 'RpcError' });
   assert.equal(good.count(), 2, 'one success, one revert: no retries of the revert');
+  await page.close();
+});
+
+test('the ES module build works inside a module Web Worker', async () => {
+  good.setScript([{ resultFor: { eth_blockNumber: '0x2b' } }]);
+  const page = await browser.newPage();
+  const q = new URLSearchParams({ dead: await deadUrl(), good: good.url });
+  await page.goto(`${site.url}/worker.html?${q}`);
+  const out = await (await page.waitForFunction(() => window.__done, null, { timeout: 20000 })).jsonValue();
+  assert.deepEqual(out, { block: '0x2b', failovers: 1 });
   await page.close();
 });

@@ -17,7 +17,7 @@ export async function startStaticServer({ routes = {}, pages = {} } = {}) {
   const server = http.createServer(async (req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     if (pages[path] !== undefined) {
-      res.writeHead(200, { 'content-type': TYPES['.html'] });
+      res.writeHead(200, { 'content-type': TYPES[extname(path)] || TYPES['.html'] });
       return res.end(pages[path]);
     }
     for (const [prefix, dir] of Object.entries(routes)) {
