@@ -3,6 +3,7 @@
 //! timing rule can be tested exactly on a simulated clock.
 
 pub mod backoff;
+pub mod breaker;
 pub mod budget;
 pub mod classify;
 pub mod retry;

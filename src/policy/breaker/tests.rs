@@ -1,0 +1,175 @@
+//! Every transition of the breaker, on explicit instants.
+
+use std::time::Duration;
+
+use super::*;
+
+fn at(ms: u64) -> Instant {
+    Instant::from_epoch(Duration::from_millis(ms))
+}
+
+fn config() -> BreakerConfig {
+    BreakerConfig {
+        consecutive_failures: 3,
+        failure_rate: 0.5,
+        window: Duration::from_secs(10),
+        min_samples: 6,
+        open_base: Duration::from_secs(30),
+        open_max: Duration::from_secs(120),
+        jitter: 0.0,
+        probe_permits: 1,
+        close_after: 2,
+        early_probe_base: Duration::from_millis(500),
+        reset_after: Duration::from_secs(600),
+    }
+}
+
+fn trip(b: &mut Breaker, now: Instant) {
+    for _ in 0..3 {
+        b.on_failure(now, false, 0.5);
+    }
+}
+
+#[test]
+fn trips_on_consecutive_failures_and_a_success_resets_the_count() {
+    let mut b = Breaker::new(config(), at(0));
+    b.on_failure(at(0), false, 0.5);
+    b.on_failure(at(0), false, 0.5);
+    b.on_success(at(0), false);
+    b.on_failure(at(0), false, 0.5);
+    b.on_failure(at(0), false, 0.5);
+    assert_eq!(b.state(at(0)), BreakerState::Closed);
+    let t = b.on_failure(at(1), false, 0.5).unwrap();
+    assert_eq!((t.from, t.to), (BreakerState::Closed, BreakerState::Open { until: at(30_001) }));
+    assert_eq!(b.try_acquire(at(2)), Admission::Rejected { until: at(30_001) });
+}
+
+#[test]
+fn trips_on_failure_rate_over_the_window_with_enough_samples() {
+    let mut b = Breaker::new(config(), at(0));
+    // Alternate success/failure: never 3 in a row, but 50 % failures.
+    for i in 0..5 {
+        b.on_success(at(i * 10), false);
+        assert!(b.on_failure(at(i * 10 + 5), false, 0.5).is_none() || i >= 2);
+    }
+    assert!(matches!(b.state(at(100)), BreakerState::Open { .. }));
+    // Old samples leave the window: the same pattern spread over time does not trip.
+    let mut b = Breaker::new(config(), at(0));
+    for i in 0..10 {
+        b.on_success(at(i * 6_000), false);
+        b.on_failure(at(i * 6_000 + 1), false, 0.5);
+    }
+    assert_eq!(b.state(at(60_000)), BreakerState::Closed, "only ~4 samples ever in a 10 s window");
+}
+
+#[test]
+fn half_open_grants_exactly_the_probe_permits_and_closes_after_successes() {
+    let mut b = Breaker::new(BreakerConfig { probe_permits: 2, ..config() }, at(0));
+    trip(&mut b, at(0));
+    assert_eq!(b.state(at(30_000)), BreakerState::HalfOpen);
+    assert_eq!(b.try_acquire(at(30_000)), Admission::Allowed { probe: true });
+    assert_eq!(b.try_acquire(at(30_000)), Admission::Allowed { probe: true });
+    assert!(matches!(b.try_acquire(at(30_000)), Admission::Rejected { .. }), "third concurrent probe refused");
+    assert_eq!(b.probes_in_flight(), 2);
+    assert!(b.on_success(at(30_010), true).is_none());
+    assert_eq!(b.try_acquire(at(30_010)), Admission::Allowed { probe: true }, "a released permit is reusable");
+    let t = b.on_success(at(30_020), true).unwrap();
+    assert_eq!((t.from, t.to), (BreakerState::HalfOpen, BreakerState::Closed));
+    b.on_neutral(true);
+    assert_eq!(b.probes_in_flight(), 0);
+}
+
+#[test]
+fn a_failed_probe_reopens_with_a_doubled_capped_open_time() {
+    let mut b = Breaker::new(config(), at(0));
+    trip(&mut b, at(0));
+    let mut now = 30_000;
+    for expected in [60_000, 120_000, 120_000] {
+        assert_eq!(b.try_acquire(at(now)), Admission::Allowed { probe: true });
+        let t = b.on_failure(at(now), true, 0.5).unwrap();
+        assert_eq!(t.to, BreakerState::Open { until: at(now + expected) });
+        now += expected;
+    }
+}
+
+#[test]
+fn open_time_is_jittered_within_bounds() {
+    let cfg = BreakerConfig { jitter: 0.2, ..config() };
+    for r in [0.0, 0.5, 0.999] {
+        let mut b = Breaker::new(cfg, at(0));
+        trip(&mut b, at(0));
+        let BreakerState::Open { until } = b.state(at(0)) else { panic!("not open") };
+        let open = until.since_epoch();
+        assert!(open >= Duration::from_secs(24) && open <= Duration::from_secs(36), "{open:?} for r={r}");
+    }
+}
+
+#[test]
+fn neutral_outcomes_do_not_count() {
+    let mut b = Breaker::new(config(), at(0));
+    for _ in 0..100 {
+        b.on_neutral(false);
+    }
+    b.on_failure(at(0), false, 0.5);
+    b.on_failure(at(0), false, 0.5);
+    assert_eq!(b.state(at(0)), BreakerState::Closed);
+}
+
+#[test]
+fn early_probes_during_a_total_outage_are_one_at_a_time_and_spaced_exponentially() {
+    let mut b = Breaker::new(config(), at(0));
+    trip(&mut b, at(0));
+    assert!(matches!(b.try_early_probe(at(100), 0.5), Admission::Rejected { until } if until == at(500)));
+    assert_eq!(b.try_early_probe(at(500), 0.5), Admission::Allowed { probe: true });
+    assert!(matches!(b.try_early_probe(at(600), 0.5), Admission::Rejected { .. }), "one probe at a time");
+    b.on_failure(at(700), true, 0.5);
+    assert!(matches!(b.state(at(700)), BreakerState::Open { .. }), "a failed early probe keeps it open");
+    assert_eq!(b.early_probe_at(), at(1000), "spacing 500 ms from the last probe");
+    assert_eq!(b.try_early_probe(at(1000), 0.5), Admission::Allowed { probe: true });
+    assert_eq!(b.early_probe_at(), at(2000), "spacing doubled");
+    let t = b.on_success(at(1050), true).unwrap();
+    assert_eq!(t.to, BreakerState::HalfOpen, "an early probe success moves to HalfOpen, not Closed");
+    assert_eq!(b.try_acquire(at(1050)), Admission::Allowed { probe: true });
+    assert_eq!(b.on_success(at(1060), true).unwrap().to, BreakerState::Closed);
+}
+
+#[test]
+fn ejection_count_resets_after_a_long_healthy_period() {
+    let mut b = Breaker::new(config(), at(0));
+    trip(&mut b, at(0));
+    b.try_acquire(at(30_000));
+    b.on_failure(at(30_000), true, 0.5); // second ejection: 60 s
+    for t in [90_000, 90_001] {
+        b.try_acquire(at(t));
+        b.on_success(at(t), true);
+    }
+    assert_eq!(b.state(at(90_001)), BreakerState::Closed);
+    b.on_success(at(90_001 + 600_000), false);
+    trip(&mut b, at(700_000));
+    assert_eq!(b.state(at(700_000)), BreakerState::Open { until: at(730_000) }, "back to the base open time");
+}
+
+#[test]
+fn flips_are_counted() {
+    let mut b = Breaker::new(config(), at(0));
+    trip(&mut b, at(0));
+    b.try_acquire(at(30_000));
+    b.on_success(at(30_000), true);
+    b.try_acquire(at(30_000));
+    b.on_success(at(30_000), true);
+    assert_eq!(b.flips(), 3, "closed→open, open→halfOpen (observed lazily), halfOpen→closed");
+}
+
+#[test]
+fn config_errors_name_the_field() {
+    let bad = [
+        (BreakerConfig { consecutive_failures: 0, ..config() }, "breaker.consecutiveFailures"),
+        (BreakerConfig { failure_rate: 1.5, ..config() }, "breaker.failureRate"),
+        (BreakerConfig { open_max: Duration::from_secs(1), ..config() }, "breaker.openMaxMs"),
+        (BreakerConfig { probe_permits: 0, ..config() }, "breaker.probePermits"),
+        (BreakerConfig { jitter: 1.0, ..config() }, "breaker.jitter"),
+    ];
+    for (cfg, field) in bad {
+        assert_eq!(cfg.validate().unwrap_err().field(), field);
+    }
+}
