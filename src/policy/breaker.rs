@@ -341,7 +341,8 @@ impl Breaker {
 
     fn open(&mut self, now: Instant, unit_random: f64) {
         let base = self.config.open_base.saturating_mul(1u32 << self.ejections.min(20));
-        let open_for = jittered(base.min(self.config.open_max), self.config.jitter, unit_random).min(self.config.open_max);
+        let open_for =
+            jittered(base.min(self.config.open_max), self.config.jitter, unit_random).min(self.config.open_max);
         self.ejections = self.ejections.saturating_add(1);
         self.inner = Inner::Open { until: now + open_for };
         self.probe_successes = 0;

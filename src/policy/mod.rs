@@ -6,7 +6,10 @@ pub mod backoff;
 pub mod breaker;
 pub mod budget;
 pub mod classify;
+pub mod quota;
 pub mod retry;
+pub mod slow_start;
+pub mod token_bucket;
 
 pub use backoff::Backoff;
 pub use budget::{RetryBudget, RetryBudgetConfig};

@@ -1,0 +1,262 @@
+//! Quota groups: endpoints that share an API key, account or project share
+//! one compute-unit budget, because switching URLs must not route around
+//! an exhausted key.
+//!
+//! ```text
+//!   charge(cost)   every real attempt, probe and batch item; not refunded on failure
+//!   on_limited     (429, -32005, "compute units per second"…)
+//!      → the whole group cools down: Retry-After (capped) if given, else a
+//!        jittered backoff that doubles with consecutive limits
+//!      → AIMD: allowed rate × decrease (multiplicative), floored
+//!      → long horizon ("daily/monthly limit"): ejected for `long_ejection`
+//!   on_success     after `stable_window` without a limit, allowed rate
+//!                  + increase × plan (additive), capped at the plan
+//! ```
+//! Several processes behind one key can each be given a static `share` of
+//! the plan; the bucket itself sits behind [`QuotaBucket`] so a store shared
+//! across processes can replace it later.
+
+use std::time::Duration;
+
+use super::token_bucket::TokenBucket;
+use crate::config::ConfigError;
+use crate::time::Instant;
+
+/// The seam for the group's bucket (local today, shared store later).
+pub trait QuotaBucket {
+    /// Takes `cost` or says how long until it could.
+    fn try_take(&mut self, now: Instant, cost: f64) -> Result<(), Duration>;
+    /// Whether `cost` could be taken, without taking it.
+    fn check(&mut self, now: Instant, cost: f64) -> Result<(), Duration>;
+    /// Changes the refill rate.
+    fn set_rate(&mut self, now: Instant, rate: f64);
+}
+
+impl QuotaBucket for TokenBucket {
+    fn try_take(&mut self, now: Instant, cost: f64) -> Result<(), Duration> {
+        TokenBucket::try_take(self, now, cost)
+    }
+    fn check(&mut self, now: Instant, cost: f64) -> Result<(), Duration> {
+        TokenBucket::check(self, now, cost)
+    }
+    fn set_rate(&mut self, now: Instant, rate: f64) {
+        TokenBucket::set_rate(self, now, rate)
+    }
+}
+
+/// Tuning of one quota group.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QuotaConfig {
+    /// The plan in compute units per second (infinite = no client-side limit).
+    pub cu_per_second: f64,
+    /// Burst in compute units.
+    pub burst: f64,
+    /// This process's share of the plan (0..=1).
+    pub share: f64,
+    /// Multiplicative decrease on a new limit signal.
+    pub decrease: f64,
+    /// Additive increase per stable window, as a fraction of the plan.
+    pub increase: f64,
+    /// Limit-free time before the rate grows again.
+    pub stable_window: Duration,
+    /// Lowest allowed rate, as a fraction of the plan.
+    pub min_fraction: f64,
+    /// Cooldown without Retry-After, first time (doubles, jittered).
+    pub cooldown_base: Duration,
+    /// Longest cooldown, and the cap on Retry-After.
+    pub cooldown_max: Duration,
+    /// Ejection after a daily/monthly limit.
+    pub long_ejection: Duration,
+}
+
+impl Default for QuotaConfig {
+    fn default() -> Self {
+        QuotaConfig {
+            cu_per_second: f64::INFINITY,
+            burst: 0.0,
+            share: 1.0,
+            decrease: 0.5,
+            increase: 0.1,
+            stable_window: Duration::from_secs(10),
+            min_fraction: 0.05,
+            cooldown_base: Duration::from_secs(1),
+            cooldown_max: Duration::from_secs(60),
+            long_ejection: Duration::from_secs(3600),
+        }
+    }
+}
+
+impl QuotaConfig {
+    /// Checks every field; `path` is the option path (`quotaGroups.alchemy`).
+    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+        let f = |name: &str| format!("{path}.{name}");
+        if !(self.cu_per_second > 0.0) {
+            return Err(ConfigError::new(f("cuPerSecond"), "must be a positive number"));
+        }
+        if !(self.burst.is_finite() && self.burst >= 0.0) {
+            return Err(ConfigError::new(f("burst"), "must be a finite number >= 0"));
+        }
+        if !(self.share > 0.0 && self.share <= 1.0) {
+            return Err(ConfigError::new(f("share"), "must be in (0, 1]"));
+        }
+        if !(self.decrease > 0.0 && self.decrease < 1.0) {
+            return Err(ConfigError::new(f("decrease"), "must be in (0, 1)"));
+        }
+        if !(self.increase > 0.0 && self.increase <= 1.0) {
+            return Err(ConfigError::new(f("increase"), "must be in (0, 1]"));
+        }
+        if !(self.min_fraction > 0.0 && self.min_fraction <= 1.0) {
+            return Err(ConfigError::new(f("minFraction"), "must be in (0, 1]"));
+        }
+        Ok(())
+    }
+
+    /// This process's plan rate.
+    pub fn plan(&self) -> f64 {
+        self.cu_per_second * self.share
+    }
+}
+
+/// Why a charge was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuotaDenied {
+    /// The group is cooling down or ejected until then.
+    Cooling(Instant),
+    /// Not enough compute units now; enough after this wait.
+    Exhausted(Duration),
+}
+
+/// Counters for stats.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct QuotaStats {
+    /// Compute units charged in total.
+    pub cu_charged: f64,
+    /// Limit signals received.
+    pub limited: u64,
+    /// The allowed rate now (CU/s).
+    pub allowed_rate: f64,
+    /// Cooling down until (if in the future).
+    pub cooldown_until: Instant,
+}
+
+/// One group's live state.
+pub struct QuotaGroup {
+    config: QuotaConfig,
+    bucket: Box<dyn QuotaBucket>,
+    allowed: f64,
+    cooldown_until: Instant,
+    consecutive_limits: u32,
+    last_limit: Option<Instant>,
+    last_increase: Instant,
+    stats: QuotaStats,
+}
+
+impl QuotaGroup {
+    /// A group with a local token bucket (starting full).
+    pub fn new(config: QuotaConfig, now: Instant) -> Self {
+        let plan = config.plan();
+        let burst = if config.burst > 0.0 {
+            config.burst
+        } else if plan.is_finite() {
+            plan
+        } else {
+            1.0
+        };
+        let bucket = Box::new(TokenBucket::new(plan, burst, now, true));
+        Self::with_bucket(config, bucket, now)
+    }
+
+    /// A group over any bucket implementation.
+    pub fn with_bucket(config: QuotaConfig, bucket: Box<dyn QuotaBucket>, now: Instant) -> Self {
+        let allowed = config.plan();
+        QuotaGroup {
+            config,
+            bucket,
+            allowed,
+            cooldown_until: Instant::ZERO,
+            consecutive_limits: 0,
+            last_limit: None,
+            last_increase: now,
+            stats: QuotaStats { allowed_rate: allowed, ..QuotaStats::default() },
+        }
+    }
+
+    /// Whether `cost` could be charged now, without charging.
+    pub fn check(&mut self, now: Instant, cost: f64) -> Result<(), QuotaDenied> {
+        if now < self.cooldown_until {
+            return Err(QuotaDenied::Cooling(self.cooldown_until));
+        }
+        self.bucket.check(now, cost).map_err(QuotaDenied::Exhausted)
+    }
+
+    /// Charges one attempt of `cost` compute units.
+    pub fn charge(&mut self, now: Instant, cost: f64) -> Result<(), QuotaDenied> {
+        if now < self.cooldown_until {
+            return Err(QuotaDenied::Cooling(self.cooldown_until));
+        }
+        self.bucket.try_take(now, cost).map_err(QuotaDenied::Exhausted)?;
+        self.stats.cu_charged += cost.max(0.0);
+        Ok(())
+    }
+
+    /// A limit signal: cools the whole group and lowers its rate.
+    /// Returns when the group may be used again.
+    pub fn on_limited(
+        &mut self,
+        now: Instant,
+        retry_after: Option<Duration>,
+        long_horizon: bool,
+        unit_random: f64,
+    ) -> Instant {
+        self.stats.limited += 1;
+        self.consecutive_limits = self.consecutive_limits.saturating_add(1);
+        let cooldown = if long_horizon {
+            self.config.long_ejection
+        } else if let Some(after) = retry_after {
+            after.min(self.config.cooldown_max)
+        } else {
+            let step = self.config.cooldown_base.saturating_mul(1u32 << (self.consecutive_limits - 1).min(16));
+            let ceiling = step.min(self.config.cooldown_max);
+            // Equal jitter: never shorter than half, so a group is not hit again at once.
+            ceiling / 2 + (ceiling / 2).mul_f64(unit_random.clamp(0.0, 1.0))
+        };
+        self.cooldown_until = self.cooldown_until.max(now + cooldown);
+        // One decrease per burst of signals: several in-flight 429s are one event.
+        let fresh = self.last_limit.is_none_or(|t| now.saturating_since(t) >= Duration::from_millis(100));
+        if fresh && self.allowed.is_finite() {
+            let floor = self.config.plan() * self.config.min_fraction;
+            self.allowed = (self.allowed * self.config.decrease).max(floor);
+            self.bucket.set_rate(now, self.allowed);
+        }
+        self.last_limit = Some(now);
+        self.last_increase = now;
+        self.cooldown_until
+    }
+
+    /// A successful attempt: grows the rate back after a stable window.
+    pub fn on_success(&mut self, now: Instant) {
+        self.consecutive_limits = 0;
+        let plan = self.config.plan();
+        if !plan.is_finite() || self.allowed >= plan {
+            return;
+        }
+        if now.saturating_since(self.last_increase) >= self.config.stable_window {
+            self.allowed = (self.allowed + plan * self.config.increase).min(plan);
+            self.bucket.set_rate(now, self.allowed);
+            self.last_increase = now;
+        }
+    }
+
+    /// When the group may be used again (past instants mean "now").
+    pub fn cooldown_until(&self) -> Instant {
+        self.cooldown_until
+    }
+
+    /// A snapshot for stats.
+    pub fn stats(&self) -> QuotaStats {
+        QuotaStats { allowed_rate: self.allowed, cooldown_until: self.cooldown_until, ..self.stats }
+    }
+}
+
+#[cfg(test)]
+mod tests;

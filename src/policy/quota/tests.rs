@@ -1,0 +1,109 @@
+//! Quota group transitions on explicit instants.
+
+use std::time::Duration;
+
+use super::*;
+
+fn at(ms: u64) -> Instant {
+    Instant::from_epoch(Duration::from_millis(ms))
+}
+
+fn plan(cu: f64) -> QuotaConfig {
+    QuotaConfig { cu_per_second: cu, burst: cu, ..QuotaConfig::default() }
+}
+
+#[test]
+fn charges_every_attempt_and_refuses_beyond_the_plan() {
+    let mut g = QuotaGroup::new(plan(100.0), at(0));
+    for _ in 0..10 {
+        g.charge(at(0), 10.0).unwrap();
+    }
+    assert_eq!(g.charge(at(0), 10.0), Err(QuotaDenied::Exhausted(Duration::from_millis(100))));
+    assert!(g.charge(at(100), 10.0).is_ok());
+    assert_eq!(g.stats().cu_charged, 110.0);
+}
+
+#[test]
+fn a_limit_cools_the_whole_group_honouring_retry_after_capped() {
+    let mut g = QuotaGroup::new(plan(100.0), at(0));
+    let until = g.on_limited(at(0), Some(Duration::from_secs(5)), false, 0.5);
+    assert_eq!(until, at(5000));
+    assert_eq!(g.charge(at(4999), 1.0), Err(QuotaDenied::Cooling(at(5000))));
+    assert!(g.charge(at(5000), 1.0).is_ok());
+    let capped = g.on_limited(at(10_000), Some(Duration::from_secs(86_400)), false, 0.5);
+    assert_eq!(capped, at(70_000), "Retry-After capped at cooldown_max");
+}
+
+#[test]
+fn without_retry_after_the_cooldown_is_jittered_and_doubles() {
+    let mut g = QuotaGroup::new(plan(100.0), at(0));
+    let first = g.on_limited(at(0), None, false, 0.0);
+    assert_eq!(first, at(500), "half of the 1 s base at the lowest draw");
+    let second = g.on_limited(at(1000), None, false, 0.999_999);
+    assert!(second > at(2_999) && second <= at(3_000), "2 s step, up to the full step");
+}
+
+#[test]
+fn aimd_halves_on_a_limit_and_grows_back_after_stable_windows() {
+    let mut g = QuotaGroup::new(plan(100.0), at(0));
+    g.on_limited(at(0), Some(Duration::ZERO), false, 0.5);
+    g.on_limited(at(50), Some(Duration::ZERO), false, 0.5);
+    assert_eq!(g.stats().allowed_rate, 50.0, "two signals within 100 ms are one decrease");
+    g.on_limited(at(500), Some(Duration::ZERO), false, 0.5);
+    assert_eq!(g.stats().allowed_rate, 25.0);
+    g.on_success(at(5000));
+    assert_eq!(g.stats().allowed_rate, 25.0, "not stable long enough");
+    g.on_success(at(10_500));
+    assert_eq!(g.stats().allowed_rate, 35.0);
+    for t in 2..=20 {
+        g.on_success(at(500 + t * 10_000));
+    }
+    assert_eq!(g.stats().allowed_rate, 100.0, "capped at the plan");
+    for i in 0..20 {
+        g.on_limited(at(300_000 + i * 200), Some(Duration::ZERO), false, 0.5);
+    }
+    assert_eq!(g.stats().allowed_rate, 5.0, "floored at min_fraction of the plan");
+}
+
+#[test]
+fn long_horizon_limits_eject_the_group_for_long() {
+    let mut g = QuotaGroup::new(plan(100.0), at(0));
+    assert_eq!(g.on_limited(at(0), Some(Duration::from_secs(1)), true, 0.5), at(3_600_000));
+}
+
+#[test]
+fn shares_split_a_plan_between_processes() {
+    let cfg = QuotaConfig { share: 0.25, ..plan(100.0) };
+    let mut g = QuotaGroup::new(cfg, at(0));
+    assert_eq!(g.stats().allowed_rate, 25.0);
+    let mut taken = 0.0;
+    while g.charge(at(0), 1.0).is_ok() {
+        taken += 1.0;
+    }
+    assert_eq!(taken, 100.0, "the burst is the group's; the refill is the share");
+    assert!(g.charge(at(40), 1.0).is_ok());
+    assert!(g.charge(at(40), 1.0).is_err());
+}
+
+#[test]
+fn an_unlimited_group_still_cools_down() {
+    let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
+    for _ in 0..10_000 {
+        g.charge(at(0), 500.0).unwrap();
+    }
+    g.on_limited(at(0), Some(Duration::from_secs(2)), false, 0.5);
+    assert!(matches!(g.charge(at(1000), 1.0), Err(QuotaDenied::Cooling(_))));
+}
+
+#[test]
+fn config_errors_name_the_field() {
+    let bad = [
+        (QuotaConfig { cu_per_second: 0.0, ..plan(1.0) }, "q.cuPerSecond"),
+        (QuotaConfig { share: 1.5, ..plan(1.0) }, "q.share"),
+        (QuotaConfig { decrease: 1.0, ..plan(1.0) }, "q.decrease"),
+        (QuotaConfig { burst: -1.0, ..plan(1.0) }, "q.burst"),
+    ];
+    for (cfg, field) in bad {
+        assert_eq!(cfg.validate("q").unwrap_err().field(), field);
+    }
+}

@@ -1,0 +1,100 @@
+//! Slow start after recovery (or when an endpoint joins).
+//!
+//! Why both weight and an absolute cap: weight only sets a *share*. With
+//! one endpoint left, any weight takes all traffic. So during warm-up the
+//! factor `max(elapsed / warmup, floor)` scales the endpoint's routing
+//! weight, its concurrency limit and its rate caps, and the rate buckets
+//! restart empty instead of full.
+
+use std::time::Duration;
+
+use crate::config::ConfigError;
+use crate::time::Instant;
+
+/// Tuning of slow start.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SlowStartConfig {
+    /// Time to reach full share.
+    pub warmup: Duration,
+    /// Share at the start of the ramp (0..=1).
+    pub floor: f64,
+}
+
+impl Default for SlowStartConfig {
+    fn default() -> Self {
+        SlowStartConfig { warmup: Duration::from_secs(30), floor: 0.1 }
+    }
+}
+
+impl SlowStartConfig {
+    /// Checks every field, naming the first bad one.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(self.floor > 0.0 && self.floor <= 1.0) {
+            return Err(ConfigError::new("slowStart.floor", "must be in (0, 1]"));
+        }
+        Ok(())
+    }
+}
+
+/// The ramp of one endpoint.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SlowStart {
+    config: SlowStartConfig,
+    since: Option<Instant>,
+}
+
+impl SlowStart {
+    /// A ramp that starts at `now` (a joining endpoint warms up too).
+    pub fn new(config: SlowStartConfig, now: Instant) -> Self {
+        let since = (!config.warmup.is_zero()).then_some(now);
+        SlowStart { config, since }
+    }
+
+    /// Restarts the ramp (a breaker closed).
+    pub fn restart(&mut self, now: Instant) {
+        self.since = (!self.config.warmup.is_zero()).then_some(now);
+    }
+
+    /// The share in `[floor, 1]` at `now`; 1 once warm.
+    pub fn factor(&mut self, now: Instant) -> f64 {
+        let Some(since) = self.since else { return 1.0 };
+        let elapsed = now.saturating_since(since);
+        if elapsed >= self.config.warmup {
+            self.since = None;
+            return 1.0;
+        }
+        (elapsed.as_secs_f64() / self.config.warmup.as_secs_f64()).max(self.config.floor)
+    }
+
+    /// Whether the ramp is still running.
+    pub fn warming(&mut self, now: Instant) -> bool {
+        self.factor(now) < 1.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ms: u64) -> Instant {
+        Instant::from_epoch(Duration::from_millis(ms))
+    }
+
+    #[test]
+    fn ramps_linearly_from_the_floor_to_full() {
+        let mut s = SlowStart::new(SlowStartConfig { warmup: Duration::from_secs(10), floor: 0.2 }, at(0));
+        assert_eq!(s.factor(at(0)), 0.2);
+        assert_eq!(s.factor(at(1000)), 0.2);
+        assert!((s.factor(at(5000)) - 0.5).abs() < 1e-9);
+        assert_eq!(s.factor(at(10_000)), 1.0);
+        assert!(!s.warming(at(10_000)));
+        s.restart(at(20_000));
+        assert_eq!(s.factor(at(20_000)), 0.2);
+    }
+
+    #[test]
+    fn zero_warmup_is_always_full() {
+        let mut s = SlowStart::new(SlowStartConfig { warmup: Duration::ZERO, floor: 0.1 }, at(0));
+        assert_eq!(s.factor(at(0)), 1.0);
+    }
+}
