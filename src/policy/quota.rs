@@ -90,7 +90,7 @@ impl QuotaConfig {
     /// Checks every field; `path` is the option path (`quotaGroups.alchemy`).
     pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
         let f = |name: &str| format!("{path}.{name}");
-        if !(self.cu_per_second > 0.0) {
+        if self.cu_per_second.is_nan() || self.cu_per_second <= 0.0 {
             return Err(ConfigError::new(f("cuPerSecond"), "must be a positive number"));
         }
         if !(self.burst.is_finite() && self.burst >= 0.0) {
