@@ -33,8 +33,8 @@ test('invalid configuration names the field at construction', () => {
     [[URL_OK], { backoff: 'random' }, 'backoff'],
     [[URL_OK], { attemptTimeoutMs: 0 }, 'attemptTimeoutMs'],
     [[URL_OK], { deadlineMs: NaN }, 'deadlineMs'],
-    [[URL_OK], { retryBudget: { ratio: -1 } }, 'retryBudget.ratio'],
-    [[URL_OK], { retryBudget: 5 }, 'retryBudget'],
+    [[URL_OK], { budget: { ratio: -1 } }, 'budget.ratio'],
+    [[URL_OK], { budget: 5 }, 'budget'],
     [[URL_OK], { classify: [{ code: 1 }] }, 'classify[0].class'],
     [[URL_OK], { classify: [{ class: 'fatal' }] }, 'classify[0]'],
     [[URL_OK], { maxRetrys: 3 }, 'maxRetrys'],
@@ -77,13 +77,20 @@ test('garbage responses never kill the instance: each is a typed error, then the
     { status: 503, headers: { 'retry-after': '-1' } },
   ];
   const hostile = await node(garbage);
-  const relayer = new FaultTolerantRelayer([hostile.url], { baseDelayMs: 0, maxDelayMs: 0, maxRetries: 0, maxRetryAfterMs: 0 });
+  // A breaker that never trips, so the same hostile node must keep being handled.
+  const relayer = new FaultTolerantRelayer([hostile.url], {
+    baseDelayMs: 0, maxDelayMs: 0, maxRetries: 0, maxRetryAfterMs: 0, cache: false,
+    breaker: { consecutiveFailures: 1000000, minSamples: 1000000 },
+  });
   for (let i = 0; i < garbage.length; i += 1) {
     const outcome = await relayer.request({ method: 'eth_blockNumber' }).then((v) => ({ v }), (e) => ({ e }));
     if (outcome.e) assert.ok(isBreakwaterError(outcome.e), `garbage #${i}: ${outcome.e}`);
   }
   hostile.setScript([{ result: '0x99' }]);
   assert.equal(await relayer.request({ method: 'eth_blockNumber' }), '0x99');
+  const stats = relayer.stats();
+  assert.equal(stats.endpoints[0].inFlight, 0, 'every reservation was given back');
+  assert.equal(stats.waiting, 0);
 });
 
 test('API keys in URLs never appear in errors, events or stats', async () => {
@@ -109,7 +116,7 @@ test('a closed relayer rejects with a ClosedError', async () => {
 
 test('budget exhaustion is a RetryBudgetError, distinct from running out of attempts', async () => {
   const a = await node([{ status: 503 }]);
-  const relayer = new FaultTolerantRelayer([a.url], { baseDelayMs: 1, maxDelayMs: 1, retryBudget: { ratio: 0, minPerSecond: 0, burst: 1 } });
+  const relayer = new FaultTolerantRelayer([a.url], { baseDelayMs: 1, maxDelayMs: 1, budget: { ratio: 0, minPerSecond: 0, burst: 1 } });
   const first = await relayer.request({ method: 'eth_blockNumber' }).catch((e) => e);
   assert.ok(isRetryBudgetError(first), first);
   assert.equal(first.attempts, 2);

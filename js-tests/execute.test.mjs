@@ -3,7 +3,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { FaultTolerantRelayer, isHttpError, isRpcError } from '../pkg/dist/node.mjs';
-import { startMockNode, deadUrl } from './helpers/mock-node.mjs';
+import { startMockNode } from './helpers/mock-node.mjs';
 
 const nodes = [];
 async function node(script) {
@@ -44,7 +44,9 @@ test("an operation's own non-retryable error is rethrown unchanged after one att
 });
 
 test('errors shaped like ethers and viem errors are classified by their fields', async () => {
-  const relayer = new FaultTolerantRelayer([await deadUrl(), await deadUrl()], { ...FAST, maxRetries: 2 });
+  const a = await node([{ result: '0x1' }]);
+  const b = await node([{ result: '0x1' }]);
+  const relayer = new FaultTolerantRelayer([a.url, b.url], { ...FAST, maxRetries: 2, breaker: { consecutiveFailures: 100 } });
   const shapes = [
     Object.assign(new Error('timeout'), { code: 'TIMEOUT' }),
     Object.assign(new Error('server'), { code: 'SERVER_ERROR', info: { responseStatus: '503 Service Unavailable' } }),

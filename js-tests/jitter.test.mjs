@@ -14,7 +14,9 @@ after(() => failing && failing.close());
 
 const SCRIPT = `
   const { FaultTolerantRelayer } = await import(${JSON.stringify(join(root, 'pkg/dist/node.mjs'))});
-  const relayer = new FaultTolerantRelayer([process.env.URL], { maxRetries: 3, baseDelayMs: 5, maxDelayMs: 40 });
+  const relayer = new FaultTolerantRelayer([process.env.URL], {
+    maxRetries: 3, baseDelayMs: 5, maxDelayMs: 40, breaker: { consecutiveFailures: 1000, minSamples: 1000 },
+  });
   const delays = [];
   relayer.on('retry', (e) => delays.push(e.delayMs));
   for (let i = 0; i < 3; i += 1) await relayer.request({ method: 'eth_blockNumber' }).catch(() => {});

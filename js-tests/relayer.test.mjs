@@ -25,12 +25,13 @@ test('a healthy node answers with one upstream request and the result untouched'
   assert.deepEqual(await relayer.request({ method: 'eth_getBlockByNumber', params: ['latest', false] }),
     { number: '0x10', nested: [1, 2, { x: null }] });
   assert.equal(a.count(), 1);
-  assert.deepEqual(a.requests[0].params, ['latest', false]);
+  assert.equal(a.chainChecks(), 1, 'a new endpoint is checked for the chain once');
+  assert.deepEqual(a.requests.find((r) => !r.chainCheck).params, ['latest', false]);
 });
 
 test('a dead primary plus a healthy secondary succeeds with at most 2 upstream attempts', async () => {
   const b = await node([{ result: '0x2' }]);
-  const relayer = new FaultTolerantRelayer([await deadUrl(), b.url], FAST);
+  const relayer = new FaultTolerantRelayer([await deadUrl(), b.url], { ...FAST, cache: false });
   const events = [];
   relayer.on('retry', (e) => events.push(e));
   relayer.on('failover', (e) => events.push(e));
@@ -38,10 +39,16 @@ test('a dead primary plus a healthy secondary succeeds with at most 2 upstream a
   assert.equal(b.count(), 1);
   assert.deepEqual(events.map((e) => e.type), ['retry', 'failover']);
   assert.equal(events[0].rule, 'transport.refused');
-  // The next request goes straight to the survivor.
+  // Two more failures trip the primary's breaker; after that, requests go straight to the survivor.
+  const breaker = [];
+  relayer.on('breaker', (e) => breaker.push(e));
   await relayer.request({ method: 'eth_blockNumber' });
-  assert.equal(events.length, 2);
-  assert.equal(b.count(), 2);
+  await relayer.request({ method: 'eth_blockNumber' });
+  assert.deepEqual(breaker.map((e) => [e.from, e.to]), [['closed', 'open']]);
+  const before = events.length;
+  for (let i = 0; i < 5; i += 1) await relayer.request({ method: 'eth_chainId', params: [i] });
+  assert.equal(events.length, before, 'no more retries or failovers');
+  assert.equal(b.count(), 8);
 });
 
 for (const status of [500, 502, 503, 504]) {

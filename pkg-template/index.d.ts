@@ -64,7 +64,7 @@ export interface RelayerOptions {
   /** Deadline of one logical request, all attempts and waits included. @default 30000 */
   deadlineMs?: number;
   /** Retry budget shared by all requests. */
-  retryBudget?: RetryBudgetOptions;
+  budget?: RetryBudgetOptions;
   /** Longest Retry-After the relayer honours, in milliseconds. @default 60000 */
   maxRetryAfterMs?: number;
   /** Largest response body accepted, in bytes. @default 33554432 */

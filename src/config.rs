@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::policy::{Backoff, RetryBudgetConfig};
-use crate::redact::EndpointUrl;
+use crate::pool::options::{EndpointSpec, PoolOptions};
 
 /// A configuration value that cannot be used. `field` is the option path.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -74,8 +74,10 @@ impl BackoffKind {
 /// Everything the request pipeline needs, already validated.
 #[derive(Clone, Debug)]
 pub struct RelayerConfig {
-    /// Upstream endpoints in priority order.
-    pub endpoints: Vec<EndpointUrl>,
+    /// Upstream endpoints in configuration order.
+    pub endpoints: Vec<EndpointSpec>,
+    /// Pool options (strategy, breaker, quota groups, cache…).
+    pub pool: PoolOptions,
     /// Retries after the first attempt (so attempts = maxRetries + 1).
     pub max_retries: u32,
     /// Backoff schedule between attempts.
@@ -108,12 +110,14 @@ pub struct RawOptions {
     pub attempt_timeout_ms: Option<f64>,
     /// `deadlineMs` (default 30000).
     pub deadline_ms: Option<f64>,
-    /// `retryBudget` (default ratio 0.2, 1/s floor, burst 10).
+    /// `budget` (default ratio 0.2, 1/s floor, burst 10).
     pub budget: Option<RetryBudgetConfig>,
     /// `maxRetryAfterMs` (default 60000).
     pub max_retry_after_ms: Option<f64>,
     /// `maxResponseBytes` (default 32 MiB).
     pub max_response_bytes: Option<f64>,
+    /// Pool options, already parsed.
+    pub pool: PoolOptions,
 }
 
 /// Longest duration accepted for any option: one day. Anything longer is
@@ -156,9 +160,13 @@ fn whole(field: &str, value: Option<f64>, default: u32, max: u32) -> Result<u32,
 
 impl RelayerConfig {
     /// Validates raw options against the upstream list.
-    pub fn build(endpoints: Vec<EndpointUrl>, raw: RawOptions) -> Result<Self, ConfigError> {
+    pub fn build(endpoints: Vec<EndpointSpec>, raw: RawOptions) -> Result<Self, ConfigError> {
         if endpoints.is_empty() {
             return Err(ConfigError::new("upstreams", "at least one RPC URL is required"));
+        }
+        raw.pool.validate()?;
+        for (i, e) in endpoints.iter().enumerate() {
+            e.validate(&format!("upstreams[{i}]"), &raw.pool.quota_groups)?;
         }
         let max_retries = whole("maxRetries", raw.max_retries, 4, 100)?;
         let base = millis("baseDelayMs", raw.base_delay_ms, 1000.0, 0.0)?;
@@ -186,6 +194,7 @@ impl RelayerConfig {
         }
         Ok(RelayerConfig {
             endpoints,
+            pool: raw.pool,
             max_retries,
             backoff,
             attempt_timeout,
@@ -205,9 +214,10 @@ impl RelayerConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::redact::EndpointUrl;
 
-    fn urls() -> Vec<EndpointUrl> {
-        vec![EndpointUrl::parse("http://127.0.0.1:8545", "upstreams[0]").unwrap()]
+    fn urls() -> Vec<EndpointSpec> {
+        vec![EndpointSpec::from_url(EndpointUrl::parse("http://127.0.0.1:8545", "upstreams[0]").unwrap(), 0)]
     }
 
     fn field_of(raw: RawOptions) -> String {

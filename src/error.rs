@@ -24,6 +24,11 @@ pub enum StopReason {
     Budget,
     /// Every endpoint is rate-limited beyond the deadline.
     RateLimited,
+    /// Too many requests are already waiting for an endpoint.
+    Overload,
+    /// No endpoint can serve this request (method not allowed anywhere,
+    /// every endpoint on another chain).
+    NoEndpoint,
 }
 
 impl StopReason {
@@ -35,6 +40,8 @@ impl StopReason {
             StopReason::Deadline => "deadline",
             StopReason::Budget => "budget",
             StopReason::RateLimited => "rateLimited",
+            StopReason::Overload => "overload",
+            StopReason::NoEndpoint => "noEndpoint",
         }
     }
 }

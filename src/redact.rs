@@ -93,6 +93,20 @@ impl EndpointUrl {
         &self.label
     }
 
+    /// Treats `secret` (a header value, say) as something to mask too.
+    pub fn add_secret(&mut self, secret: &str) {
+        if secret.len() >= 4 && !self.secrets.iter().any(|s| s == secret) {
+            self.secrets.push(secret.to_string());
+            self.secrets.sort_unstable_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        }
+    }
+
+    /// Replaces the label with a user-chosen one (secrets still masked).
+    pub fn set_label(&mut self, label: &str) {
+        let scrubbed = self.scrub(label);
+        self.label = scrubbed;
+    }
+
     /// Masks this endpoint's secrets (and its full URL) inside `text`.
     pub fn scrub(&self, text: &str) -> String {
         let mut out = text.replace(&self.url, &self.label);

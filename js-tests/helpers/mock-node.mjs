@@ -1,6 +1,9 @@
 // A loopback JSON-RPC node with scripted faults, for tests and the demo.
 // Each node plays a list of behaviours (the last one repeats), counts every
 // request it receives, and sends CORS headers so browser pages can use it.
+// The relayer's chain-id check of a new endpoint (eth_chainId with id 0)
+// is answered with `chainId` without consuming the script (a proxy node
+// forwards it), so scripts describe only the requests under test.
 //
 // Behaviours:
 //   { result }                      JSON-RPC success
@@ -17,7 +20,7 @@ import http from 'node:http';
 
 const HTML = '<html><head><title>502 Bad Gateway</title></head><body>cloudflare</body></html>';
 
-export async function startMockNode(script = [{ result: '0x1' }], { host = '127.0.0.1', port = 0 } = {}) {
+export async function startMockNode(script = [{ result: '0x1' }], { host = '127.0.0.1', port = 0, chainId = '0x1' } = {}) {
   let behaviours = [...script];
   const requests = [];
   const sockets = new Set();
@@ -31,7 +34,9 @@ export async function startMockNode(script = [{ result: '0x1' }], { host = '127.
     req.on('end', () => {
       let body = null;
       try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { /* counted anyway */ }
-      requests.push({ method: body && body.method, params: body && body.params, url: req.url, at: Date.now() });
+      const chainCheck = Boolean(body && body.method === 'eth_chainId' && body.id === 0);
+      requests.push({ method: body && body.method, params: body && body.params, url: req.url, at: Date.now(), chainCheck });
+      if (chainCheck && !behaviours[0].proxy) return respond(res, { result: chainId }, body);
       const behaviour = behaviours.length > 1 ? behaviours.shift() : behaviours[0];
       respond(res, behaviour, body, Buffer.concat(chunks));
     });
@@ -46,8 +51,13 @@ export async function startMockNode(script = [{ result: '0x1' }], { host = '127.
   });
   return {
     url,
-    /** Requests received, optionally only those of one JSON-RPC method. */
-    count: (method) => requests.filter((r) => method === undefined || r.method === method).length,
+    /**
+     * Requests received, optionally only those of one JSON-RPC method. The
+     * relayer's one-time chain-id check of a new endpoint is counted apart
+     * (`chainChecks()`), unless asked for by method name.
+     */
+    count: (method) => requests.filter((r) => (method === undefined ? !r.chainCheck : r.method === method)).length,
+    chainChecks: () => requests.filter((r) => r.chainCheck).length,
     requests,
     /** Replaces the script (a node dies or recovers). */
     setScript: (next) => { behaviours = [...next]; },

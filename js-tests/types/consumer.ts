@@ -11,7 +11,7 @@ import {
 
 const options: RelayerOptions = {
   maxRetries: 4, baseDelayMs: 1000, maxDelayMs: 15000, backoff: 'decorrelatedJitter', attemptTimeoutMs: 5000,
-  deadlineMs: 20000, retryBudget: { ratio: 0.1, minPerSecond: 2, burst: 5 }, maxRetryAfterMs: 10000,
+  deadlineMs: 20000, budget: { ratio: 0.1, minPerSecond: 2, burst: 5 }, maxRetryAfterMs: 10000,
   maxResponseBytes: 1 << 20, classify: [{ code: -32099, class: 'fatal' }, { message: 'busy', method: 'eth_call', class: 'transient' }],
 };
 

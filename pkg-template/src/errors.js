@@ -78,6 +78,13 @@ class InvalidRequestError extends BreakwaterError {
   constructor(d, options) { super(d, options); this.name = 'InvalidRequestError'; }
 }
 
+class OverloadError extends BreakwaterError {
+  constructor(d, options) { super(d, options); this.name = 'OverloadError'; }
+}
+class NoEndpointError extends BreakwaterError {
+  constructor(d, options) { super(d, options); this.name = 'NoEndpointError'; }
+}
+
 const ERROR_CLASSES = {
   config: ConfigError,
   rpc: RpcError,
@@ -89,6 +96,8 @@ const ERROR_CLASSES = {
   outcomeUnknown: OutcomeUnknownError,
   closed: ClosedError,
   invalidRequest: InvalidRequestError,
+  overload: OverloadError,
+  noEndpoint: NoEndpointError,
 };
 
 /** Turns a descriptor from the wasm core into a typed error. */
@@ -119,3 +128,5 @@ const isRateLimitedError = isKind('rateLimited');
 const isOutcomeUnknownError = isKind('outcomeUnknown');
 const isClosedError = isKind('closed');
 const isInvalidRequestError = isKind('invalidRequest');
+const isOverloadError = isKind('overload');
+const isNoEndpointError = isKind('noEndpoint');

@@ -3,11 +3,7 @@
 // validates arguments, turns descriptors into typed errors and dispatches
 // events; it never decides whether or when to retry.
 
-const KNOWN_OPTIONS = new Set([
-  'maxRetries', 'baseDelayMs', 'maxDelayMs', 'backoff', 'attemptTimeoutMs', 'deadlineMs',
-  'retryBudget', 'maxRetryAfterMs', 'maxResponseBytes', 'classify',
-]);
-const KNOWN_EVENTS = new Set(['retry', 'failover', 'rateLimited']);
+const KNOWN_EVENTS = new Set(['retry', 'failover', 'breaker', 'rateLimited', 'chainMismatch', 'overload']);
 
 function invalid(message, field) {
   return new InvalidRequestError({ kind: 'invalidRequest', code: -32602, message, field });
@@ -54,14 +50,7 @@ function createRelayerClass(wasm) {
      * @param {object} [options] see RelayerOptions in index.d.ts
      */
     constructor(rpcUrls, options) {
-      if (options !== undefined && (options === null || typeof options !== 'object' || Array.isArray(options))) {
-        throw new ConfigError({ kind: 'config', code: -32602, field: 'options', message: 'invalid option `options`: must be an object' });
-      }
-      for (const key of Object.keys(options || {})) {
-        if (!KNOWN_OPTIONS.has(key)) {
-          throw new ConfigError({ kind: 'config', code: -32602, field: key, message: `invalid option \`${key}\`: unknown option` });
-        }
-      }
+      // Every option (and unknown keys) is checked by the engine, which names the field.
       try {
         this.#engine = new wasm.WasmRelayer(rpcUrls, options, (event) => this.#dispatch(event));
       } catch (descriptor) {
@@ -112,7 +101,7 @@ function createRelayerClass(wasm) {
       }
     }
 
-    /** Subscribes to `retry`, `failover` or `rateLimited`; returns a disposer. */
+    /** Subscribes to an event (see RelayerEventMap); returns a disposer. */
     on(event, listener) {
       if (!KNOWN_EVENTS.has(event)) throw invalid(`unknown event \`${String(event)}\`; known: ${[...KNOWN_EVENTS].join(', ')}`, 'event');
       if (typeof listener !== 'function') throw invalid('listener must be a function', 'listener');
@@ -212,8 +201,9 @@ function createApi(wasm) {
   return {
     FaultTolerantRelayer: createRelayerClass(wasm),
     BreakwaterError, ConfigError, RpcError, HttpError, TransportError, DeadlineError, RetryBudgetError,
-    RateLimitedError, OutcomeUnknownError, ClosedError, InvalidRequestError,
+    RateLimitedError, OutcomeUnknownError, ClosedError, InvalidRequestError, OverloadError, NoEndpointError,
     isBreakwaterError, isConfigError, isRpcError, isHttpError, isTransportError, isDeadlineError,
     isRetryBudgetError, isRateLimitedError, isOutcomeUnknownError, isClosedError, isInvalidRequestError,
+    isOverloadError, isNoEndpointError,
   };
 }

@@ -227,6 +227,11 @@ impl Breaker {
         self.flips
     }
 
+    /// Probes allowed at once in HalfOpen.
+    pub fn probe_permits(&self) -> u32 {
+        self.config.probe_permits
+    }
+
     /// Probes currently reserved.
     pub fn probes_in_flight(&self) -> u32 {
         self.probes_in_flight

@@ -38,13 +38,13 @@ impl RetryBudgetConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let finite_non_negative = |v: f64| v.is_finite() && v >= 0.0;
         if !finite_non_negative(self.ratio) {
-            return Err(ConfigError::new("retryBudget.ratio", "must be a finite number >= 0"));
+            return Err(ConfigError::new("budget.ratio", "must be a finite number >= 0"));
         }
         if !finite_non_negative(self.min_per_second) {
-            return Err(ConfigError::new("retryBudget.minPerSecond", "must be a finite number >= 0"));
+            return Err(ConfigError::new("budget.minPerSecond", "must be a finite number >= 0"));
         }
         if !(self.burst.is_finite() && self.burst >= 1.0) {
-            return Err(ConfigError::new("retryBudget.burst", "must be a finite number >= 1"));
+            return Err(ConfigError::new("budget.burst", "must be a finite number >= 1"));
         }
         Ok(())
     }
@@ -142,11 +142,11 @@ mod tests {
     #[test]
     fn invalid_fields_are_named() {
         let bad = RetryBudgetConfig { ratio: -1.0, ..Default::default() };
-        assert_eq!(bad.validate().unwrap_err().field(), "retryBudget.ratio");
+        assert_eq!(bad.validate().unwrap_err().field(), "budget.ratio");
         let bad = RetryBudgetConfig { burst: 0.5, ..Default::default() };
-        assert_eq!(bad.validate().unwrap_err().field(), "retryBudget.burst");
+        assert_eq!(bad.validate().unwrap_err().field(), "budget.burst");
         let bad = RetryBudgetConfig { min_per_second: f64::NAN, ..Default::default() };
-        assert_eq!(bad.validate().unwrap_err().field(), "retryBudget.minPerSecond");
+        assert_eq!(bad.validate().unwrap_err().field(), "budget.minPerSecond");
     }
 
     proptest! {

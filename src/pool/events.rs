@@ -1,8 +1,10 @@
 //! What the pipeline tells observers. Events, not log lines: the JS face
-//! turns them into typed `retry` / `failover` / `rateLimited` events.
+//! turns them into typed `retry`, `failover`, `breaker`, `rateLimited`,
+//! `chainMismatch` and `overload` events.
 
 use std::time::Duration;
 
+use crate::policy::breaker::BreakerState;
 use crate::time::Instant;
 
 /// A notable step of the pipeline.
@@ -12,33 +14,56 @@ pub enum PipelineEvent {
     Retry {
         /// The retry's attempt number (1 = first retry).
         attempt: u32,
-        /// The wait before it.
+        /// The backoff before it.
         delay: Duration,
         /// Endpoint that failed.
         from: usize,
-        /// Endpoint that will be tried.
-        to: usize,
         /// The failure's class (`transient`, `rateLimited`…).
         class: &'static str,
         /// The classification rule that matched.
         rule: String,
     },
-    /// The next attempt goes to a different endpoint.
+    /// The next attempt goes to a different endpoint than the one that failed.
     Failover {
         /// Endpoint that failed.
         from: usize,
         /// Endpoint taking over.
         to: usize,
     },
-    /// An endpoint said it is rate limited and rests until `until`.
-    RateLimited {
+    /// A circuit breaker changed state.
+    Breaker {
         /// The endpoint.
         endpoint: usize,
-        /// When it may be used again.
+        /// State before.
+        from: BreakerState,
+        /// State after.
+        to: BreakerState,
+    },
+    /// An endpoint's quota group was rate limited and rests until `until`.
+    RateLimited {
+        /// The endpoint that got the signal.
+        endpoint: usize,
+        /// Its quota group (`None` for the endpoint's own implicit group).
+        group: Option<String>,
+        /// When the group may be used again.
         until: Instant,
         /// How long that is from now.
         cooldown: Duration,
         /// A daily/monthly quota rather than a per-second one.
         long_horizon: bool,
+    },
+    /// An endpoint serves another chain and was disabled.
+    ChainMismatch {
+        /// The endpoint.
+        endpoint: usize,
+        /// The chain the pool serves.
+        expected: u64,
+        /// The chain it reported.
+        got: u64,
+    },
+    /// A request was refused because the wait queue is full.
+    Overload {
+        /// Requests waiting when it was refused.
+        waiting: u32,
     },
 }

@@ -1,13 +1,17 @@
 //! The request pipeline and the endpoint state it routes over.
 //!
-//! Layer order (this issue builds the core; the rest plug in at the marked
-//! seams): dedup → cache → backpressure → quota → **retry (deadline,
-//! attempt limit, budget)** → **route (failover, cooldown)** → timeout →
-//! transport.
+//! Layer order: dedup → cache → backpressure (bounded wait queue) →
+//! retry (deadline, attempt limit, budget) → route (chain, method,
+//! freshness, breaker, quota, concurrency, strategy) → timeout → transport.
 
+pub mod cache;
+pub mod dedup;
+pub mod endpoint;
 pub mod events;
+pub mod notify;
+pub mod options;
 pub mod pipeline;
-pub mod route;
+pub mod router;
 
 pub use events::PipelineEvent;
-pub use pipeline::{Pipeline, Success, SuccessValue};
+pub use pipeline::{Call, Pipeline, Success, SuccessValue};

@@ -3,22 +3,22 @@
 //!
 //! Per logical request:
 //! ```text
-//!   deposit in the retry budget; start = now; deadline = start + deadline
-//!   endpoint = router.first()
+//!   deposit in the retry budget; deadline = now + deadline
 //!   loop:
-//!     timeout = min(attempt timeout, deadline − now)    (0 → Deadline)
-//!     observation = attempt(endpoint, timeout); verdict = classify(…)
-//!     Success / AlreadyKnown                 → done, endpoint becomes preferred
-//!     Fatal, send outcomes, OutcomeUnknown   → stop NotRetryable (exactly one attempt)
-//!     Capability                             → next *untried* endpoint, no wait; none → NotRetryable
-//!     Transient / RateLimited                → next endpoint round robin (cooling ones skipped)
-//!        RateLimited: the endpoint rests for Retry-After (capped) or the backoff;
-//!        any failure with a Retry-After (a 503, say) rests the endpoint for it
-//!        wait = max(full-jitter backoff(n), next endpoint's remaining cooldown)
-//!     before any retry: attempts left?  (no → AttemptsExhausted)
-//!                       now + wait < deadline? (no → Deadline, or RateLimited if
-//!                                               every endpoint rests past it)
-//!                       budget token?   (no → Budget)
+//!     select (router): Reserved | Wait { until } | NoEndpoint
+//!       Wait: until ≥ deadline → stop (RateLimited if every candidate's quota is
+//!             cooling, else Deadline); wait queue full → stop (Overload);
+//!             else sleep until `until` or until a slot frees, select again
+//!     first use of an endpoint: check its eth_chainId (a mismatch disables it)
+//!     attempt with timeout = min(endpoint/attempt timeout, deadline − now)
+//!     complete the reservation with the verdict (breaker, quota, latency)
+//!     Success / AlreadyKnown               → done
+//!     Fatal, send outcomes, OutcomeUnknown → stop NotRetryable (exactly one attempt)
+//!     Capability                           → only untried endpoints, no wait
+//!     Transient / RateLimited              → untried endpoints first, after a
+//!                                            full-jitter backoff
+//!     before any retry: attempts left? (AttemptsExhausted) backoff ends before
+//!     the deadline? (Deadline) a budget token? (Budget)
 //! ```
 //!
 //! # Replay safety
@@ -28,19 +28,22 @@
 //! node-signed `eth_sendTransaction` whose outcome is unknown (timeout,
 //! reset) is never resent: the classifier marks it `OutcomeUnknown`.
 //!
-//! No `RefCell` borrow is held across an `.await`.
+//! No `RefCell` borrow is held across an `.await`; selection and
+//! reservation happen inside one synchronous call.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::time::Duration;
 
 use super::events::PipelineEvent;
-use super::route::Router;
+use super::notify::{either, Notify};
+use super::router::{Reservation, RouteRequest, Router, RouterEvent, Selection};
 use crate::config::RelayerConfig;
 use crate::error::{AttemptRecord, Failure, FailureDetail, StopReason};
 use crate::policy::classify::{Observation, Reply};
 use crate::policy::{Classifier, ErrorClass, RetryBudget, Verdict};
-use crate::runtime::{AttemptTarget, Runtime};
+use crate::rpc::methods::{method_info, MethodInfo};
+use crate::runtime::{AttemptTarget, Payload, Purpose, Runtime};
 use crate::time::Instant;
 
 /// A successful answer.
@@ -63,26 +66,51 @@ pub struct Success<P> {
     pub attempts: Vec<AttemptRecord>,
 }
 
+/// One logical request as the pipeline sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Call<'a> {
+    /// The JSON-RPC method.
+    pub method: &'a str,
+    /// Whether it reads at `latest` (freshness applies).
+    pub wants_latest: bool,
+}
+
+impl<'a> Call<'a> {
+    /// A call of `method` at `latest`.
+    pub fn new(method: &'a str) -> Self {
+        Call { method, wants_latest: true }
+    }
+}
+
 /// The pipeline and the state all requests of one relayer share.
 pub struct Pipeline {
     config: RelayerConfig,
     classifier: Classifier,
     router: RefCell<Router>,
     budget: RefCell<RetryBudget>,
+    slots: Notify,
+    waiting: Cell<u32>,
 }
 
-/// Where a failed attempt leads.
-enum Next {
-    Stop(StopReason),
-    Retry { endpoint: usize, wait: Duration },
+/// Per-request bookkeeping.
+struct Attempts<P> {
+    records: Vec<AttemptRecord>,
+    tried: Vec<bool>,
+    last: Option<FailureDetail<P>>,
+}
+
+impl<P> Attempts<P> {
+    fn stop(self, reason: StopReason) -> Failure<P> {
+        Failure { reason, last: self.last, attempts: self.records }
+    }
 }
 
 impl Pipeline {
     /// A pipeline for a validated configuration, its budget full at `now`.
     pub fn new(config: RelayerConfig, classifier: Classifier, now: Instant) -> Self {
-        let router = RefCell::new(Router::new(config.endpoints.len()));
+        let router = Router::new(config.endpoints.clone(), &config.pool, config.max_retry_after, now);
         let budget = RefCell::new(RetryBudget::new(config.budget, now));
-        Pipeline { config, classifier, router, budget }
+        Pipeline { config, classifier, router: RefCell::new(router), budget, slots: Notify::default(), waiting: Cell::new(0) }
     }
 
     /// The validated configuration.
@@ -100,168 +128,219 @@ impl Pipeline {
         self.budget.borrow_mut().balance(now)
     }
 
-    /// Runs one logical request of `method`; `attempt` performs one try
-    /// against the endpoint and timeout it is given.
+    /// Requests currently waiting for an endpoint.
+    pub fn waiting(&self) -> u32 {
+        self.waiting.get()
+    }
+
+    /// Read access to the router (for stats). Never held across an await.
+    pub fn with_router<T>(&self, f: impl FnOnce(&mut Router) -> T) -> T {
+        f(&mut self.router.borrow_mut())
+    }
+
+    /// Runs one logical request; `attempt` performs one try against the
+    /// endpoint, timeout and purpose it is given.
     pub async fn execute<R, P, F, Fut>(
         &self,
         runtime: &R,
-        method: &str,
+        call: Call<'_>,
         mut attempt: F,
         emit: &dyn Fn(PipelineEvent),
     ) -> Result<Success<P>, Failure<P>>
     where
         R: Runtime,
+        P: Payload,
         F: FnMut(AttemptTarget) -> Fut,
         Fut: Future<Output = Observation<P>>,
     {
+        let info = method_info(call.method);
         let start = runtime.now();
         let deadline = start + self.config.deadline;
         self.budget.borrow_mut().deposit(start);
-        let mut records: Vec<AttemptRecord> = Vec::new();
-        let mut tried = vec![false; self.config.endpoints.len()];
+        let n = self.config.endpoints.len();
+        let mut state = Attempts { records: Vec::new(), tried: vec![false; n], last: None };
         let mut previous_delay = Duration::ZERO;
-        let mut last: Option<FailureDetail<P>> = None;
-        let first = self.router.borrow().first(start);
-        let mut endpoint = first.endpoint;
-        let mut wait = first.wait;
-        if start + wait >= deadline {
-            // Every endpoint rests past this request's deadline: say so now.
-            return Err(Failure { reason: StopReason::RateLimited, last, attempts: records });
-        }
+        let mut after: Option<usize> = None;
+        let mut only_untried = false;
 
         loop {
-            if !wait.is_zero() {
-                runtime.sleep(wait).await;
+            let now = runtime.now();
+            let request = RouteRequest {
+                method: call.method,
+                class: info.class,
+                cost: info.cost,
+                wants_latest: call.wants_latest,
+                tried: &state.tried,
+                only_untried,
+                after,
+            };
+            let draws = (runtime.random_unit(), runtime.random_unit());
+            let selection = self.router.borrow_mut().select(now, &request, draws);
+            let reservation = match selection {
+                Selection::Reserved(r) => r,
+                Selection::NoEndpoint => {
+                    let reason = if state.records.is_empty() { StopReason::NoEndpoint } else { StopReason::NotRetryable };
+                    return Err(state.stop(reason));
+                }
+                Selection::Wait { until, quota } => {
+                    if until >= deadline {
+                        return Err(state.stop(if quota { StopReason::RateLimited } else { StopReason::Deadline }));
+                    }
+                    if self.waiting.get() >= self.config.pool.max_queue {
+                        emit(PipelineEvent::Overload { waiting: self.waiting.get() });
+                        return Err(state.stop(StopReason::Overload));
+                    }
+                    self.waiting.set(self.waiting.get() + 1);
+                    either(runtime.sleep(until.saturating_since(now)), self.slots.notified()).await;
+                    self.waiting.set(self.waiting.get().saturating_sub(1));
+                    continue;
+                }
+            };
+            if let Some(from) = after.filter(|&f| f != reservation.endpoint) {
+                emit(PipelineEvent::Failover { from, to: reservation.endpoint });
             }
+            let endpoint = reservation.endpoint;
             let began = runtime.now();
             let remaining = deadline.saturating_since(began);
             if remaining.is_zero() {
-                return Err(Failure { reason: StopReason::Deadline, last, attempts: records });
+                self.release(runtime, &reservation, &neutral(), &info, Duration::ZERO, emit);
+                return Err(state.stop(StopReason::Deadline));
             }
-            let timeout = self.config.attempt_timeout.min(remaining);
-            let observation = attempt(AttemptTarget { endpoint, timeout }).await;
+            let timeout = self.config.endpoints[endpoint].timeout.unwrap_or(self.config.attempt_timeout).min(remaining);
+
+            let (observation, verdict) = if reservation.check_chain {
+                let obs = attempt(AttemptTarget { endpoint, timeout, purpose: Purpose::ChainId }).await;
+                let verdict = self.classifier.classify("eth_chainId", &obs, runtime.unix_time());
+                match (&obs, verdict.class) {
+                    (Observation::Http { reply: Reply::Result(p), .. }, ErrorClass::Success) => {
+                        let mismatch = p.quantity().map(|id| self.router.borrow_mut().chain_checked(endpoint, id));
+                        if let Some(Some(RouterEvent::ChainMismatch { endpoint, expected, got })) = mismatch {
+                            emit(PipelineEvent::ChainMismatch { endpoint, expected, got });
+                            self.release(runtime, &reservation, &neutral(), &info, Duration::ZERO, emit);
+                            continue;
+                        }
+                        let timeout = timeout.min(deadline.saturating_since(runtime.now()));
+                        let obs = attempt(AttemptTarget { endpoint, timeout, purpose: Purpose::Request }).await;
+                        let verdict = self.classifier.classify(call.method, &obs, runtime.unix_time());
+                        (obs, verdict)
+                    }
+                    _ => (obs, verdict),
+                }
+            } else {
+                let obs = attempt(AttemptTarget { endpoint, timeout, purpose: Purpose::Request }).await;
+                let verdict = self.classifier.classify(call.method, &obs, runtime.unix_time());
+                (obs, verdict)
+            };
             let ended = runtime.now();
-            let verdict = self.classifier.classify(method, &observation, runtime.unix_time());
-            records.push(AttemptRecord {
+            let elapsed = ended.saturating_since(began);
+            self.release(runtime, &reservation, &verdict, &info, elapsed, emit);
+            state.records.push(AttemptRecord {
                 endpoint,
                 verdict: verdict.clone(),
                 started_after: began.saturating_since(start),
-                elapsed: ended.saturating_since(began),
+                elapsed,
             });
-            if let Some(slot) = tried.get_mut(endpoint) {
-                *slot = true;
-            }
+            state.tried[endpoint] = true;
 
-            match verdict.class {
-                ErrorClass::Success | ErrorClass::AlreadyKnown => {
-                    self.router.borrow_mut().record_success(endpoint);
-                    let value = match observation {
-                        Observation::Http { reply: Reply::Result(p), .. } => SuccessValue::Result(p),
-                        _ => SuccessValue::AlreadyKnown,
-                    };
-                    return Ok(Success { value, endpoint, attempts: records });
-                }
-                _ => last = Some(detail(observation)),
+            if matches!(verdict.class, ErrorClass::Success | ErrorClass::AlreadyKnown) {
+                let value = match observation {
+                    Observation::Http { reply: Reply::Result(p), .. } => {
+                        if call.method == "eth_blockNumber" {
+                            if let Some(head) = p.quantity() {
+                                self.router.borrow_mut().observe_head(endpoint, head);
+                            }
+                        }
+                        SuccessValue::Result(p)
+                    }
+                    _ => SuccessValue::AlreadyKnown,
+                };
+                return Ok(Success { value, endpoint, attempts: state.records });
             }
+            state.last = Some(detail(observation));
 
-            let retry_index = (records.len() - 1) as u32;
-            let backoff = self.config.backoff.delay(retry_index, previous_delay, runtime.random_unit());
-            if verdict.class == ErrorClass::RateLimited || verdict.retry_after.is_some() {
-                self.rest_endpoint(endpoint, &verdict, backoff, ended, emit);
+            // Decide on a retry.
+            let retryable = matches!(verdict.class, ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability);
+            if !retryable {
+                return Err(state.stop(StopReason::NotRetryable));
             }
-            let next = self.plan_retry(&verdict, endpoint, &tried, backoff, ended, deadline, records.len() as u32);
-            let (to, delay) = match next {
-                Next::Stop(reason) => return Err(Failure { reason, last, attempts: records }),
-                Next::Retry { endpoint, wait } => (endpoint, wait),
+            if state.records.len() as u32 >= self.config.max_attempts() {
+                return Err(state.stop(StopReason::AttemptsExhausted));
+            }
+            let delay = if verdict.class == ErrorClass::Capability {
+                only_untried = true;
+                Duration::ZERO
+            } else {
+                let retry_index = (state.records.len() - 1) as u32;
+                let d = self.config.backoff.delay(retry_index, previous_delay, runtime.random_unit());
+                previous_delay = d;
+                d
             };
-            if !self.budget.borrow_mut().try_withdraw(ended) {
-                return Err(Failure { reason: StopReason::Budget, last, attempts: records });
+            if ended + delay >= deadline {
+                return Err(state.stop(StopReason::Deadline));
             }
-            if verdict.class != ErrorClass::Capability {
-                previous_delay = backoff;
+            if !self.budget.borrow_mut().try_withdraw(ended) {
+                return Err(state.stop(StopReason::Budget));
             }
             emit(PipelineEvent::Retry {
-                attempt: records.len() as u32,
+                attempt: state.records.len() as u32,
                 delay,
                 from: endpoint,
-                to,
                 class: verdict.class.as_str(),
                 rule: verdict.rule.to_string(),
             });
-            if to != endpoint {
-                emit(PipelineEvent::Failover { from: endpoint, to });
+            if !delay.is_zero() {
+                runtime.sleep(delay).await;
             }
-            endpoint = to;
-            wait = delay;
+            after = Some(endpoint);
         }
     }
 
-    /// Puts an endpoint to rest after it asked for it: for its Retry-After
-    /// (capped; a 503 may send one too), for the cap if a quota is
-    /// long-horizon, else (a 429 without a hint) for the backoff.
-    fn rest_endpoint(
+    /// Gives a reservation back, emits what changed, wakes waiters.
+    #[allow(clippy::too_many_arguments)]
+    fn release<R: Runtime>(
         &self,
-        endpoint: usize,
+        runtime: &R,
+        reservation: &Reservation,
         verdict: &Verdict,
-        backoff: Duration,
-        now: Instant,
+        info: &MethodInfo,
+        elapsed: Duration,
         emit: &dyn Fn(PipelineEvent),
     ) {
-        let cap = self.config.max_retry_after;
-        let cooldown = if verdict.long_horizon { cap } else { verdict.retry_after.map_or(backoff, |d| d.min(cap)) };
-        let until = now + cooldown;
-        self.router.borrow_mut().cool_down(endpoint, until);
-        if verdict.class == ErrorClass::RateLimited {
-            emit(PipelineEvent::RateLimited { endpoint, until, cooldown, long_horizon: verdict.long_horizon });
-        }
-    }
-
-    /// Decides whether and where to retry after a failed attempt.
-    #[allow(clippy::too_many_arguments)]
-    fn plan_retry(
-        &self,
-        verdict: &Verdict,
-        failed: usize,
-        tried: &[bool],
-        backoff: Duration,
-        now: Instant,
-        deadline: Instant,
-        attempts_made: u32,
-    ) -> Next {
-        let retryable =
-            matches!(verdict.class, ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability);
-        if !retryable {
-            return Next::Stop(StopReason::NotRetryable);
-        }
-        if attempts_made >= self.config.max_attempts() {
-            return Next::Stop(StopReason::AttemptsExhausted);
-        }
-        let router = self.router.borrow();
-        let choice = if verdict.class == ErrorClass::Capability {
-            // Another endpoint might serve it; the same one will not.
-            match router.after(failed, now, |e| !tried.get(e).copied().unwrap_or(true)) {
-                Some(c) => Some(c),
-                None => return Next::Stop(StopReason::NotRetryable),
-            }
-        } else {
-            router.after(failed, now, |_| true)
-        };
-        let Some(choice) = choice else { return Next::Stop(StopReason::NotRetryable) };
-        let mut wait = choice.wait;
-        if verdict.class != ErrorClass::Capability {
-            wait = wait.max(backoff);
-            // A server-requested pause also applies when retrying the same endpoint.
-            if choice.endpoint == failed {
-                if let Some(after) = verdict.retry_after {
-                    wait = wait.max(after.min(self.config.max_retry_after));
+        let now = runtime.now();
+        let events =
+            self.router.borrow_mut().complete(now, reservation, verdict, info.class, elapsed, runtime.random_unit());
+        for event in events {
+            match event {
+                RouterEvent::Breaker { endpoint, transition } => {
+                    emit(PipelineEvent::Breaker { endpoint, from: transition.from, to: transition.to })
+                }
+                RouterEvent::RateLimited { endpoint, group, until, long_horizon } => {
+                    let name = self.router.borrow().groups.get(group).map(|g| g.name.clone()).filter(|n| !n.is_empty());
+                    emit(PipelineEvent::RateLimited {
+                        endpoint,
+                        group: name,
+                        until,
+                        cooldown: until.saturating_since(now),
+                        long_horizon,
+                    })
+                }
+                RouterEvent::ChainMismatch { endpoint, expected, got } => {
+                    emit(PipelineEvent::ChainMismatch { endpoint, expected, got })
                 }
             }
         }
-        if now + wait >= deadline {
-            let all_resting = choice.wait > Duration::ZERO;
-            return Next::Stop(if all_resting { StopReason::RateLimited } else { StopReason::Deadline });
-        }
-        Next::Retry { endpoint: choice.endpoint, wait }
+        self.slots.notify_all();
+    }
+}
+
+/// A verdict that changes nothing (for releasing an unused reservation).
+fn neutral() -> Verdict {
+    Verdict {
+        class: ErrorClass::Capability,
+        rule: "released".into(),
+        health_failure: false,
+        retry_after: None,
+        long_horizon: false,
     }
 }
 

@@ -1,1 +1,7 @@
-//! placeholder
+//! What the library knows about JSON-RPC methods: cost, cacheability,
+//! which parameter is the block tag, and which latency class a method
+//! belongs to.
+
+pub mod methods;
+
+pub use methods::{method_info, BlockTag, CachePolicy, MethodClass, MethodInfo};

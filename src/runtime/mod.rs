@@ -37,6 +37,39 @@ pub struct AttemptTarget {
     pub endpoint: usize,
     /// How long this attempt may take before the transport gives up.
     pub timeout: Duration,
+    /// What to send.
+    pub purpose: Purpose,
+}
+
+/// What an attempt sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// The caller's request.
+    Request,
+    /// `eth_chainId`, before the first request to an endpoint.
+    ChainId,
+}
+
+/// What the pipeline reads from a successful result: a hex quantity (for
+/// `eth_chainId` and `eth_blockNumber`). Everything else passes through.
+pub trait Payload {
+    /// The result as a `0x…` quantity, if it is one.
+    fn quantity(&self) -> Option<u64>;
+}
+
+/// Parses a `0x`-prefixed hex quantity of at most 64 bits.
+pub fn parse_quantity(s: &str) -> Option<u64> {
+    let hex = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X"))?;
+    if hex.is_empty() || hex.len() > 16 {
+        return None;
+    }
+    u64::from_str_radix(hex, 16).ok()
+}
+
+impl Payload for String {
+    fn quantity(&self) -> Option<u64> {
+        parse_quantity(self)
+    }
 }
 
 /// Sends one attempt and reports what happened, never panicking and never

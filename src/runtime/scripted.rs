@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::time::Duration;
 
 use super::sim::SimRuntime;
-use super::{AttemptTarget, Runtime, Transport};
+use super::{AttemptTarget, Purpose, Runtime, Transport};
 use crate::policy::classify::{Observation, Reply, RpcErrorInfo, TransportFailure};
 use crate::time::Instant;
 
@@ -32,13 +32,34 @@ pub enum Behaviour {
 pub struct ScriptedTransport {
     runtime: SimRuntime,
     scripts: RefCell<Vec<Vec<Behaviour>>>,
+    chain_ids: RefCell<Vec<&'static str>>,
     log: RefCell<Vec<(usize, Instant)>>,
+    chain_checks: RefCell<Vec<usize>>,
 }
 
 impl ScriptedTransport {
     /// One script per endpoint; an empty script means "answer `0x1`".
     pub fn new(runtime: &SimRuntime, scripts: Vec<Vec<Behaviour>>) -> Self {
-        ScriptedTransport { runtime: runtime.clone(), scripts: RefCell::new(scripts), log: RefCell::default() }
+        let chain_ids = RefCell::new(vec!["0x1"; scripts.len()]);
+        ScriptedTransport {
+            runtime: runtime.clone(),
+            scripts: RefCell::new(scripts),
+            chain_ids,
+            log: RefCell::default(),
+            chain_checks: RefCell::default(),
+        }
+    }
+
+    /// Makes `endpoint` answer `eth_chainId` with `id` (default `0x1`).
+    pub fn set_chain_id(&self, endpoint: usize, id: &'static str) {
+        if let Some(slot) = self.chain_ids.borrow_mut().get_mut(endpoint) {
+            *slot = id;
+        }
+    }
+
+    /// How many chain-id checks `endpoint` received.
+    pub fn chain_checks(&self, endpoint: usize) -> usize {
+        self.chain_checks.borrow().iter().filter(|&&e| e == endpoint).count()
     }
 
     /// How many attempts `endpoint` received.
@@ -73,6 +94,11 @@ impl Transport for ScriptedTransport {
     type Call = ();
 
     async fn send(&self, _call: &(), target: AttemptTarget) -> Observation<String> {
+        if target.purpose == Purpose::ChainId {
+            self.chain_checks.borrow_mut().push(target.endpoint);
+            let id = self.chain_ids.borrow().get(target.endpoint).copied().unwrap_or("0x1");
+            return Observation::Http { status: 200, retry_after: None, reply: Reply::Result(id.to_string()) };
+        }
         self.log.borrow_mut().push((target.endpoint, self.runtime.now()));
         let mut behaviour = self.next_behaviour(target.endpoint);
         let mut spent = Duration::ZERO;

@@ -1,52 +1,76 @@
-//! Reads the JS options object into the core's raw options, naming the
-//! exact option on every type error (`options.maxRetries must be a
-//! number`), so nothing malformed reaches the pure validation.
+//! Reads the JS upstream list and options object into the core's typed,
+//! validated configuration. Type errors name the option; range checks
+//! happen in the pure core (`RelayerConfig::build`, `PoolOptions::validate`).
 
-use js_sys::{Array, Reflect};
+use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
+use super::fields::{absent, Fields};
 use crate::config::{ConfigError, RawOptions};
+use crate::policy::breaker::BreakerConfig;
 use crate::policy::classify::UserRule;
+use crate::policy::quota::QuotaConfig;
+use crate::policy::slow_start::SlowStartConfig;
 use crate::policy::{ErrorClass, RetryBudgetConfig};
+use crate::pool::options::{CacheConfig, EndpointSpec, PoolOptions, Strategy};
 use crate::redact::EndpointUrl;
 
-fn get(target: &JsValue, key: &str) -> JsValue {
-    Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
-}
+const OPTIONS: &[&str] = &[
+    "maxRetries", "baseDelayMs", "maxDelayMs", "backoff", "attemptTimeoutMs", "deadlineMs", "budget",
+    "maxRetryAfterMs", "maxResponseBytes", "classify", "strategy", "breaker", "slowStart", "quota", "chainId",
+    "checkChainId", "maxLagBlocks", "maxQueue", "dedup", "cache",
+];
+const ENDPOINT: &[&str] =
+    &["url", "label", "headers", "quotaGroup", "weight", "priority", "methods", "costs", "maxConcurrency", "timeoutMs"];
 
-fn absent(v: &JsValue) -> bool {
-    v.is_undefined() || v.is_null()
-}
-
-fn number(target: &JsValue, key: &str, field: &str) -> Result<Option<f64>, ConfigError> {
-    let v = get(target, key);
-    if absent(&v) {
-        return Ok(None);
-    }
-    v.as_f64().map(Some).ok_or_else(|| ConfigError::new(field, "must be a number"))
-}
-
-fn string(target: &JsValue, key: &str, field: &str) -> Result<Option<String>, ConfigError> {
-    let v = get(target, key);
-    if absent(&v) {
-        return Ok(None);
-    }
-    v.as_string().map(Some).ok_or_else(|| ConfigError::new(field, "must be a string"))
-}
-
-/// Parses the upstream list: an array of http(s) URL strings.
-pub fn upstreams(value: &JsValue) -> Result<Vec<EndpointUrl>, ConfigError> {
+/// Parses the upstream list: URL strings or endpoint objects.
+pub fn upstreams(value: &JsValue) -> Result<Vec<EndpointSpec>, ConfigError> {
     if !Array::is_array(value) {
-        return Err(ConfigError::new("upstreams", "must be an array of RPC URLs"));
+        return Err(ConfigError::new("upstreams", "must be an array of RPC URLs or endpoint objects"));
     }
-    let list = Array::from(value);
-    let mut out = Vec::with_capacity(list.length() as usize);
-    for (i, item) in list.iter().enumerate() {
-        let field = format!("upstreams[{i}]");
-        let url = item.as_string().ok_or_else(|| ConfigError::new(&field, "must be an http(s) URL string"))?;
-        out.push(EndpointUrl::parse(&url, &field)?);
+    Array::from(value).iter().enumerate().map(|(i, item)| endpoint(&item, i)).collect()
+}
+
+fn endpoint(item: &JsValue, i: usize) -> Result<EndpointSpec, ConfigError> {
+    let path = format!("upstreams[{i}]");
+    if let Some(url) = item.as_string() {
+        return Ok(EndpointSpec::from_url(EndpointUrl::parse(&url, &path)?, i));
     }
-    Ok(out)
+    if absent(item) || !item.is_object() {
+        return Err(ConfigError::new(&path, "must be an http(s) URL string or an endpoint object"));
+    }
+    let f = Fields::new(item, &path, ENDPOINT)?;
+    let url = f.string("url")?.ok_or_else(|| ConfigError::new(f.field("url"), "is required"))?;
+    let mut url = EndpointUrl::parse(&url, &f.field("url"))?;
+    let mut headers = Vec::new();
+    for (name, value) in f.entries("headers")?.unwrap_or_default() {
+        let value = value.as_string().ok_or_else(|| ConfigError::new(format!("{path}.headers.{name}"), "must be a string"))?;
+        url.add_secret(&value);
+        headers.push((name, value));
+    }
+    if let Some(label) = f.string("label")? {
+        url.set_label(&label);
+    }
+    let mut spec = EndpointSpec::from_url(url, i);
+    spec.headers = headers;
+    spec.quota_group = f.string("quotaGroup")?;
+    spec.weight = f.num("weight")?.unwrap_or(1.0);
+    if let Some(p) = f.ranged("priority", -1e9, 1e9)? {
+        spec.priority = p as i32;
+    }
+    if let Some(m) = f.object("methods", &["allow", "deny"])? {
+        spec.allow = m.strings("allow")?;
+        spec.deny = m.strings("deny")?.unwrap_or_default();
+    }
+    for (method, cost) in f.entries("costs")?.unwrap_or_default() {
+        let c = cost.as_f64().ok_or_else(|| ConfigError::new(format!("{path}.costs.{method}"), "must be a number"))?;
+        spec.costs.push((method, c));
+    }
+    if let Some(c) = f.whole("maxConcurrency", 1, 100_000)? {
+        spec.max_concurrency = c;
+    }
+    spec.timeout = f.ms("timeoutMs")?.filter(|d| !d.is_zero());
+    Ok(spec)
 }
 
 /// Parses the relayer options object (`undefined` means all defaults).
@@ -54,33 +78,121 @@ pub fn options(value: &JsValue) -> Result<(RawOptions, Vec<UserRule>), ConfigErr
     if absent(value) {
         return Ok((RawOptions::default(), Vec::new()));
     }
-    if !value.is_object() || Array::is_array(value) {
-        return Err(ConfigError::new("options", "must be an object"));
-    }
+    let f = Fields::new(value, "", OPTIONS)?;
     let mut raw = RawOptions {
-        max_retries: number(value, "maxRetries", "maxRetries")?,
-        base_delay_ms: number(value, "baseDelayMs", "baseDelayMs")?,
-        max_delay_ms: number(value, "maxDelayMs", "maxDelayMs")?,
-        backoff: string(value, "backoff", "backoff")?,
-        attempt_timeout_ms: number(value, "attemptTimeoutMs", "attemptTimeoutMs")?,
-        deadline_ms: number(value, "deadlineMs", "deadlineMs")?,
+        max_retries: f.num("maxRetries")?,
+        base_delay_ms: f.num("baseDelayMs")?,
+        max_delay_ms: f.num("maxDelayMs")?,
+        backoff: f.string("backoff")?,
+        attempt_timeout_ms: f.num("attemptTimeoutMs")?,
+        deadline_ms: f.num("deadlineMs")?,
         budget: None,
-        max_retry_after_ms: number(value, "maxRetryAfterMs", "maxRetryAfterMs")?,
-        max_response_bytes: number(value, "maxResponseBytes", "maxResponseBytes")?,
+        max_retry_after_ms: f.num("maxRetryAfterMs")?,
+        max_response_bytes: f.num("maxResponseBytes")?,
+        pool: pool(&f)?,
     };
-    let budget = get(value, "retryBudget");
-    if !absent(&budget) {
-        if !budget.is_object() {
-            return Err(ConfigError::new("retryBudget", "must be an object"));
-        }
+    if let Some(b) = f.object("budget", &["ratio", "minPerSecond", "burst"])? {
         let d = RetryBudgetConfig::default();
         raw.budget = Some(RetryBudgetConfig {
-            ratio: number(&budget, "ratio", "retryBudget.ratio")?.unwrap_or(d.ratio),
-            min_per_second: number(&budget, "minPerSecond", "retryBudget.minPerSecond")?.unwrap_or(d.min_per_second),
-            burst: number(&budget, "burst", "retryBudget.burst")?.unwrap_or(d.burst),
+            ratio: b.num("ratio")?.unwrap_or(d.ratio),
+            min_per_second: b.num("minPerSecond")?.unwrap_or(d.min_per_second),
+            burst: b.num("burst")?.unwrap_or(d.burst),
         });
     }
-    Ok((raw, rules(&get(value, "classify"))?))
+    Ok((raw, rules(&f.raw("classify"))?))
+}
+
+fn pool(f: &Fields) -> Result<PoolOptions, ConfigError> {
+    let mut p = PoolOptions::default();
+    if let Some(s) = f.string("strategy")? {
+        p.strategy = Strategy::parse(&s)?;
+    }
+    if let Some(b) = f.object(
+        "breaker",
+        &["consecutiveFailures", "failureRate", "windowMs", "minSamples", "openMs", "openMaxMs", "jitter", "probePermits",
+            "closeAfter", "earlyProbeMs", "resetAfterMs"],
+    )? {
+        let d = BreakerConfig::default();
+        p.breaker = BreakerConfig {
+            consecutive_failures: b.whole("consecutiveFailures", 1, 1_000_000)?.unwrap_or(d.consecutive_failures),
+            failure_rate: b.num("failureRate")?.unwrap_or(d.failure_rate),
+            window: b.ms("windowMs")?.unwrap_or(d.window),
+            min_samples: b.whole("minSamples", 1, 1_000_000)?.unwrap_or(d.min_samples),
+            open_base: b.ms("openMs")?.unwrap_or(d.open_base),
+            open_max: b.ms("openMaxMs")?.unwrap_or(d.open_max),
+            jitter: b.num("jitter")?.unwrap_or(d.jitter),
+            probe_permits: b.whole("probePermits", 1, 10_000)?.unwrap_or(d.probe_permits),
+            close_after: b.whole("closeAfter", 1, 10_000)?.unwrap_or(d.close_after),
+            early_probe_base: b.ms("earlyProbeMs")?.unwrap_or(d.early_probe_base),
+            reset_after: b.ms("resetAfterMs")?.unwrap_or(d.reset_after),
+        };
+    }
+    if let Some(s) = f.object("slowStart", &["warmupMs", "floor"])? {
+        let d = SlowStartConfig::default();
+        p.slow_start = SlowStartConfig { warmup: s.ms("warmupMs")?.unwrap_or(d.warmup), floor: s.num("floor")?.unwrap_or(d.floor) };
+    }
+    for (name, value) in f.entries("quota")?.unwrap_or_default() {
+        let q = Fields::new(
+            &value,
+            &format!("quota.{name}"),
+            &["cuPerSecond", "burst", "share", "decrease", "increase", "stableWindowMs", "minFraction", "cooldownMs",
+                "cooldownMaxMs", "longEjectionMs"],
+        )?;
+        let d = QuotaConfig::default();
+        let cu = q.num("cuPerSecond")?.ok_or_else(|| ConfigError::new(q.field("cuPerSecond"), "is required"))?;
+        p.quota_groups.push((
+            name,
+            QuotaConfig {
+                cu_per_second: cu,
+                burst: q.num("burst")?.unwrap_or(if cu.is_finite() { cu } else { 0.0 }),
+                share: q.num("share")?.unwrap_or(d.share),
+                decrease: q.num("decrease")?.unwrap_or(d.decrease),
+                increase: q.num("increase")?.unwrap_or(d.increase),
+                stable_window: q.ms("stableWindowMs")?.unwrap_or(d.stable_window),
+                min_fraction: q.num("minFraction")?.unwrap_or(d.min_fraction),
+                cooldown_base: q.ms("cooldownMs")?.unwrap_or(d.cooldown_base),
+                cooldown_max: q.ms("cooldownMaxMs")?.unwrap_or(d.cooldown_max),
+                long_ejection: q.ms("longEjectionMs")?.unwrap_or(d.long_ejection),
+            },
+        ));
+    }
+    p.chain_id = chain_id(f)?;
+    p.check_chain = f.boolean("checkChainId")?.unwrap_or(true);
+    if let Some(lag) = f.whole("maxLagBlocks", 0, 1_000_000)? {
+        p.max_lag_blocks = u64::from(lag);
+    }
+    if let Some(q) = f.whole("maxQueue", 0, 10_000_000)? {
+        p.max_queue = q;
+    }
+    p.dedup = f.boolean("dedup")?.unwrap_or(true);
+    let cache = f.raw("cache");
+    if let Some(enabled) = cache.as_bool() {
+        p.cache.enabled = enabled;
+    } else if !absent(&cache) {
+        let c = Fields::new(&cache, "cache", &["latestTtlMs", "immutableTtlMs", "maxEntries"])?;
+        let d = CacheConfig::default();
+        p.cache = CacheConfig {
+            enabled: true,
+            latest_ttl: c.ms("latestTtlMs")?.unwrap_or(d.latest_ttl),
+            immutable_ttl: c.ms("immutableTtlMs")?.unwrap_or(d.immutable_ttl),
+            max_entries: c.whole("maxEntries", 1, 1_000_000)?.map_or(d.max_entries, |n| n as usize),
+        };
+    }
+    Ok(p)
+}
+
+/// `chainId`: a number or a `0x` hex string.
+fn chain_id(f: &Fields) -> Result<Option<u64>, ConfigError> {
+    let v = f.raw("chainId");
+    if absent(&v) {
+        return Ok(None);
+    }
+    let bad = || ConfigError::new("chainId", "must be a positive integer or a 0x-prefixed hex string");
+    if let Some(n) = v.as_f64() {
+        return (n.fract() == 0.0 && n > 0.0 && n < 9e15).then_some(Some(n as u64)).ok_or_else(bad);
+    }
+    let s = v.as_string().ok_or_else(bad)?;
+    crate::runtime::parse_quantity(&s).filter(|n| *n > 0).map(Some).ok_or_else(bad)
 }
 
 /// Parses `classify: [{ code?, message?, status?, method?, class }]`.
@@ -93,34 +205,21 @@ fn rules(value: &JsValue) -> Result<Vec<UserRule>, ConfigError> {
     }
     let mut out = Vec::new();
     for (i, rule) in Array::from(value).iter().enumerate() {
-        let field = |key: &str| format!("classify[{i}].{key}");
-        if !rule.is_object() {
-            return Err(ConfigError::new(format!("classify[{i}]"), "must be an object"));
+        let f = Fields::new(&rule, &format!("classify[{i}]"), &["code", "message", "status", "method", "class"])?;
+        let code = f.ranged("code", -9e15, 9e15)?;
+        if code.is_some_and(|c| c.fract() != 0.0) {
+            return Err(ConfigError::new(f.field("code"), "must be an integer"));
         }
-        let code = number(&rule, "code", &field("code"))?;
-        if code.is_some_and(|c| c.fract() != 0.0 || c.abs() > 9e15) {
-            return Err(ConfigError::new(field("code"), "must be an integer"));
-        }
-        let status = number(&rule, "status", &field("status"))?;
-        if status.is_some_and(|s| !(100.0..=599.0).contains(&s) || s.fract() != 0.0) {
-            return Err(ConfigError::new(field("status"), "must be an HTTP status between 100 and 599"));
-        }
-        let message = string(&rule, "message", &field("message"))?;
-        let method = string(&rule, "method", &field("method"))?;
+        let status = f.whole("status", 100, 599)?;
+        let message = f.string("message")?;
+        let method = f.string("method")?;
         if code.is_none() && status.is_none() && message.is_none() {
             return Err(ConfigError::new(format!("classify[{i}]"), "needs at least one of code, status or message"));
         }
-        let class_name = string(&rule, "class", &field("class"))?.unwrap_or_default();
+        let class_name = f.string("class")?.unwrap_or_default();
         let class = ErrorClass::parse(&class_name)
-            .filter(|c| {
-                matches!(
-                    c,
-                    ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability | ErrorClass::Fatal
-                )
-            })
-            .ok_or_else(|| {
-                ConfigError::new(field("class"), "must be one of transient, rateLimited, capability, fatal")
-            })?;
+            .filter(|c| matches!(c, ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability | ErrorClass::Fatal))
+            .ok_or_else(|| ConfigError::new(f.field("class"), "must be one of transient, rateLimited, capability, fatal"))?;
         out.push(UserRule { code: code.map(|c| c as i64), message, status: status.map(|s| s as u16), method, class });
     }
     Ok(out)

@@ -20,6 +20,8 @@ use crate::time::millis_f64;
 pub const CODE_UNAVAILABLE: i64 = -32002;
 /// EIP-1474 "limit exceeded".
 pub const CODE_LIMIT: i64 = -32005;
+/// EIP-1474 "method not found": no endpoint serves the request.
+pub const CODE_METHOD_NOT_FOUND: i64 = -32601;
 /// EIP-1474 "invalid params".
 pub const CODE_INVALID_PARAMS: i64 = -32602;
 /// EIP-1193 "disconnected": the relayer was closed.
@@ -170,6 +172,16 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
         StopReason::RateLimited => {
             Some(("rateLimited", CODE_LIMIT, "every endpoint is rate limited past the deadline".to_string()))
         }
+        StopReason::Overload => Some((
+            "overload",
+            CODE_UNAVAILABLE,
+            "overloaded: too many requests are already waiting for an endpoint".to_string(),
+        )),
+        StopReason::NoEndpoint => Some((
+            "noEndpoint",
+            CODE_METHOD_NOT_FOUND,
+            "no endpoint can serve this request (method not allowed, or every endpoint is on another chain)".to_string(),
+        )),
         StopReason::NotRetryable | StopReason::AttemptsExhausted => None,
     };
     let base = |kind: &str, code: i64, message: String, obj: Obj| {
@@ -199,13 +211,12 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
 /// An event object for the JS `on(...)` listeners.
 pub fn event(e: &PipelineEvent, method: &str, redactor: &Redactor) -> JsValue {
     match e {
-        PipelineEvent::Retry { attempt, delay, from, to, class, rule } => Obj::new()
+        PipelineEvent::Retry { attempt, delay, from, class, rule } => Obj::new()
             .set("type", "retry")
             .set("method", method)
             .set("attempt", *attempt as f64)
             .set("delayMs", millis_f64(*delay))
             .set("from", redactor.label(*from))
-            .set("to", redactor.label(*to))
             .set("class", *class)
             .set("rule", rule.as_str())
             .build(),
@@ -215,12 +226,28 @@ pub fn event(e: &PipelineEvent, method: &str, redactor: &Redactor) -> JsValue {
             .set("from", redactor.label(*from))
             .set("to", redactor.label(*to))
             .build(),
-        PipelineEvent::RateLimited { endpoint, cooldown, long_horizon, .. } => Obj::new()
+        PipelineEvent::RateLimited { endpoint, group, cooldown, long_horizon, .. } => Obj::new()
             .set("type", "rateLimited")
             .set("method", method)
             .set("endpoint", redactor.label(*endpoint))
+            .maybe("quotaGroup", group.clone())
             .set("cooldownMs", millis_f64(*cooldown))
             .set("longHorizon", *long_horizon)
             .build(),
+        PipelineEvent::Breaker { endpoint, from, to } => Obj::new()
+            .set("type", "breaker")
+            .set("endpoint", redactor.label(*endpoint))
+            .set("from", from.as_str())
+            .set("to", to.as_str())
+            .build(),
+        PipelineEvent::ChainMismatch { endpoint, expected, got } => Obj::new()
+            .set("type", "chainMismatch")
+            .set("endpoint", redactor.label(*endpoint))
+            .set("expected", *expected as f64)
+            .set("got", *got as f64)
+            .build(),
+        PipelineEvent::Overload { waiting } => {
+            Obj::new().set("type", "overload").set("method", method).set("waiting", *waiting as f64).build()
+        }
     }
 }

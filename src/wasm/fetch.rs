@@ -20,7 +20,7 @@ use web_sys::{AbortController, AbortSignal, Headers, RequestInit, Response};
 
 use super::js_runtime::timer_millis;
 use crate::policy::classify::{Observation, Reply, RpcErrorInfo, TransportFailure};
-use crate::runtime::{AttemptTarget, Transport};
+use crate::runtime::{AttemptTarget, Purpose, Transport};
 use crate::time::duration_from_millis_f64;
 
 #[wasm_bindgen]
@@ -39,6 +39,9 @@ extern "C" {
 pub struct FetchCall {
     /// The JSON text of the request.
     pub body: String,
+    /// `method` + the params' JSON: the identity of the request for dedup
+    /// and the cache.
+    pub key: String,
     /// The `id` written into it, checked against the reply.
     pub id: f64,
     /// The caller's `AbortSignal`, if any: aborting it cancels the attempt
@@ -46,36 +49,51 @@ pub struct FetchCall {
     pub signal: Option<AbortSignal>,
 }
 
+/// One endpoint as the transport sees it.
+pub struct FetchEndpoint {
+    /// Full URL (secrets included; never shown).
+    pub url: String,
+    /// Extra headers.
+    pub headers: Vec<(String, String)>,
+}
+
 /// Sends calls to the relayer's endpoint URLs.
 pub struct FetchTransport {
-    urls: Vec<String>,
+    endpoints: Vec<FetchEndpoint>,
     max_response_bytes: u32,
 }
 
 impl FetchTransport {
-    /// A transport over `urls` (index = endpoint index).
-    pub fn new(urls: Vec<String>, max_response_bytes: u32) -> Self {
-        FetchTransport { urls, max_response_bytes }
+    /// A transport over `endpoints` (index = endpoint index).
+    pub fn new(endpoints: Vec<FetchEndpoint>, max_response_bytes: u32) -> Self {
+        FetchTransport { endpoints, max_response_bytes }
     }
 
     /// Encodes a call; fails (with the JS error) if `params` cannot be
     /// serialised, e.g. a BigInt or a cycle.
     pub fn encode(method: &str, params: &JsValue, id: f64, signal: Option<AbortSignal>) -> Result<FetchCall, JsValue> {
-        let request = js_sys::Object::new();
-        Reflect::set(&request, &"jsonrpc".into(), &"2.0".into())?;
-        Reflect::set(&request, &"id".into(), &JsValue::from_f64(id))?;
-        Reflect::set(&request, &"method".into(), &JsValue::from_str(method))?;
-        if !params.is_undefined() && !params.is_null() {
-            Reflect::set(&request, &"params".into(), params)?;
-        }
-        let body = JSON::stringify(&request)?.as_string().unwrap_or_default();
-        Ok(FetchCall { body, id, signal })
+        let params_json = if params.is_undefined() || params.is_null() {
+            "[]".to_string()
+        } else {
+            JSON::stringify(params)?.as_string().unwrap_or_else(|| "[]".into())
+        };
+        let method_json = JSON::stringify(&JsValue::from_str(method))?.as_string().unwrap_or_default();
+        let body = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":{method_json},\"params\":{params_json}}}", id as u64);
+        let key = format!("{method}\u{0}{params_json}");
+        Ok(FetchCall { body, key, id, signal })
+    }
+
+    /// The `eth_chainId` call used to check an endpoint before its first request.
+    pub fn chain_id_call(&self) -> FetchCall {
+        let body = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"eth_chainId\",\"params\":[]}".to_string();
+        FetchCall { body, key: String::new(), id: 0.0, signal: None }
     }
 
     async fn exchange(&self, call: &FetchCall, target: AttemptTarget) -> Result<Observation<JsValue>, JsValue> {
-        let Some(url) = self.urls.get(target.endpoint) else {
+        let Some(endpoint) = self.endpoints.get(target.endpoint) else {
             return Ok(Observation::Transport(TransportFailure::Network("no such endpoint".into())));
         };
+        let url = endpoint.url.as_str();
         if call.signal.as_ref().is_some_and(|s| s.aborted()) {
             return Ok(Observation::Transport(TransportFailure::Aborted));
         }
@@ -93,6 +111,9 @@ impl FetchTransport {
         let headers = Headers::new()?;
         headers.set("content-type", "application/json")?;
         headers.set("accept", "application/json")?;
+        for (name, value) in &endpoint.headers {
+            headers.set(name, value)?;
+        }
         let init = RequestInit::new();
         init.set_method("POST");
         init.set_headers(&headers);
@@ -130,6 +151,13 @@ impl Transport for FetchTransport {
     type Call = FetchCall;
 
     async fn send(&self, call: &FetchCall, target: AttemptTarget) -> Observation<JsValue> {
+        let chain_check;
+        let call = if target.purpose == Purpose::ChainId {
+            chain_check = self.chain_id_call();
+            &chain_check
+        } else {
+            call
+        };
         match self.exchange(call, target).await {
             Ok(observation) => observation,
             Err(error) => Observation::Transport(transport_failure(&error, false)),

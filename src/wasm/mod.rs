@@ -4,7 +4,11 @@
 //! live in `policy` and `pool`.
 
 mod config;
+mod core;
 mod descriptors;
 mod fetch;
+mod fields;
 mod js_runtime;
+mod observation;
 mod relayer;
+mod stats;

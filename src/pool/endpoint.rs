@@ -1,0 +1,146 @@
+//! The live state of one endpoint: breaker, slow start, in-flight count,
+//! latency per method class, counters, chain-id status and head.
+
+use std::time::Duration;
+
+use super::options::{EndpointSpec, PoolOptions};
+use crate::policy::breaker::Breaker;
+use crate::policy::slow_start::SlowStart;
+use crate::rpc::methods::{MethodClass, CLASSES};
+use crate::time::Instant;
+
+/// Whether the endpoint serves the expected chain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChainStatus {
+    /// Not checked yet: the first request checks `eth_chainId` first.
+    Unknown,
+    /// Checked and matching.
+    Verified,
+    /// Serves another chain: disabled for good.
+    Mismatch(u64),
+}
+
+/// Exponentially weighted moving average with a fixed smoothing factor.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Ewma(Option<f64>);
+
+impl Ewma {
+    const ALPHA: f64 = 0.2;
+
+    /// Folds in one sample.
+    pub fn observe(&mut self, value: f64) {
+        if !value.is_finite() {
+            return;
+        }
+        self.0 = Some(match self.0 {
+            Some(v) => v + Self::ALPHA * (value - v),
+            None => value,
+        });
+    }
+
+    /// The average, if any sample was seen.
+    pub fn value(&self) -> Option<f64> {
+        self.0
+    }
+}
+
+/// One endpoint's live state.
+#[derive(Clone, Debug)]
+pub struct EndpointState {
+    /// Its configuration.
+    pub spec: EndpointSpec,
+    /// Index of its quota group in the router.
+    pub group: usize,
+    /// Circuit breaker.
+    pub breaker: Breaker,
+    /// Warm-up ramp.
+    pub slow_start: SlowStart,
+    /// Attempts in flight.
+    pub in_flight: u32,
+    /// Latency in ms per method class.
+    pub latency: [Ewma; CLASSES],
+    /// Healthy outcomes.
+    pub successes: u64,
+    /// Infrastructure failures.
+    pub failures: u64,
+    /// Chain-id status.
+    pub chain: ChainStatus,
+    /// Highest block number seen from it.
+    pub head: Option<u64>,
+    /// Rest requested by the endpoint itself (a 503 with Retry-After).
+    pub rest_until: Instant,
+}
+
+impl EndpointState {
+    /// Fresh state for `spec` (slow start begins now, as for a joining node).
+    pub fn new(spec: EndpointSpec, group: usize, options: &PoolOptions, now: Instant) -> Self {
+        EndpointState {
+            spec,
+            group,
+            breaker: Breaker::new(options.breaker, now),
+            slow_start: SlowStart::new(options.slow_start, now),
+            in_flight: 0,
+            latency: [Ewma::default(); CLASSES],
+            successes: 0,
+            failures: 0,
+            chain: if options.check_chain { ChainStatus::Unknown } else { ChainStatus::Verified },
+            head: None,
+            rest_until: Instant::ZERO,
+        }
+    }
+
+    /// Concurrency allowed now: the configured limit scaled by slow start.
+    pub fn concurrency_limit(&mut self, now: Instant) -> u32 {
+        let factor = self.slow_start.factor(now);
+        ((self.spec.max_concurrency as f64 * factor).ceil() as u32).max(1)
+    }
+
+    /// Latency estimate (ms) for a class; unknown endpoints borrow the
+    /// fastest class estimate they have, else `None`.
+    pub fn latency_ms(&self, class: MethodClass) -> Option<f64> {
+        self.latency[class as usize].value().or_else(|| self.latency.iter().filter_map(Ewma::value).reduce(f64::min))
+    }
+
+    /// Records an attempt's duration.
+    pub fn observe_latency(&mut self, class: MethodClass, elapsed: Duration) {
+        self.latency[class as usize].observe(elapsed.as_secs_f64() * 1000.0);
+    }
+
+    /// Records a head seen from this endpoint; a head that goes back in
+    /// time (a reorg or a node reset) is believed, a jump beyond
+    /// `max_jump` blocks past the best known head is not.
+    pub fn observe_head(&mut self, block: u64, best_known: Option<u64>, max_jump: u64) {
+        if best_known.is_some_and(|best| block > best.saturating_add(max_jump)) {
+            return;
+        }
+        self.head = Some(block);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ewma_smooths_and_ignores_garbage() {
+        let mut e = Ewma::default();
+        assert_eq!(e.value(), None);
+        e.observe(100.0);
+        e.observe(200.0);
+        assert_eq!(e.value(), Some(120.0));
+        e.observe(f64::NAN);
+        e.observe(f64::INFINITY);
+        assert_eq!(e.value(), Some(120.0));
+    }
+
+    #[test]
+    fn heads_from_the_future_are_not_believed() {
+        let url = crate::redact::EndpointUrl::parse("http://127.0.0.1:1", "u").unwrap();
+        let mut s = EndpointState::new(EndpointSpec::from_url(url, 0), 0, &PoolOptions::default(), Instant::ZERO);
+        s.observe_head(100, Some(100), 1000);
+        s.observe_head(u64::MAX, Some(100), 1000);
+        assert_eq!(s.head, Some(100));
+        s.observe_head(90, Some(100), 1000);
+        assert_eq!(s.head, Some(90), "going back is believed (reorg, resync)");
+    }
+}

@@ -1,0 +1,206 @@
+//! Pool options and endpoint specifications, validated into typed errors
+//! naming the option (`upstreams[1].weight`, `breaker.probePermits`…).
+
+use std::time::Duration;
+
+use crate::config::ConfigError;
+use crate::policy::breaker::BreakerConfig;
+use crate::policy::quota::QuotaConfig;
+use crate::policy::slow_start::SlowStartConfig;
+use crate::redact::EndpointUrl;
+
+/// How the pool picks among eligible endpoints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Strategy {
+    /// Rotate through eligible endpoints.
+    RoundRobin,
+    /// Lowest `priority` first; spill to the next when it is unavailable or at budget.
+    #[default]
+    Priority,
+    /// Random, proportional to `weight` × slow-start factor.
+    Weighted,
+    /// Power of two choices on EWMA latency (per method class) × (in-flight + 1).
+    Latency,
+    /// Stay on one endpoint while it is eligible; when it is not, bind to
+    /// the best eligible one by priority and stay there (no automatic
+    /// return, so a session sees one node's view of the chain).
+    Sticky,
+}
+
+impl Strategy {
+    /// Parses the JS spelling.
+    pub fn parse(name: &str) -> Result<Self, ConfigError> {
+        Ok(match name {
+            "roundRobin" => Strategy::RoundRobin,
+            "priority" => Strategy::Priority,
+            "weighted" => Strategy::Weighted,
+            "latency" => Strategy::Latency,
+            "sticky" => Strategy::Sticky,
+            _ => return Err(ConfigError::new("strategy", "must be one of roundRobin, priority, weighted, latency, sticky")),
+        })
+    }
+}
+
+/// Response cache settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CacheConfig {
+    /// Whether results are cached at all.
+    pub enabled: bool,
+    /// Lifetime of head-dependent results (`latest`).
+    pub latest_ttl: Duration,
+    /// Lifetime of results that cannot change.
+    pub immutable_ttl: Duration,
+    /// Entry limit (oldest evicted first).
+    pub max_entries: usize,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            enabled: true,
+            latest_ttl: Duration::from_millis(1000),
+            immutable_ttl: Duration::from_secs(300),
+            max_entries: 1000,
+        }
+    }
+}
+
+/// Everything about the pool beyond the retry policy.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolOptions {
+    /// Selection strategy.
+    pub strategy: Strategy,
+    /// Breaker tuning, per endpoint.
+    pub breaker: BreakerConfig,
+    /// Slow-start tuning.
+    pub slow_start: SlowStartConfig,
+    /// Named quota groups.
+    pub quota_groups: Vec<(String, QuotaConfig)>,
+    /// The expected chain id; `None` means "the first one seen".
+    pub chain_id: Option<u64>,
+    /// Endpoints this many blocks behind the best head are skipped for `latest`.
+    pub max_lag_blocks: u64,
+    /// Requests that may wait for an endpoint at once; beyond, fail fast.
+    pub max_queue: u32,
+    /// Share identical in-flight reads.
+    pub dedup: bool,
+    /// Response cache.
+    pub cache: CacheConfig,
+    /// Check `eth_chainId` before the first request to each endpoint.
+    pub check_chain: bool,
+}
+
+impl Default for PoolOptions {
+    fn default() -> Self {
+        PoolOptions {
+            strategy: Strategy::default(),
+            breaker: BreakerConfig::default(),
+            slow_start: SlowStartConfig::default(),
+            quota_groups: Vec::new(),
+            chain_id: None,
+            max_lag_blocks: 5,
+            max_queue: 1000,
+            dedup: true,
+            cache: CacheConfig::default(),
+            check_chain: true,
+        }
+    }
+}
+
+/// One endpoint as configured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EndpointSpec {
+    /// URL and its redacted label.
+    pub url: EndpointUrl,
+    /// Extra HTTP headers (values are treated as secrets).
+    pub headers: Vec<(String, String)>,
+    /// Name of the quota group, if it shares one.
+    pub quota_group: Option<String>,
+    /// Weight for the weighted strategy.
+    pub weight: f64,
+    /// Priority (lower first) for priority and sticky.
+    pub priority: i32,
+    /// Only these methods, if set.
+    pub allow: Option<Vec<String>>,
+    /// Never these methods.
+    pub deny: Vec<String>,
+    /// Compute-unit costs overriding the method table.
+    pub costs: Vec<(String, f64)>,
+    /// Most attempts in flight at once.
+    pub max_concurrency: u32,
+    /// Per-attempt timeout overriding the relayer's.
+    pub timeout: Option<Duration>,
+}
+
+impl EndpointSpec {
+    /// An endpoint with every default, at `priority` = its index.
+    pub fn from_url(url: EndpointUrl, index: usize) -> Self {
+        EndpointSpec {
+            url,
+            headers: Vec::new(),
+            quota_group: None,
+            weight: 1.0,
+            priority: index as i32,
+            allow: None,
+            deny: Vec::new(),
+            costs: Vec::new(),
+            max_concurrency: 64,
+            timeout: None,
+        }
+    }
+
+    /// Whether this endpoint may serve `method`.
+    pub fn serves(&self, method: &str) -> bool {
+        self.allow.as_ref().is_none_or(|a| a.iter().any(|m| m == method)) && !self.deny.iter().any(|m| m == method)
+    }
+
+    /// The cost of `method` here.
+    pub fn cost(&self, method: &str, default: f64) -> f64 {
+        self.costs.iter().find(|(m, _)| m == method).map_or(default, |(_, c)| *c)
+    }
+
+    /// Checks the numbers; `path` is `upstreams[i]`.
+    pub fn validate(&self, path: &str, groups: &[(String, QuotaConfig)]) -> Result<(), ConfigError> {
+        if !(self.weight.is_finite() && self.weight > 0.0) {
+            return Err(ConfigError::new(format!("{path}.weight"), "must be a positive number"));
+        }
+        if self.max_concurrency == 0 {
+            return Err(ConfigError::new(format!("{path}.maxConcurrency"), "must be at least 1"));
+        }
+        if let Some((m, _)) = self.costs.iter().find(|(_, c)| !(c.is_finite() && *c >= 0.0)) {
+            return Err(ConfigError::new(format!("{path}.costs.{m}"), "must be a finite number >= 0"));
+        }
+        if let Some(group) = &self.quota_group {
+            if !groups.iter().any(|(name, _)| name == group) {
+                return Err(ConfigError::new(
+                    format!("{path}.quotaGroup"),
+                    format!("names `{group}`, which is not defined under quotaGroups"),
+                ));
+            }
+        }
+        if self.allow.as_ref().is_some_and(|a| a.is_empty()) {
+            return Err(ConfigError::new(format!("{path}.methods.allow"), "must not be empty"));
+        }
+        Ok(())
+    }
+}
+
+impl PoolOptions {
+    /// Checks every nested option.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.breaker.validate()?;
+        self.slow_start.validate()?;
+        for (name, q) in &self.quota_groups {
+            q.validate(&format!("quotaGroups.{name}"))?;
+        }
+        let mut names: Vec<&String> = self.quota_groups.iter().map(|(n, _)| n).collect();
+        names.sort_unstable();
+        if names.windows(2).any(|w| w[0] == w[1]) {
+            return Err(ConfigError::new("quotaGroups", "group names must be unique"));
+        }
+        if self.cache.max_entries == 0 && self.cache.enabled {
+            return Err(ConfigError::new("cache.maxEntries", "must be at least 1"));
+        }
+        Ok(())
+    }
+}

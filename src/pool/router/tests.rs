@@ -1,0 +1,257 @@
+//! Selection, strategies and reservations on explicit instants.
+
+use std::time::Duration;
+
+use super::*;
+use crate::policy::breaker::BreakerConfig;
+use crate::redact::EndpointUrl;
+use std::borrow::Cow;
+
+fn at(ms: u64) -> Instant {
+    Instant::from_epoch(Duration::from_millis(ms))
+}
+
+fn spec(i: usize) -> EndpointSpec {
+    EndpointSpec::from_url(EndpointUrl::parse(&format!("http://127.0.0.1:{}", 7000 + i), "u").unwrap(), i)
+}
+
+fn options(strategy: Strategy) -> PoolOptions {
+    PoolOptions {
+        strategy,
+        check_chain: false,
+        slow_start: crate::policy::slow_start::SlowStartConfig { warmup: Duration::ZERO, floor: 1.0 },
+        breaker: BreakerConfig { jitter: 0.0, ..BreakerConfig::default() },
+        ..PoolOptions::default()
+    }
+}
+
+fn router(n: usize, strategy: Strategy) -> Router {
+    Router::new((0..n).map(spec).collect(), &options(strategy), Duration::from_secs(60), at(0))
+}
+
+fn req<'a>(tried: &'a [bool]) -> RouteRequest<'a> {
+    RouteRequest {
+        method: "eth_blockNumber",
+        class: MethodClass::Cheap,
+        cost: 10.0,
+        wants_latest: true,
+        tried,
+        only_untried: false,
+        after: None,
+    }
+}
+
+fn verdict(class: ErrorClass, health: bool) -> Verdict {
+    Verdict { class, rule: Cow::Borrowed("test"), health_failure: health, retry_after: None, long_horizon: false }
+}
+
+fn pick(r: &mut Router, now: Instant, draws: (f64, f64)) -> Reservation {
+    let tried = vec![false; r.endpoints.len()];
+    match r.select(now, &req(&tried), draws) {
+        Selection::Reserved(res) => res,
+        other => panic!("expected a reservation, got {other:?}"),
+    }
+}
+
+fn finish(r: &mut Router, now: Instant, res: Reservation, class: ErrorClass, health: bool) -> Vec<RouterEvent> {
+    r.complete(now, &res, &verdict(class, health), MethodClass::Cheap, Duration::from_millis(10), 0.5)
+}
+
+#[test]
+fn round_robin_rotates() {
+    let mut r = router(3, Strategy::RoundRobin);
+    let order: Vec<usize> = (0..6)
+        .map(|_| {
+            let res = pick(&mut r, at(0), (0.5, 0.5));
+            finish(&mut r, at(0), res, ErrorClass::Success, false);
+            res.endpoint
+        })
+        .collect();
+    assert_eq!(order, vec![0, 1, 2, 0, 1, 2]);
+}
+
+#[test]
+fn priority_prefers_the_lowest_and_spills_over_when_it_is_at_budget() {
+    let mut o = options(Strategy::Priority);
+    o.quota_groups = vec![("key".into(), QuotaConfig { cu_per_second: 20.0, burst: 20.0, ..QuotaConfig::default() })];
+    let mut specs: Vec<EndpointSpec> = (0..2).map(spec).collect();
+    specs[0].quota_group = Some("key".into());
+    let mut r = Router::new(specs, &o, Duration::from_secs(60), at(0));
+    let chosen: Vec<usize> = (0..4).map(|_| pick(&mut r, at(0), (0.5, 0.5)).endpoint).collect();
+    assert_eq!(chosen, vec![0, 0, 1, 1], "two 10-CU calls fit the 20-CU burst, then spill over");
+}
+
+#[test]
+fn weighted_follows_the_weights() {
+    let mut specs: Vec<EndpointSpec> = (0..2).map(spec).collect();
+    specs[0].weight = 3.0;
+    specs[1].weight = 1.0;
+    let mut r = Router::new(specs, &options(Strategy::Weighted), Duration::from_secs(60), at(0));
+    let mut counts = [0usize; 2];
+    for k in 0..1000 {
+        let res = pick(&mut r, at(0), ((k as f64 + 0.5) / 1000.0, 0.5));
+        counts[res.endpoint] += 1;
+        finish(&mut r, at(0), res, ErrorClass::Success, false);
+    }
+    assert_eq!(counts, [750, 250]);
+}
+
+#[test]
+fn latency_uses_two_choices_and_never_only_the_fastest() {
+    let mut r = router(3, Strategy::Latency);
+    r.endpoints[0].observe_latency(MethodClass::Cheap, Duration::from_millis(10));
+    r.endpoints[1].observe_latency(MethodClass::Cheap, Duration::from_millis(100));
+    r.endpoints[2].observe_latency(MethodClass::Cheap, Duration::from_millis(500));
+    let mut counts = [0usize; 3];
+    for a in 0..10 {
+        for b in 0..10 {
+            let res = pick(&mut r, at(0), (a as f64 / 10.0, b as f64 / 10.0));
+            counts[res.endpoint] += 1;
+            finish(&mut r, at(0), res, ErrorClass::Success, false);
+        }
+    }
+    assert!(counts[0] > counts[1] && counts[1] > counts[2], "{counts:?}");
+    assert!(counts[1] > 0, "the second fastest still gets traffic: {counts:?}");
+    assert_eq!(counts[2], 0, "the slowest only wins against nothing");
+    // In-flight load counts: a busy fast endpoint loses to an idle slower one.
+    let mut r = router(2, Strategy::Latency);
+    r.endpoints[0].observe_latency(MethodClass::Cheap, Duration::from_millis(10));
+    r.endpoints[1].observe_latency(MethodClass::Cheap, Duration::from_millis(30));
+    r.endpoints[0].in_flight = 9;
+    assert_eq!(pick(&mut r, at(0), (0.0, 0.0)).endpoint, 1);
+}
+
+#[test]
+fn sticky_stays_and_rebinds_when_its_endpoint_becomes_unavailable() {
+    let mut r = router(3, Strategy::Sticky);
+    let first = pick(&mut r, at(0), (0.9, 0.9));
+    assert_eq!(first.endpoint, 0);
+    finish(&mut r, at(0), first, ErrorClass::Success, false);
+    for _ in 0..3 {
+        let res = pick(&mut r, at(0), (0.5, 0.5));
+        assert_eq!(res.endpoint, 0);
+        finish(&mut r, at(0), res, ErrorClass::Transient, true);
+    }
+    let moved = pick(&mut r, at(1), (0.5, 0.5));
+    assert_eq!(moved.endpoint, 1, "breaker open: bind to the next by priority");
+    finish(&mut r, at(1), moved, ErrorClass::Success, false);
+    // Endpoint 0 recovers (HalfOpen after 30 s) but sticky stays on 1.
+    let later = pick(&mut r, at(40_000), (0.5, 0.5));
+    assert_eq!(later.endpoint, 1);
+}
+
+#[test]
+fn a_tripped_breaker_removes_the_endpoint_and_probes_are_atomic() {
+    let mut r = router(2, Strategy::Priority);
+    for _ in 0..3 {
+        let res = pick(&mut r, at(0), (0.5, 0.5));
+        assert_eq!(res.endpoint, 0);
+        finish(&mut r, at(0), res, ErrorClass::Transient, true);
+    }
+    assert_eq!(pick(&mut r, at(1), (0.5, 0.5)).endpoint, 1);
+    // HalfOpen at 30 s: one probe permit. Two selections in the same instant
+    // (no await between them): only one probe reaches endpoint 0.
+    let a = pick(&mut r, at(30_000), (0.5, 0.5));
+    let b = pick(&mut r, at(30_000), (0.5, 0.5));
+    assert_eq!((a.endpoint, a.probe), (0, true));
+    assert_eq!((b.endpoint, b.probe), (1, false));
+    assert_eq!(r.endpoints[0].breaker.probes_in_flight(), 1);
+}
+
+#[test]
+fn total_outage_hands_out_spaced_early_probes_and_otherwise_says_wait() {
+    let mut r = router(2, Strategy::Priority);
+    for e in 0..2 {
+        for _ in 0..3 {
+            let tried = vec![false, false];
+            let mut q = req(&tried);
+            q.only_untried = false;
+            let res = match r.select(at(0), &q, (0.5, 0.5)) {
+                Selection::Reserved(res) => res,
+                other => panic!("{other:?}"),
+            };
+            assert!(res.endpoint == e || e == 1);
+            finish(&mut r, at(0), res, ErrorClass::Transient, true);
+        }
+    }
+    let tried = vec![false, false];
+    assert_eq!(r.select(at(100), &req(&tried), (0.5, 0.5)), Selection::Wait { until: at(500), quota: false });
+    let probe = match r.select(at(500), &req(&tried), (0.5, 0.5)) {
+        Selection::Reserved(res) => res,
+        other => panic!("{other:?}"),
+    };
+    assert!(probe.probe);
+    let events = finish(&mut r, at(510), probe, ErrorClass::Success, false);
+    assert!(events.iter().any(|e| matches!(e, RouterEvent::Breaker { transition, .. } if transition.to == BreakerState::HalfOpen)));
+}
+
+#[test]
+fn a_rate_limit_cools_every_endpoint_of_the_group() {
+    let mut o = options(Strategy::Priority);
+    o.quota_groups = vec![("key".into(), QuotaConfig::default())];
+    let mut specs: Vec<EndpointSpec> = (0..3).map(spec).collect();
+    specs[0].quota_group = Some("key".into());
+    specs[1].quota_group = Some("key".into());
+    let mut r = Router::new(specs, &o, Duration::from_secs(60), at(0));
+    let res = pick(&mut r, at(0), (0.5, 0.5));
+    let v = Verdict { retry_after: Some(Duration::from_secs(5)), ..verdict(ErrorClass::RateLimited, false) };
+    let events = r.complete(at(0), &res, &v, MethodClass::Cheap, Duration::ZERO, 0.5);
+    assert!(matches!(events[0], RouterEvent::RateLimited { until, .. } if until == at(5000)));
+    assert_eq!(pick(&mut r, at(1), (0.5, 0.5)).endpoint, 2, "the other URL on the same key is skipped too");
+    assert_eq!(r.endpoints[0].breaker.state(at(1)), BreakerState::Closed, "429s are not health failures");
+}
+
+#[test]
+fn chain_mismatch_disables_and_freshness_skips_lagging_endpoints_for_latest() {
+    let mut o = options(Strategy::Priority);
+    o.check_chain = true;
+    o.max_lag_blocks = 5;
+    let mut r = Router::new((0..3).map(spec).collect(), &o, Duration::from_secs(60), at(0));
+    assert!(pick(&mut r, at(0), (0.5, 0.5)).check_chain);
+    assert_eq!(r.chain_checked(0, 1), None);
+    assert!(matches!(r.chain_checked(1, 5), Some(RouterEvent::ChainMismatch { expected: 1, got: 5, .. })));
+    assert_eq!(r.chain_checked(2, 1), None);
+    r.endpoints[0].in_flight = 0;
+    r.observe_head(0, 100);
+    r.observe_head(2, 110);
+    let tried = vec![false; 3];
+    let res = match r.select(at(0), &req(&tried), (0.5, 0.5)) {
+        Selection::Reserved(res) => res,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(res.endpoint, 2, "0 lags by 10 blocks; 1 is on another chain");
+    let mut pinned = req(&tried);
+    pinned.wants_latest = false;
+    r.endpoints[2].in_flight = 0;
+    match r.select(at(0), &pinned, (0.5, 0.5)) {
+        Selection::Reserved(res) => assert_eq!(res.endpoint, 0, "pinned reads may use a lagging node"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn methods_are_routed_only_where_allowed() {
+    let mut specs: Vec<EndpointSpec> = (0..2).map(spec).collect();
+    specs[0].deny = vec!["eth_blockNumber".into()];
+    specs[1].allow = Some(vec!["eth_call".into()]);
+    let mut r = Router::new(specs, &options(Strategy::Priority), Duration::from_secs(60), at(0));
+    let tried = vec![false; 2];
+    assert_eq!(r.select(at(0), &req(&tried), (0.5, 0.5)), Selection::NoEndpoint);
+}
+
+#[test]
+fn slow_start_scales_concurrency_after_recovery() {
+    let mut o = options(Strategy::Priority);
+    o.slow_start = crate::policy::slow_start::SlowStartConfig { warmup: Duration::from_secs(10), floor: 0.1 };
+    let mut specs = vec![spec(0)];
+    specs[0].max_concurrency = 20;
+    let mut r = Router::new(specs, &o, Duration::from_secs(60), at(0));
+    let tried = vec![false];
+    let mut granted = 0;
+    while let Selection::Reserved(_) = r.select(at(0), &req(&tried), (0.5, 0.5)) {
+        granted += 1;
+    }
+    assert_eq!(granted, 2, "10 % of 20 at the start of the ramp");
+    assert_eq!(r.endpoints[0].concurrency_limit(at(5000)), 10);
+    assert_eq!(r.endpoints[0].concurrency_limit(at(10_000)), 20);
+}

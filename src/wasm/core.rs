@@ -1,0 +1,257 @@
+//! The engine behind `WasmRelayer`: one logical request through dedup →
+//! cache → pipeline, single attempts for bound providers, and operations
+//! retried under the same policies.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::Duration;
+
+use alloy_primitives::{hex, keccak256};
+use js_sys::{Function, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::AbortSignal;
+
+use super::descriptors::{self, Redactor, CODE_DISCONNECTED, CODE_INVALID_PARAMS};
+use super::fetch::{FetchCall, FetchTransport};
+use super::js_runtime::JsRuntime;
+use super::observation::{observation_from_js, observation_to_js};
+use crate::error::{AttemptRecord, Failure, StopReason};
+use crate::policy::classify::{Observation, Reply, TransportFailure};
+use crate::policy::ErrorClass;
+use crate::pool::cache::ResponseCache;
+use crate::pool::dedup::{InFlight, Joined};
+use crate::pool::pipeline::detail;
+use crate::pool::{Call, Pipeline, PipelineEvent, SuccessValue};
+use crate::rpc::methods::{block_tag, cache_ttl, method_info, BlockTag, CachePolicy, MethodInfo};
+use crate::runtime::{AttemptTarget, Purpose, Runtime, Transport};
+
+/// Shared state of one relayer.
+pub struct Core {
+    pub(super) pipeline: Pipeline,
+    pub(super) transport: FetchTransport,
+    pub(super) redactor: Redactor,
+    pub(super) listener: Option<Function>,
+    pub(super) closed: Cell<bool>,
+    pub(super) next_id: Cell<f64>,
+    pub(super) cache: RefCell<ResponseCache<JsValue>>,
+    pub(super) in_flight: InFlight<Result<JsValue, JsValue>>,
+}
+
+fn get(target: &JsValue, key: &str) -> JsValue {
+    Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// The block tag a request reads at, from its method and params.
+fn tag_of(info: &MethodInfo, params: &JsValue) -> BlockTag {
+    let Some(index) = info.block_param else {
+        return if info.cache == CachePolicy::Head { BlockTag::Latest } else { BlockTag::Absent };
+    };
+    let value = Reflect::get_u32(params, index as u32).unwrap_or(JsValue::UNDEFINED);
+    if value.is_object() {
+        return BlockTag::Pinned; // EIP-1898 { blockHash } / { blockNumber }
+    }
+    block_tag(value.as_string().as_deref())
+}
+
+impl Core {
+    pub(super) fn emit(&self, event: &PipelineEvent, method: &str) {
+        if let Some(listener) = &self.listener {
+            // A throwing listener must not break the request.
+            let _ = listener.call1(&JsValue::UNDEFINED, &descriptors::event(event, method, &self.redactor));
+        }
+    }
+
+    fn closed_error(&self) -> JsValue {
+        descriptors::simple_error("closed", CODE_DISCONNECTED, "the relayer is closed")
+    }
+
+    fn encode(&self, method: &str, params: &JsValue, signal: Option<AbortSignal>) -> Result<FetchCall, JsValue> {
+        let id = self.next_id.get();
+        self.next_id.set(if id >= 9e15 { 1.0 } else { id + 1.0 });
+        FetchTransport::encode(method, params, id, signal).map_err(|e| {
+            let why = get(&e, "message").as_string().unwrap_or_default();
+            descriptors::simple_error(
+                "invalidRequest",
+                CODE_INVALID_PARAMS,
+                &format!("params cannot be encoded as JSON: {why}"),
+            )
+        })
+    }
+
+    /// dedup → cache → pipeline.
+    pub(super) async fn request(
+        self: Rc<Self>,
+        method: String,
+        params: JsValue,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue> {
+        if self.closed.get() {
+            return Err(self.closed_error());
+        }
+        let call = self.encode(&method, &params, signal)?;
+        let info = method_info(&method);
+        let tag = tag_of(&info, &params);
+        let options = &self.pipeline.config().pool;
+        let key = call.key.clone();
+        let ttl = cache_ttl(&info, tag, options.cache.latest_ttl, options.cache.immutable_ttl).filter(|_| options.cache.enabled);
+        if ttl.is_some() {
+            if let Some(hit) = self.cache.borrow_mut().get(JsRuntime.now(), &key) {
+                return Ok(hit);
+            }
+        }
+        if !(options.dedup && info.read_only && tag != BlockTag::Pending) {
+            return self.run(&method, &params, &call, tag, ttl).await;
+        }
+        match self.in_flight.join(&key) {
+            Joined::Leader(guard) => {
+                let outcome = self.run(&method, &params, &call, tag, ttl).await;
+                guard.publish(&outcome);
+                outcome
+            }
+            Joined::Follower(wait) => match wait.await {
+                Some(outcome) => outcome,
+                None => self.run(&method, &params, &call, tag, ttl).await,
+            },
+        }
+    }
+
+    async fn run(
+        &self,
+        method: &str,
+        params: &JsValue,
+        call: &FetchCall,
+        tag: BlockTag,
+        ttl: Option<Duration>,
+    ) -> Result<JsValue, JsValue> {
+        let emit = |e: PipelineEvent| self.emit(&e, method);
+        let attempt = |target: AttemptTarget| async move {
+            if self.closed.get() {
+                return Observation::Transport(TransportFailure::Aborted);
+            }
+            self.transport.send(call, target).await
+        };
+        let wants_latest = matches!(tag, BlockTag::Latest | BlockTag::Pending);
+        let outcome = self.pipeline.execute(&JsRuntime, Call { method, wants_latest }, attempt, &emit).await;
+        match outcome {
+            Ok(success) => match success.value {
+                SuccessValue::Result(value) => {
+                    if let Some(ttl) = ttl.filter(|_| !value.is_null() && !value.is_undefined()) {
+                        self.cache.borrow_mut().put(JsRuntime.now(), call.key.clone(), value.clone(), ttl);
+                    }
+                    Ok(value)
+                }
+                SuccessValue::AlreadyKnown => Ok(raw_tx_hash(params)),
+            },
+            Err(_) if self.closed.get() => Err(self.closed_error()),
+            Err(failure) => Err(descriptors::failure(&failure, &self.redactor, self.pipeline.config().max_attempts())),
+        }
+    }
+
+    /// Exactly one attempt on one endpoint, for bound providers.
+    pub(super) async fn attempt_once(
+        self: Rc<Self>,
+        endpoint: usize,
+        method: String,
+        params: JsValue,
+        signal: Option<AbortSignal>,
+    ) -> Result<JsValue, JsValue> {
+        if self.closed.get() {
+            return Err(self.closed_error());
+        }
+        let Some(spec) = self.pipeline.config().endpoints.get(endpoint) else {
+            return Err(descriptors::simple_error("invalidRequest", CODE_INVALID_PARAMS, "no such endpoint"));
+        };
+        let call = self.encode(&method, &params, signal)?;
+        let timeout = spec.timeout.unwrap_or(self.pipeline.config().attempt_timeout);
+        let target = AttemptTarget { endpoint, timeout, purpose: Purpose::Request };
+        let observation = self.transport.send(&call, target).await;
+        let verdict = self.pipeline.classify(&method, &observation, JsRuntime.unix_time());
+        match verdict.class {
+            ErrorClass::Success => {
+                if let Observation::Http { reply: Reply::Result(v), .. } = observation {
+                    return Ok(v);
+                }
+            }
+            ErrorClass::AlreadyKnown => return Ok(raw_tx_hash(&params)),
+            _ => {}
+        }
+        let plain = observation_to_js(&observation, &self.redactor);
+        let record = AttemptRecord { endpoint, verdict, started_after: Duration::ZERO, elapsed: Duration::ZERO };
+        let failure =
+            Failure { reason: StopReason::NotRetryable, last: Some(detail(observation)), attempts: vec![record] };
+        let descriptor = descriptors::failure(&failure, &self.redactor, 1);
+        let _ = Reflect::set(&descriptor, &"observation".into(), &plain);
+        Err(descriptor)
+    }
+
+    /// `op(endpointIndex, attempt, timeoutMs)` under the retry policies.
+    pub(super) async fn execute(self: Rc<Self>, op: Function, signal: Option<AbortSignal>) -> Result<JsValue, JsValue> {
+        if self.closed.get() {
+            return Err(self.closed_error());
+        }
+        let last_error = RefCell::new(JsValue::UNDEFINED);
+        let success_value = RefCell::new(JsValue::UNDEFINED);
+        let attempts = Cell::new(0u32);
+        let emit = |e: PipelineEvent| self.emit(&e, "executeRpcWithRetry");
+        let attempt = |target: AttemptTarget| {
+            let (op, last_error, success_value, attempts, signal) = (&op, &last_error, &success_value, &attempts, &signal);
+            let core = &self;
+            async move {
+                if core.closed.get() || signal.as_ref().is_some_and(|s| s.aborted()) {
+                    return Observation::Transport(TransportFailure::Aborted);
+                }
+                if target.purpose == Purpose::ChainId {
+                    return core.transport.send(&core.transport.chain_id_call(), target).await;
+                }
+                let n = attempts.get();
+                attempts.set(n + 1);
+                let timeout_ms = crate::time::millis_f64(target.timeout);
+                let promise = op.call3(
+                    &JsValue::UNDEFINED,
+                    &(target.endpoint as f64).into(),
+                    &(n as f64).into(),
+                    &timeout_ms.into(),
+                );
+                let settled = match promise {
+                    Ok(p) => JsFuture::from(Promise::resolve(&p)).await,
+                    Err(e) => Err(e),
+                };
+                let report = match settled {
+                    Ok(report) => report,
+                    Err(thrown) => {
+                        *last_error.borrow_mut() = thrown;
+                        return Observation::Transport(TransportFailure::Network("operation threw".into()));
+                    }
+                };
+                if get(&report, "ok").as_bool() == Some(true) {
+                    *success_value.borrow_mut() = get(&report, "value");
+                    return Observation::Http { status: 200, retry_after: None, reply: Reply::Result(JsValue::UNDEFINED) };
+                }
+                *last_error.borrow_mut() = get(&report, "error");
+                observation_from_js(&get(&report, "observation"))
+            }
+        };
+        let call = Call { method: "executeRpcWithRetry", wants_latest: true };
+        let outcome = self.pipeline.execute(&JsRuntime, call, attempt, &emit).await;
+        match outcome {
+            Ok(_) => Ok(success_value.into_inner()),
+            Err(_) if self.closed.get() => Err(self.closed_error()),
+            Err(failure) => {
+                let descriptor = descriptors::failure(&failure, &self.redactor, self.pipeline.config().max_attempts());
+                let _ = Reflect::set(&descriptor, &"operationError".into(), &last_error.into_inner());
+                Err(descriptor)
+            }
+        }
+    }
+}
+
+/// The hash of a raw transaction in `params[0]`, computed locally (it is
+/// what the node would have returned for a first broadcast).
+fn raw_tx_hash(params: &JsValue) -> JsValue {
+    let raw = Reflect::get_u32(params, 0).ok().and_then(|v| v.as_string()).unwrap_or_default();
+    match hex::decode(raw.trim()) {
+        Ok(bytes) if !bytes.is_empty() => JsValue::from_str(&format!("{:#x}", keccak256(bytes))),
+        _ => JsValue::NULL,
+    }
+}

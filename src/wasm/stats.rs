@@ -1,0 +1,76 @@
+//! The `stats()` snapshot: per endpoint (breaker state, in-flight, EWMA
+//! latency per method class, successes, failures, chain status, head,
+//! slow-start share) and per quota group (CU/s used over the last second,
+//! allowed rate, limit signals, cooldown), plus budget, queue and cache.
+
+use js_sys::Array;
+use wasm_bindgen::prelude::*;
+
+use super::core::Core;
+use super::descriptors::Obj;
+use super::js_runtime::JsRuntime;
+use crate::pool::endpoint::ChainStatus;
+use crate::runtime::Runtime;
+use crate::time::millis_f64;
+
+const CLASS_NAMES: [&str; 4] = ["cheap", "call", "heavy", "send"];
+
+/// Builds the snapshot. Holds no borrow beyond this call.
+pub fn snapshot(core: &Core) -> JsValue {
+    let now = JsRuntime.now();
+    let pipeline = &core.pipeline;
+    let (endpoints, groups) = pipeline.with_router(|router| {
+        let endpoints: Array = router
+            .endpoints
+            .iter_mut()
+            .enumerate()
+            .map(|(i, ep)| {
+                let latency = ep.latency.iter().zip(CLASS_NAMES).fold(Obj::new(), |o, (e, name)| o.maybe(name, e.value()));
+                let chain = match ep.chain {
+                    ChainStatus::Unknown => "unknown".to_string(),
+                    ChainStatus::Verified => "verified".to_string(),
+                    ChainStatus::Mismatch(id) => format!("mismatch:{id}"),
+                };
+                Obj::new()
+                    .set("endpoint", core.redactor.label(i))
+                    .set("state", ep.breaker.state(now).as_str())
+                    .set("inFlight", ep.in_flight as f64)
+                    .set("latencyMs", latency.build())
+                    .set("successes", ep.successes as f64)
+                    .set("failures", ep.failures as f64)
+                    .set("breakerFlips", ep.breaker.flips() as f64)
+                    .set("chain", chain)
+                    .maybe("head", ep.head.map(|h| h as f64))
+                    .set("share", ep.slow_start.factor(now))
+                    .set("quotaGroup", router.groups.get(ep.group).map(|g| g.name.clone()).unwrap_or_default())
+                    .build()
+            })
+            .collect();
+        let groups: Array = router
+            .groups
+            .iter_mut()
+            .filter(|g| !g.name.is_empty())
+            .map(|g| {
+                let s = g.quota.stats();
+                Obj::new()
+                    .set("name", g.name.clone())
+                    .set("cuLastSecond", g.cu_last_second(now))
+                    .set("allowedCuPerSecond", if s.allowed_rate.is_finite() { s.allowed_rate } else { f64::MAX })
+                    .set("cuCharged", s.cu_charged)
+                    .set("rateLimited", s.limited as f64)
+                    .set("cooldownMs", millis_f64(s.cooldown_until.saturating_since(now)))
+                    .build()
+            })
+            .collect();
+        (endpoints, groups)
+    });
+    Obj::new()
+        .set("endpoints", endpoints)
+        .set("quotaGroups", groups)
+        .set("retryBudget", pipeline.budget_balance(now))
+        .set("waiting", pipeline.waiting() as f64)
+        .set("cacheEntries", core.cache.borrow().len() as f64)
+        .set("cacheHits", core.cache.borrow().hits() as f64)
+        .set("closed", core.closed.get())
+        .build()
+}
