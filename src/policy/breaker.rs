@@ -385,7 +385,7 @@ impl Breaker {
 
 /// `d` scaled by a factor uniform in `[1 − jitter, 1 + jitter)`.
 fn jittered(d: Duration, jitter: f64, unit_random: f64) -> Duration {
-    let r = if unit_random.is_finite() { unit_random.clamp(0.0, 1.0) } else { 0.5 };
+    let r = if unit_random.is_finite() { crate::policy::bound(unit_random, 0.0, 1.0) } else { 0.5 };
     let factor = 1.0 - jitter + 2.0 * jitter * r;
     Duration::try_from_secs_f64(d.as_secs_f64() * factor).unwrap_or(d)
 }

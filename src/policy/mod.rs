@@ -15,3 +15,15 @@ pub use backoff::Backoff;
 pub use budget::{RetryBudget, RetryBudgetConfig};
 pub use classify::{Classifier, ErrorClass, Observation, Verdict};
 pub use retry::{retry, RetryConfig};
+
+/// `x` limited to `[lo, hi]`, NaN to `lo`. Not `f64::clamp`: its panic
+/// message formats floats, which drags kilobytes of float-printing code
+/// into the wasm build (and it panics on NaN bounds, which we never want).
+#[allow(clippy::manual_clamp)]
+pub(crate) fn bound(x: f64, lo: f64, hi: f64) -> f64 {
+    if x.is_nan() {
+        lo
+    } else {
+        x.max(lo).min(hi)
+    }
+}

@@ -218,7 +218,7 @@ impl QuotaGroup {
             let step = self.config.cooldown_base.saturating_mul(1u32 << (self.consecutive_limits - 1).min(16));
             let ceiling = step.min(self.config.cooldown_max);
             // Equal jitter: never shorter than half, so a group is not hit again at once.
-            ceiling / 2 + (ceiling / 2).mul_f64(unit_random.clamp(0.0, 1.0))
+            ceiling / 2 + (ceiling / 2).mul_f64(crate::policy::bound(unit_random, 0.0, 1.0))
         };
         self.cooldown_until = self.cooldown_until.max(now + cooldown);
         // One decrease per burst of signals: several in-flight 429s are one event.

@@ -49,7 +49,7 @@ impl TokenBucket {
     /// Whether `cost` could be taken at `now`, without taking it.
     pub fn check(&mut self, now: Instant, cost: f64) -> Result<(), Duration> {
         self.refill(now);
-        let need = cost.clamp(0.0, self.burst);
+        let need = crate::policy::bound(cost, 0.0, self.burst);
         if self.rate.is_infinite() || self.tokens + 1e-9 >= need {
             return Ok(());
         }
@@ -63,7 +63,7 @@ impl TokenBucket {
     /// Takes `cost` tokens, or says how long until it could.
     pub fn try_take(&mut self, now: Instant, cost: f64) -> Result<(), Duration> {
         self.check(now, cost)?;
-        let need = cost.clamp(0.0, self.burst);
+        let need = crate::policy::bound(cost, 0.0, self.burst);
         self.tokens = (self.tokens - need).max(0.0);
         Ok(())
     }

@@ -19,7 +19,13 @@ pub struct ResponseCache<P> {
 impl<P: Clone> ResponseCache<P> {
     /// A cache of at most `max_entries` results.
     pub fn new(max_entries: usize) -> Self {
-        ResponseCache { entries: HashMap::new(), order: VecDeque::new(), max_entries: max_entries.max(1), seq: 0, hits: 0 }
+        ResponseCache {
+            entries: HashMap::new(),
+            order: VecDeque::new(),
+            max_entries: max_entries.max(1),
+            seq: 0,
+            hits: 0,
+        }
     }
 
     /// A fresh result for `key`, if any.

@@ -36,7 +36,12 @@ impl Strategy {
             "weighted" => Strategy::Weighted,
             "latency" => Strategy::Latency,
             "sticky" => Strategy::Sticky,
-            _ => return Err(ConfigError::new("strategy", "must be one of roundRobin, priority, weighted, latency, sticky")),
+            _ => {
+                return Err(ConfigError::new(
+                    "strategy",
+                    "must be one of roundRobin, priority, weighted, latency, sticky",
+                ))
+            }
         })
     }
 }

@@ -110,7 +110,14 @@ impl Pipeline {
     pub fn new(config: RelayerConfig, classifier: Classifier, now: Instant) -> Self {
         let router = Router::new(config.endpoints.clone(), &config.pool, config.max_retry_after, now);
         let budget = RefCell::new(RetryBudget::new(config.budget, now));
-        Pipeline { config, classifier, router: RefCell::new(router), budget, slots: Notify::default(), waiting: Cell::new(0) }
+        Pipeline {
+            config,
+            classifier,
+            router: RefCell::new(router),
+            budget,
+            slots: Notify::default(),
+            waiting: Cell::new(0),
+        }
     }
 
     /// The validated configuration.
@@ -179,7 +186,8 @@ impl Pipeline {
             let reservation = match selection {
                 Selection::Reserved(r) => r,
                 Selection::NoEndpoint => {
-                    let reason = if state.records.is_empty() { StopReason::NoEndpoint } else { StopReason::NotRetryable };
+                    let reason =
+                        if state.records.is_empty() { StopReason::NoEndpoint } else { StopReason::NotRetryable };
                     return Err(state.stop(reason));
                 }
                 Selection::Wait { until, quota } => {
@@ -259,7 +267,8 @@ impl Pipeline {
             state.last = Some(detail(observation));
 
             // Decide on a retry.
-            let retryable = matches!(verdict.class, ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability);
+            let retryable =
+                matches!(verdict.class, ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability);
             if !retryable {
                 return Err(state.stop(StopReason::NotRetryable));
             }

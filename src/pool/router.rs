@@ -159,7 +159,11 @@ impl Router {
         let mut groups: Vec<GroupState> = options
             .quota_groups
             .iter()
-            .map(|(name, q)| GroupState { name: name.clone(), quota: QuotaGroup::new(*q, now), window: VecDeque::new() })
+            .map(|(name, q)| GroupState {
+                name: name.clone(),
+                quota: QuotaGroup::new(*q, now),
+                window: VecDeque::new(),
+            })
             .collect();
         let endpoints = specs
             .into_iter()
@@ -167,7 +171,11 @@ impl Router {
                 let named = spec.quota_group.as_ref().and_then(|g| groups.iter().position(|s| &s.name == g));
                 let group = named.unwrap_or_else(|| {
                     let own = QuotaConfig { cooldown_max: max_retry_after, ..QuotaConfig::default() };
-                    groups.push(GroupState { name: String::new(), quota: QuotaGroup::new(own, now), window: VecDeque::new() });
+                    groups.push(GroupState {
+                        name: String::new(),
+                        quota: QuotaGroup::new(own, now),
+                        window: VecDeque::new(),
+                    });
                     groups.len() - 1
                 });
                 EndpointState::new(spec, group, options, now)
@@ -258,7 +266,8 @@ impl Router {
             let until = earliest.unwrap_or(now + CONCURRENCY_RECHECK);
             return Selection::Wait { until, quota: all_quota };
         }
-        let untried: Vec<usize> = eligible.iter().copied().filter(|&i| !req.tried.get(i).copied().unwrap_or(false)).collect();
+        let untried: Vec<usize> =
+            eligible.iter().copied().filter(|&i| !req.tried.get(i).copied().unwrap_or(false)).collect();
         let pool = if req.after.is_some() && !untried.is_empty() { untried } else { eligible };
         let mut order = self.rank(&pool, req, now, draws);
         // Failover: the endpoint that just failed goes last, whatever the strategy.
@@ -318,8 +327,10 @@ impl Router {
                 order.sort_by_key(|&i| (Some(i) != self.sticky, self.endpoints[i].spec.priority, i));
             }
             Strategy::Weighted => {
-                let weights: Vec<f64> =
-                    order.iter().map(|&i| self.endpoints[i].spec.weight * self.endpoints[i].slow_start.factor(now)).collect();
+                let weights: Vec<f64> = order
+                    .iter()
+                    .map(|&i| self.endpoints[i].spec.weight * self.endpoints[i].slow_start.factor(now))
+                    .collect();
                 let pick = weighted_pick(&weights, draws.0);
                 order.swap(0, pick);
             }
@@ -395,7 +406,8 @@ impl Router {
             }
             ErrorClass::RateLimited => {
                 ep.breaker.on_neutral(r.probe);
-                let until = self.groups[ep.group].quota.on_limited(now, verdict.retry_after, verdict.long_horizon, draw);
+                let until =
+                    self.groups[ep.group].quota.on_limited(now, verdict.retry_after, verdict.long_horizon, draw);
                 events.push(RouterEvent::RateLimited {
                     endpoint: r.endpoint,
                     group: ep.group,
@@ -460,7 +472,7 @@ fn weighted_pick(weights: &[f64], draw: f64) -> usize {
     if total <= 0.0 {
         return 0;
     }
-    let mut target = draw.clamp(0.0, 1.0) * total;
+    let mut target = crate::policy::bound(draw, 0.0, 1.0) * total;
     for (i, w) in weights.iter().enumerate() {
         let w = if w.is_finite() && *w > 0.0 { *w } else { 0.0 };
         if target < w {

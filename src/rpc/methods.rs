@@ -63,7 +63,13 @@ pub struct MethodInfo {
     pub read_only: bool,
 }
 
-const fn m(class: MethodClass, cost: u32, cache: CachePolicy, block_param: Option<usize>, read_only: bool) -> MethodInfo {
+const fn m(
+    class: MethodClass,
+    cost: u32,
+    cache: CachePolicy,
+    block_param: Option<usize>,
+    read_only: bool,
+) -> MethodInfo {
     MethodInfo { class, cost: cost as f64, cache, block_param, read_only }
 }
 
@@ -96,10 +102,14 @@ pub fn method_info(method: &str) -> MethodInfo {
         "eth_sendRawTransaction" | "eth_sendRawTransactionSync" | "eth_sendTransaction" => {
             m(Send, 250, Never, None, false)
         }
-        "eth_newFilter" | "eth_newBlockFilter" | "eth_newPendingTransactionFilter" | "eth_getFilterChanges"
-        | "eth_getFilterLogs" | "eth_uninstallFilter" | "eth_subscribe" | "eth_unsubscribe" => {
-            m(Call, 20, Never, None, false)
-        }
+        "eth_newFilter"
+        | "eth_newBlockFilter"
+        | "eth_newPendingTransactionFilter"
+        | "eth_getFilterChanges"
+        | "eth_getFilterLogs"
+        | "eth_uninstallFilter"
+        | "eth_subscribe"
+        | "eth_unsubscribe" => m(Call, 20, Never, None, false),
         "eth_sign" | "eth_signTransaction" | "eth_signTypedData_v4" | "personal_sign" => {
             m(Send, 20, Never, None, false)
         }

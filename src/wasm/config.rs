@@ -16,9 +16,26 @@ use crate::pool::options::{CacheConfig, EndpointSpec, PoolOptions, Strategy};
 use crate::redact::EndpointUrl;
 
 const OPTIONS: &[&str] = &[
-    "maxRetries", "baseDelayMs", "maxDelayMs", "backoff", "attemptTimeoutMs", "deadlineMs", "budget",
-    "maxRetryAfterMs", "maxResponseBytes", "classify", "strategy", "breaker", "slowStart", "quota", "chainId",
-    "checkChainId", "maxLagBlocks", "maxQueue", "dedup", "cache",
+    "maxRetries",
+    "baseDelayMs",
+    "maxDelayMs",
+    "backoff",
+    "attemptTimeoutMs",
+    "deadlineMs",
+    "budget",
+    "maxRetryAfterMs",
+    "maxResponseBytes",
+    "classify",
+    "strategy",
+    "breaker",
+    "slowStart",
+    "quota",
+    "chainId",
+    "checkChainId",
+    "maxLagBlocks",
+    "maxQueue",
+    "dedup",
+    "cache",
 ];
 const ENDPOINT: &[&str] =
     &["url", "label", "headers", "quotaGroup", "weight", "priority", "methods", "costs", "maxConcurrency", "timeoutMs"];
@@ -44,7 +61,8 @@ fn endpoint(item: &JsValue, i: usize) -> Result<EndpointSpec, ConfigError> {
     let mut url = EndpointUrl::parse(&url, &f.field("url"))?;
     let mut headers = Vec::new();
     for (name, value) in f.entries("headers")?.unwrap_or_default() {
-        let value = value.as_string().ok_or_else(|| ConfigError::new(format!("{path}.headers.{name}"), "must be a string"))?;
+        let value =
+            value.as_string().ok_or_else(|| ConfigError::new(format!("{path}.headers.{name}"), "must be a string"))?;
         url.add_secret(&value);
         headers.push((name, value));
     }
@@ -109,8 +127,19 @@ fn pool(f: &Fields) -> Result<PoolOptions, ConfigError> {
     }
     if let Some(b) = f.object(
         "breaker",
-        &["consecutiveFailures", "failureRate", "windowMs", "minSamples", "openMs", "openMaxMs", "jitter", "probePermits",
-            "closeAfter", "earlyProbeMs", "resetAfterMs"],
+        &[
+            "consecutiveFailures",
+            "failureRate",
+            "windowMs",
+            "minSamples",
+            "openMs",
+            "openMaxMs",
+            "jitter",
+            "probePermits",
+            "closeAfter",
+            "earlyProbeMs",
+            "resetAfterMs",
+        ],
     )? {
         let d = BreakerConfig::default();
         p.breaker = BreakerConfig {
@@ -129,14 +158,27 @@ fn pool(f: &Fields) -> Result<PoolOptions, ConfigError> {
     }
     if let Some(s) = f.object("slowStart", &["warmupMs", "floor"])? {
         let d = SlowStartConfig::default();
-        p.slow_start = SlowStartConfig { warmup: s.ms("warmupMs")?.unwrap_or(d.warmup), floor: s.num("floor")?.unwrap_or(d.floor) };
+        p.slow_start = SlowStartConfig {
+            warmup: s.ms("warmupMs")?.unwrap_or(d.warmup),
+            floor: s.num("floor")?.unwrap_or(d.floor),
+        };
     }
     for (name, value) in f.entries("quota")?.unwrap_or_default() {
         let q = Fields::new(
             &value,
             &format!("quota.{name}"),
-            &["cuPerSecond", "burst", "share", "decrease", "increase", "stableWindowMs", "minFraction", "cooldownMs",
-                "cooldownMaxMs", "longEjectionMs"],
+            &[
+                "cuPerSecond",
+                "burst",
+                "share",
+                "decrease",
+                "increase",
+                "stableWindowMs",
+                "minFraction",
+                "cooldownMs",
+                "cooldownMaxMs",
+                "longEjectionMs",
+            ],
         )?;
         let d = QuotaConfig::default();
         let cu = q.num("cuPerSecond")?.ok_or_else(|| ConfigError::new(q.field("cuPerSecond"), "is required"))?;
@@ -218,8 +260,15 @@ fn rules(value: &JsValue) -> Result<Vec<UserRule>, ConfigError> {
         }
         let class_name = f.string("class")?.unwrap_or_default();
         let class = ErrorClass::parse(&class_name)
-            .filter(|c| matches!(c, ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability | ErrorClass::Fatal))
-            .ok_or_else(|| ConfigError::new(f.field("class"), "must be one of transient, rateLimited, capability, fatal"))?;
+            .filter(|c| {
+                matches!(
+                    c,
+                    ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability | ErrorClass::Fatal
+                )
+            })
+            .ok_or_else(|| {
+                ConfigError::new(f.field("class"), "must be one of transient, rateLimited, capability, fatal")
+            })?;
         out.push(UserRule { code: code.map(|c| c as i64), message, status: status.map(|s| s as u16), method, class });
     }
     Ok(out)

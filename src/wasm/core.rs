@@ -94,7 +94,8 @@ impl Core {
         let tag = tag_of(&info, &params);
         let options = &self.pipeline.config().pool;
         let key = call.key.clone();
-        let ttl = cache_ttl(&info, tag, options.cache.latest_ttl, options.cache.immutable_ttl).filter(|_| options.cache.enabled);
+        let ttl = cache_ttl(&info, tag, options.cache.latest_ttl, options.cache.immutable_ttl)
+            .filter(|_| options.cache.enabled);
         if ttl.is_some() {
             if let Some(hit) = self.cache.borrow_mut().get(JsRuntime.now(), &key) {
                 return Ok(hit);
@@ -195,7 +196,8 @@ impl Core {
         let attempts = Cell::new(0u32);
         let emit = |e: PipelineEvent| self.emit(&e, "executeRpcWithRetry");
         let attempt = |target: AttemptTarget| {
-            let (op, last_error, success_value, attempts, signal) = (&op, &last_error, &success_value, &attempts, &signal);
+            let (op, last_error, success_value, attempts, signal) =
+                (&op, &last_error, &success_value, &attempts, &signal);
             let core = &self;
             async move {
                 if core.closed.get() || signal.as_ref().is_some_and(|s| s.aborted()) {
@@ -226,7 +228,11 @@ impl Core {
                 };
                 if get(&report, "ok").as_bool() == Some(true) {
                     *success_value.borrow_mut() = get(&report, "value");
-                    return Observation::Http { status: 200, retry_after: None, reply: Reply::Result(JsValue::UNDEFINED) };
+                    return Observation::Http {
+                        status: 200,
+                        retry_after: None,
+                        reply: Reply::Result(JsValue::UNDEFINED),
+                    };
                 }
                 *last_error.borrow_mut() = get(&report, "error");
                 observation_from_js(&get(&report, "observation"))

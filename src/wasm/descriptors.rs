@@ -180,7 +180,8 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
         StopReason::NoEndpoint => Some((
             "noEndpoint",
             CODE_METHOD_NOT_FOUND,
-            "no endpoint can serve this request (method not allowed, or every endpoint is on another chain)".to_string(),
+            "no endpoint can serve this request (method not allowed, or every endpoint is on another chain)"
+                .to_string(),
         )),
         StopReason::NotRetryable | StopReason::AttemptsExhausted => None,
     };

@@ -78,7 +78,8 @@ impl FetchTransport {
             JSON::stringify(params)?.as_string().unwrap_or_else(|| "[]".into())
         };
         let method_json = JSON::stringify(&JsValue::from_str(method))?.as_string().unwrap_or_default();
-        let body = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":{method_json},\"params\":{params_json}}}", id as u64);
+        let body =
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":{method_json},\"params\":{params_json}}}", id as u64);
         let key = format!("{method}\u{0}{params_json}");
         Ok(FetchCall { body, key, id, signal })
     }

@@ -76,10 +76,9 @@ impl Fields {
     /// A whole number in `[min, max]`.
     pub fn whole(&self, key: &str, min: u32, max: u32) -> Result<Option<u32>, ConfigError> {
         match self.num(key)? {
-            Some(v) if !(v.fract() == 0.0 && v >= f64::from(min) && v <= f64::from(max)) => Err(ConfigError::new(
-                self.field(key),
-                format!("must be a whole number between {min} and {max}"),
-            )),
+            Some(v) if !(v.fract() == 0.0 && v >= f64::from(min) && v <= f64::from(max)) => {
+                Err(ConfigError::new(self.field(key), format!("must be a whole number between {min} and {max}")))
+            }
             Some(v) => Ok(Some(v as u32)),
             None => Ok(None),
         }
@@ -88,10 +87,9 @@ impl Fields {
     /// A duration in milliseconds, between 0 and one day.
     pub fn ms(&self, key: &str) -> Result<Option<Duration>, ConfigError> {
         match self.num(key)? {
-            Some(v) if !(v.is_finite() && (0.0..=MAX_MS).contains(&v)) => Err(ConfigError::new(
-                self.field(key),
-                "must be a number of milliseconds between 0 and 86400000",
-            )),
+            Some(v) if !(v.is_finite() && (0.0..=MAX_MS).contains(&v)) => {
+                Err(ConfigError::new(self.field(key), "must be a number of milliseconds between 0 and 86400000"))
+            }
             Some(v) => Ok(Some(Duration::from_micros((v * 1000.0) as u64))),
             None => Ok(None),
         }
@@ -127,7 +125,9 @@ impl Fields {
         Array::from(&v)
             .iter()
             .enumerate()
-            .map(|(i, s)| s.as_string().ok_or_else(|| ConfigError::new(format!("{}[{i}]", self.field(key)), "must be a string")))
+            .map(|(i, s)| {
+                s.as_string().ok_or_else(|| ConfigError::new(format!("{}[{i}]", self.field(key)), "must be a string"))
+            })
             .collect::<Result<Vec<_>, _>>()
             .map(Some)
     }

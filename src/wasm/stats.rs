@@ -25,7 +25,8 @@ pub fn snapshot(core: &Core) -> JsValue {
             .iter_mut()
             .enumerate()
             .map(|(i, ep)| {
-                let latency = ep.latency.iter().zip(CLASS_NAMES).fold(Obj::new(), |o, (e, name)| o.maybe(name, e.value()));
+                let latency =
+                    ep.latency.iter().zip(CLASS_NAMES).fold(Obj::new(), |o, (e, name)| o.maybe(name, e.value()));
                 let chain = match ep.chain {
                     ChainStatus::Unknown => "unknown".to_string(),
                     ChainStatus::Verified => "verified".to_string(),

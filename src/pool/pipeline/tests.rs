@@ -184,7 +184,12 @@ fn a_total_outage_under_load_is_bounded_by_the_budget_not_multiplied() {
     // Breakers trip after 3 failures each; then only early probes reach the fleet.
     assert!(upstream <= 30, "{upstream} upstream requests for 100 logical ones");
     let reasons: Vec<_> = results.iter().map(|r| r.as_ref().map(|_| ()).map_err(|f| f.reason)).collect();
-    assert!(reasons.iter().all(|r| matches!(r, Err(StopReason::Budget | StopReason::Deadline | StopReason::AttemptsExhausted))), "{reasons:?}");
+    assert!(
+        reasons
+            .iter()
+            .all(|r| matches!(r, Err(StopReason::Budget | StopReason::Deadline | StopReason::AttemptsExhausted))),
+        "{reasons:?}"
+    );
 }
 
 #[test]

@@ -182,7 +182,9 @@ fn total_outage_hands_out_spaced_early_probes_and_otherwise_says_wait() {
     };
     assert!(probe.probe);
     let events = finish(&mut r, at(510), probe, ErrorClass::Success, false);
-    assert!(events.iter().any(|e| matches!(e, RouterEvent::Breaker { transition, .. } if transition.to == BreakerState::HalfOpen)));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, RouterEvent::Breaker { transition, .. } if transition.to == BreakerState::HalfOpen)));
 }
 
 #[test]
