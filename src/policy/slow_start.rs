@@ -18,11 +18,14 @@ pub struct SlowStartConfig {
     pub warmup: Duration,
     /// Share at the start of the ramp (0..=1).
     pub floor: f64,
+    /// Requests/s an endpoint may always get while warming, whatever its
+    /// history (so a quiet wallet is not starved after a recovery).
+    pub min_rps: f64,
 }
 
 impl Default for SlowStartConfig {
     fn default() -> Self {
-        SlowStartConfig { warmup: Duration::from_secs(30), floor: 0.1 }
+        SlowStartConfig { warmup: Duration::from_secs(30), floor: 0.1, min_rps: 1.0 }
     }
 }
 
@@ -31,6 +34,9 @@ impl SlowStartConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         if !(self.floor > 0.0 && self.floor <= 1.0) {
             return Err(ConfigError::new("slowStart.floor", "must be in (0, 1]"));
+        }
+        if !(self.min_rps.is_finite() && self.min_rps > 0.0) {
+            return Err(ConfigError::new("slowStart.minRps", "must be a positive number"));
         }
         Ok(())
     }
@@ -70,6 +76,46 @@ impl SlowStart {
     pub fn warming(&mut self, now: Instant) -> bool {
         self.factor(now) < 1.0
     }
+
+    /// The absolute rate cap while warming: the endpoint's throughput
+    /// before it failed, scaled by the ramp, never below `min_rps`.
+    pub fn rate_cap(&mut self, now: Instant, healthy_rps: f64) -> f64 {
+        let full = if healthy_rps.is_finite() { healthy_rps.max(0.0) } else { 0.0 };
+        (full * self.factor(now)).max(self.config.min_rps)
+    }
+}
+
+/// Successes per second, smoothed over one-second windows: "what this
+/// endpoint was serving while healthy", the full rate slow start returns to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateMeter {
+    window_start: Instant,
+    count: u32,
+    rate: Option<f64>,
+}
+
+impl RateMeter {
+    /// A meter starting at `now`.
+    pub fn new(now: Instant) -> Self {
+        RateMeter { window_start: now, count: 0, rate: None }
+    }
+
+    /// Counts one success at `now`.
+    pub fn record(&mut self, now: Instant) {
+        let elapsed = now.saturating_since(self.window_start);
+        if elapsed >= Duration::from_secs(1) {
+            let sample = f64::from(self.count) / elapsed.as_secs_f64();
+            self.rate = Some(self.rate.map_or(sample, |r| r + 0.3 * (sample - r)));
+            self.window_start = now;
+            self.count = 0;
+        }
+        self.count = self.count.saturating_add(1);
+    }
+
+    /// The smoothed rate (0 before the first full window).
+    pub fn rate(&self) -> f64 {
+        self.rate.unwrap_or(0.0)
+    }
 }
 
 #[cfg(test)]
@@ -82,7 +128,8 @@ mod tests {
 
     #[test]
     fn ramps_linearly_from_the_floor_to_full() {
-        let mut s = SlowStart::new(SlowStartConfig { warmup: Duration::from_secs(10), floor: 0.2 }, at(0));
+        let mut s =
+            SlowStart::new(SlowStartConfig { warmup: Duration::from_secs(10), floor: 0.2, min_rps: 1.0 }, at(0));
         assert_eq!(s.factor(at(0)), 0.2);
         assert_eq!(s.factor(at(1000)), 0.2);
         assert!((s.factor(at(5000)) - 0.5).abs() < 1e-9);
@@ -94,7 +141,26 @@ mod tests {
 
     #[test]
     fn zero_warmup_is_always_full() {
-        let mut s = SlowStart::new(SlowStartConfig { warmup: Duration::ZERO, floor: 0.1 }, at(0));
+        let mut s = SlowStart::new(SlowStartConfig { warmup: Duration::ZERO, floor: 0.1, min_rps: 1.0 }, at(0));
         assert_eq!(s.factor(at(0)), 1.0);
+    }
+
+    #[test]
+    fn the_rate_cap_follows_past_throughput_and_never_drops_below_the_minimum() {
+        let mut s =
+            SlowStart::new(SlowStartConfig { warmup: Duration::from_secs(10), floor: 0.1, min_rps: 0.5 }, at(0));
+        assert_eq!(s.rate_cap(at(0), 100.0), 10.0);
+        assert_eq!(s.rate_cap(at(5000), 100.0), 50.0);
+        assert_eq!(s.rate_cap(at(5000), 0.0), 0.5);
+        assert_eq!(s.rate_cap(at(5000), f64::NAN), 0.5);
+    }
+
+    #[test]
+    fn the_meter_measures_successes_per_second() {
+        let mut m = RateMeter::new(at(0));
+        for i in 0..100 {
+            m.record(at(i * 100)); // 10 per second for 10 s
+        }
+        assert!((m.rate() - 10.0).abs() < 0.5, "{}", m.rate());
     }
 }

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use super::options::{EndpointSpec, PoolOptions};
 use crate::policy::breaker::Breaker;
-use crate::policy::slow_start::SlowStart;
+use crate::policy::slow_start::{RateMeter, SlowStart};
+use crate::policy::token_bucket::TokenBucket;
 use crate::rpc::methods::{MethodClass, CLASSES};
 use crate::time::Instant;
 
@@ -69,6 +70,10 @@ pub struct EndpointState {
     pub head: Option<u64>,
     /// Rest requested by the endpoint itself (a 503 with Retry-After).
     pub rest_until: Instant,
+    /// Throughput while healthy.
+    pub meter: RateMeter,
+    /// The warm-up rate bucket (present only while slow start runs).
+    pub warm: Option<TokenBucket>,
 }
 
 impl EndpointState {
@@ -86,6 +91,39 @@ impl EndpointState {
             chain: if options.check_chain { ChainStatus::Unknown } else { ChainStatus::Verified },
             head: None,
             rest_until: Instant::ZERO,
+            meter: RateMeter::new(now),
+            warm: None,
+        }
+    }
+
+    /// Starts slow start after a recovery: the ramp restarts and the rate
+    /// bucket starts empty.
+    pub fn begin_warmup(&mut self, now: Instant) {
+        self.slow_start.restart(now);
+        let rate = self.slow_start.rate_cap(now, self.meter.rate());
+        self.warm = Some(TokenBucket::new(rate, 1.0, now, false));
+    }
+
+    /// While warming: `Ok` if one more request fits the ramped rate cap,
+    /// else the wait. Ends the warm-up when the ramp is done.
+    pub fn warm_check(&mut self, now: Instant) -> Result<(), Duration> {
+        if self.warm.is_none() {
+            return Ok(());
+        }
+        if !self.slow_start.warming(now) {
+            self.warm = None;
+            return Ok(());
+        }
+        let rate = self.slow_start.rate_cap(now, self.meter.rate());
+        let Some(bucket) = self.warm.as_mut() else { return Ok(()) };
+        bucket.set_rate(now, rate);
+        bucket.check(now, 1.0)
+    }
+
+    /// Takes the warm-up token of a reserved request.
+    pub fn warm_take(&mut self, now: Instant) {
+        if let Some(bucket) = self.warm.as_mut() {
+            let _ = bucket.try_take(now, 1.0);
         }
     }
 

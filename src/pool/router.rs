@@ -88,6 +88,8 @@ pub struct Reservation {
     pub cost: f64,
     /// The endpoint's chain id must be checked before the request.
     pub check_chain: bool,
+    /// This is the pool's one early probe of a total outage.
+    pub outage_probe: bool,
 }
 
 /// The router's answer.
@@ -151,6 +153,35 @@ pub struct Router {
     expected_chain: Option<u64>,
     max_lag: u64,
     max_retry_after: Duration,
+    outage: OutageProbes,
+}
+
+/// The pool-wide schedule of early probes during a total outage: one probe
+/// in flight at a time for the whole pool (not per endpoint, or N endpoints
+/// would multiply the load of a dead fleet by N), spaced by a jittered,
+/// doubling interval, rotating over endpoints by their own probe times.
+#[derive(Clone, Copy, Debug)]
+struct OutageProbes {
+    next_at: Instant,
+    spacing: Duration,
+    base: Duration,
+    max: Duration,
+    jitter: f64,
+    in_flight: bool,
+}
+
+impl OutageProbes {
+    fn granted(&mut self, now: Instant, draw: f64) {
+        self.in_flight = true;
+        let factor = 1.0 - self.jitter + 2.0 * self.jitter * crate::policy::bound(draw, 0.0, 1.0);
+        let spacing = Duration::try_from_secs_f64(self.spacing.as_secs_f64() * factor).unwrap_or(self.spacing);
+        self.next_at = now + spacing;
+        self.spacing = self.spacing.saturating_mul(2).min(self.max);
+    }
+
+    fn reset(&mut self) {
+        self.spacing = self.base;
+    }
 }
 
 impl Router {
@@ -190,6 +221,14 @@ impl Router {
             expected_chain: options.chain_id,
             max_lag: options.max_lag_blocks,
             max_retry_after,
+            outage: OutageProbes {
+                next_at: now,
+                spacing: options.breaker.early_probe_base,
+                base: options.breaker.early_probe_base,
+                max: options.breaker.open_base,
+                jitter: options.breaker.jitter,
+                in_flight: false,
+            },
         }
     }
 
@@ -246,6 +285,9 @@ impl Router {
             if ep.in_flight >= ep.concurrency_limit(now) {
                 until = Some(until.unwrap_or(now + CONCURRENCY_RECHECK));
             }
+            if let Err(wait) = ep.warm_check(now) {
+                until = Some(until.map_or(now + wait, |u| u.max(now + wait)));
+            }
             if !quota_blocked {
                 all_quota = false;
             }
@@ -298,13 +340,22 @@ impl Router {
             .collect();
         candidates.sort_by_key(|&i| self.endpoints[i].breaker.early_probe_at());
         let first = *candidates.first()?;
-        let due = self.endpoints[first].breaker.early_probe_at();
+        if self.outage.in_flight {
+            // The probe in flight decides; its completion wakes the waiters.
+            return Some(Selection::Wait { until: now + self.outage.spacing, quota: false });
+        }
+        let due = self.endpoints[first].breaker.early_probe_at().max(self.outage.next_at);
         if due > now {
             return Some(Selection::Wait { until: due, quota: false });
         }
         for i in candidates {
             if let Admission::Allowed { probe } = self.endpoints[i].breaker.try_early_probe(now, draw) {
-                return self.reserve(i, now, req, probe).map(Selection::Reserved);
+                let reserved = self.reserve(i, now, req, probe);
+                if let Some(mut r) = reserved {
+                    self.outage.granted(now, draw);
+                    r.outage_probe = true;
+                    return Some(Selection::Reserved(r));
+                }
             }
         }
         None
@@ -378,10 +429,17 @@ impl Router {
         group.window.push_back((now, cost));
         group.prune(now);
         ep.in_flight += 1;
+        ep.warm_take(now);
         if self.strategy == Strategy::Sticky {
             self.sticky = Some(i);
         }
-        Some(Reservation { endpoint: i, probe, cost, check_chain: ep.chain == ChainStatus::Unknown })
+        Some(Reservation {
+            endpoint: i,
+            probe,
+            cost,
+            check_chain: ep.chain == ChainStatus::Unknown,
+            outage_probe: false,
+        })
     }
 
     /// Gives a reservation back with the attempt's verdict.
@@ -395,11 +453,17 @@ impl Router {
         draw: f64,
     ) -> Vec<RouterEvent> {
         let mut events = Vec::new();
+        if r.outage_probe {
+            self.outage.in_flight = false;
+        }
         let Some(ep) = self.endpoints.get_mut(r.endpoint) else { return events };
         ep.in_flight = ep.in_flight.saturating_sub(1);
         let transition = match verdict.class {
             ErrorClass::Success | ErrorClass::AlreadyKnown => {
                 ep.successes += 1;
+                if ep.breaker.state(now) == BreakerState::Closed {
+                    ep.meter.record(now);
+                }
                 ep.observe_latency(class, elapsed);
                 self.groups[ep.group].quota.on_success(now);
                 ep.breaker.on_success(now, r.probe)
@@ -433,7 +497,10 @@ impl Router {
         }
         if let Some(t) = transition {
             if t.to == BreakerState::Closed {
-                ep.slow_start.restart(now);
+                ep.begin_warmup(now);
+            }
+            if !matches!(t.to, BreakerState::Open { .. }) {
+                self.outage.reset();
             }
             events.push(RouterEvent::Breaker { endpoint: r.endpoint, transition: t });
         }

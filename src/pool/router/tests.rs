@@ -19,7 +19,7 @@ fn options(strategy: Strategy) -> PoolOptions {
     PoolOptions {
         strategy,
         check_chain: false,
-        slow_start: crate::policy::slow_start::SlowStartConfig { warmup: Duration::ZERO, floor: 1.0 },
+        slow_start: crate::policy::slow_start::SlowStartConfig { warmup: Duration::ZERO, floor: 1.0, min_rps: 1.0 },
         breaker: BreakerConfig { jitter: 0.0, ..BreakerConfig::default() },
         ..PoolOptions::default()
     }
@@ -244,7 +244,8 @@ fn methods_are_routed_only_where_allowed() {
 #[test]
 fn slow_start_scales_concurrency_after_recovery() {
     let mut o = options(Strategy::Priority);
-    o.slow_start = crate::policy::slow_start::SlowStartConfig { warmup: Duration::from_secs(10), floor: 0.1 };
+    o.slow_start =
+        crate::policy::slow_start::SlowStartConfig { warmup: Duration::from_secs(10), floor: 0.1, min_rps: 1.0 };
     let mut specs = vec![spec(0)];
     specs[0].max_concurrency = 20;
     let mut r = Router::new(specs, &o, Duration::from_secs(60), at(0));
