@@ -9,6 +9,8 @@
 //!   a deterministic simulated runtime lives here for native tests.
 //! - [`rpc`]: what the library knows about JSON-RPC methods and replies.
 //! - [`pool`]: the request pipeline that combines the policies per request.
+//! - `simulation` (native only): thousands of clients against a simulated
+//!   fleet on virtual time, to prove the pool's promises at scale.
 //! - `wasm` (wasm32 only): the `#[wasm_bindgen]` surface, the fetch
 //!   transport and the browser/Node runtime.
 #![forbid(unsafe_code)]
@@ -21,6 +23,8 @@ pub mod pool;
 pub mod redact;
 pub mod rpc;
 pub mod runtime;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod simulation;
 pub mod time;
 
 #[cfg(target_arch = "wasm32")]

@@ -12,10 +12,15 @@
 //!   on_success     after `stable_window` without a limit, allowed rate
 //!                  + increase × plan (additive), capped at the plan
 //! ```
+//! When the plan is not configured, the first limit signal teaches it: the
+//! rate sent over the last second becomes the ceiling, and AIMD works
+//! below it.
+//!
 //! Several processes behind one key can each be given a static `share` of
 //! the plan; the bucket itself sits behind [`QuotaBucket`] so a store shared
 //! across processes can replace it later.
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::token_bucket::TokenBucket;
@@ -30,6 +35,8 @@ pub trait QuotaBucket {
     fn check(&mut self, now: Instant, cost: f64) -> Result<(), Duration>;
     /// Changes the refill rate.
     fn set_rate(&mut self, now: Instant, rate: f64);
+    /// Changes the burst (tokens held are capped to it).
+    fn set_burst(&mut self, now: Instant, burst: f64);
 }
 
 impl QuotaBucket for TokenBucket {
@@ -41,6 +48,9 @@ impl QuotaBucket for TokenBucket {
     }
     fn set_rate(&mut self, now: Instant, rate: f64) {
         TokenBucket::set_rate(self, now, rate)
+    }
+    fn set_burst(&mut self, now: Instant, burst: f64) {
+        TokenBucket::set_burst(self, now, burst)
     }
 }
 
@@ -117,6 +127,9 @@ impl QuotaConfig {
     }
 }
 
+/// Window over which an unknown plan's rate is observed.
+const RATE_WINDOW: Duration = Duration::from_secs(10);
+
 /// Why a charge was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QuotaDenied {
@@ -144,6 +157,10 @@ pub struct QuotaGroup {
     config: QuotaConfig,
     bucket: Box<dyn QuotaBucket>,
     allowed: f64,
+    /// The rate AIMD grows back to: the plan, or (plan unknown) the rate
+    /// observed when the first limit signal arrived.
+    ceiling: f64,
+    recent: VecDeque<(Instant, f64)>,
     cooldown_until: Instant,
     consecutive_limits: u32,
     last_limit: Option<Instant>,
@@ -173,6 +190,8 @@ impl QuotaGroup {
             config,
             bucket,
             allowed,
+            ceiling: allowed,
+            recent: VecDeque::new(),
             cooldown_until: Instant::ZERO,
             consecutive_limits: 0,
             last_limit: None,
@@ -196,7 +215,29 @@ impl QuotaGroup {
         }
         self.bucket.try_take(now, cost).map_err(QuotaDenied::Exhausted)?;
         self.stats.cu_charged += cost.max(0.0);
+        self.recent.push_back((now, cost.max(0.0)));
+        self.prune(now);
         Ok(())
+    }
+
+    /// Compute units charged over the last second.
+    pub fn cu_last_second(&mut self, now: Instant) -> f64 {
+        self.prune(now);
+        self.recent.iter().filter(|(t, _)| now.saturating_since(*t) <= Duration::from_secs(1)).map(|(_, c)| c).sum()
+    }
+
+    /// Compute units per second over the last `RATE_WINDOW` (a quiet
+    /// client's rate is not measurable in one second).
+    fn observed_rate(&mut self, now: Instant) -> f64 {
+        self.prune(now);
+        let span = self.recent.front().map_or(RATE_WINDOW, |(t, _)| now.saturating_since(*t).max(Duration::from_secs(1)));
+        self.recent.iter().map(|(_, c)| c).sum::<f64>() / span.min(RATE_WINDOW).as_secs_f64()
+    }
+
+    fn prune(&mut self, now: Instant) {
+        while self.recent.front().is_some_and(|(t, _)| now.saturating_since(*t) > RATE_WINDOW) {
+            self.recent.pop_front();
+        }
     }
 
     /// A limit signal: cools the whole group and lowers its rate.
@@ -223,8 +264,15 @@ impl QuotaGroup {
         self.cooldown_until = self.cooldown_until.max(now + cooldown);
         // One decrease per burst of signals: several in-flight 429s are one event.
         let fresh = self.last_limit.is_none_or(|t| now.saturating_since(t) >= Duration::from_millis(100));
-        if fresh && self.allowed.is_finite() {
-            let floor = self.config.plan() * self.config.min_fraction;
+        if fresh {
+            if !self.allowed.is_finite() {
+                // Plan unknown: what we were sending when the provider objected is the
+                // ceiling, and the burst shrinks to about a second of it.
+                self.ceiling = self.observed_rate(now).max(1.0);
+                self.allowed = self.ceiling;
+                self.bucket.set_burst(now, self.ceiling.max(10.0));
+            }
+            let floor = self.ceiling * self.config.min_fraction;
             self.allowed = (self.allowed * self.config.decrease).max(floor);
             self.bucket.set_rate(now, self.allowed);
         }
@@ -236,7 +284,7 @@ impl QuotaGroup {
     /// A successful attempt: grows the rate back after a stable window.
     pub fn on_success(&mut self, now: Instant) {
         self.consecutive_limits = 0;
-        let plan = self.config.plan();
+        let plan = self.ceiling;
         if !plan.is_finite() || self.allowed >= plan {
             return;
         }

@@ -40,6 +40,15 @@ impl TokenBucket {
         self.rate = if rate.is_nan() || rate < 0.0 { 0.0 } else { rate };
     }
 
+    /// Changes the burst from `now` on; tokens above it are dropped.
+    pub fn set_burst(&mut self, now: Instant, burst: f64) {
+        self.refill(now);
+        if burst.is_finite() && burst > 0.0 {
+            self.burst = burst;
+            self.tokens = self.tokens.min(burst);
+        }
+    }
+
     /// Tokens available at `now`.
     pub fn available(&mut self, now: Instant) -> f64 {
         self.refill(now);

@@ -66,8 +66,12 @@ pub struct EndpointState {
     pub failures: u64,
     /// Chain-id status.
     pub chain: ChainStatus,
-    /// Highest block number seen from it.
+    /// The last head it reported.
     pub head: Option<u64>,
+    /// How far behind the best known head it was when it last reported,
+    /// and when. Heads are only compared at the moment they are observed:
+    /// an old observation of a quiet endpoint says nothing about now.
+    pub lag: Option<(u64, Instant)>,
     /// Rest requested by the endpoint itself (a 503 with Retry-After).
     pub rest_until: Instant,
     /// Throughput while healthy.
@@ -90,6 +94,7 @@ impl EndpointState {
             failures: 0,
             chain: if options.check_chain { ChainStatus::Unknown } else { ChainStatus::Verified },
             head: None,
+            lag: None,
             rest_until: Instant::ZERO,
             meter: RateMeter::new(now),
             warm: None,
@@ -144,14 +149,21 @@ impl EndpointState {
         self.latency[class as usize].observe(elapsed.as_secs_f64() * 1000.0);
     }
 
-    /// Records a head seen from this endpoint; a head that goes back in
-    /// time (a reorg or a node reset) is believed, a jump beyond
+    /// Records a head seen from this endpoint at `now`; a head that goes
+    /// back in time (a reorg or a node reset) is believed, a jump beyond
     /// `max_jump` blocks past the best known head is not.
-    pub fn observe_head(&mut self, block: u64, best_known: Option<u64>, max_jump: u64) {
+    pub fn observe_head(&mut self, block: u64, best_known: Option<u64>, max_jump: u64, now: Instant) {
         if best_known.is_some_and(|best| block > best.saturating_add(max_jump)) {
             return;
         }
         self.head = Some(block);
+        self.lag = Some((best_known.map_or(0, |best| best.saturating_sub(block)), now));
+    }
+
+    /// Whether it was more than `max_lag` blocks behind when last heard
+    /// from, within `memory` (after that it gets another chance).
+    pub fn lagging(&self, max_lag: u64, now: Instant, memory: Duration) -> bool {
+        self.lag.is_some_and(|(lag, at)| lag > max_lag && now.saturating_since(at) < memory)
     }
 }
 
@@ -175,10 +187,13 @@ mod tests {
     fn heads_from_the_future_are_not_believed() {
         let url = crate::redact::EndpointUrl::parse("http://127.0.0.1:1", "u").unwrap();
         let mut s = EndpointState::new(EndpointSpec::from_url(url, 0), 0, &PoolOptions::default(), Instant::ZERO);
-        s.observe_head(100, Some(100), 1000);
-        s.observe_head(u64::MAX, Some(100), 1000);
+        let now = Instant::ZERO;
+        s.observe_head(100, Some(100), 1000, now);
+        s.observe_head(u64::MAX, Some(100), 1000, now);
         assert_eq!(s.head, Some(100));
-        s.observe_head(90, Some(100), 1000);
+        s.observe_head(90, Some(100), 1000, now);
         assert_eq!(s.head, Some(90), "going back is believed (reorg, resync)");
+        assert!(s.lagging(5, now, Duration::from_secs(30)));
+        assert!(!s.lagging(5, now + Duration::from_secs(30), Duration::from_secs(30)), "another chance later");
     }
 }

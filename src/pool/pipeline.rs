@@ -15,7 +15,9 @@
 //!     Success / AlreadyKnown               → done
 //!     Fatal, send outcomes, OutcomeUnknown → stop NotRetryable (exactly one attempt)
 //!     Capability                           → only untried endpoints, no wait
-//!     Transient / RateLimited              → untried endpoints first, after a
+//!     RateLimited                          → the group cools; other endpoints
+//!                                            at once (the router waits if none)
+//!     Transient                            → untried endpoints first, after a
 //!                                            full-jitter backoff
 //!     before any retry: attempts left? (AttemptsExhausted) backoff ends before
 //!     the deadline? (Deadline) a budget token? (Budget)
@@ -255,7 +257,7 @@ impl Pipeline {
                     Observation::Http { reply: Reply::Result(p), .. } => {
                         if call.method == "eth_blockNumber" {
                             if let Some(head) = p.quantity() {
-                                self.router.borrow_mut().observe_head(endpoint, head);
+                                self.router.borrow_mut().observe_head(endpoint, head, ended);
                             }
                         }
                         SuccessValue::Result(p)
@@ -275,8 +277,13 @@ impl Pipeline {
             if state.records.len() as u32 >= self.config.max_attempts() {
                 return Err(state.stop(StopReason::AttemptsExhausted));
             }
+            // A capability gap or a quota limit says nothing against the other
+            // endpoints: the limited group is already cooling (and the router
+            // waits for it if nothing else is free), so no backoff on top.
             let delay = if verdict.class == ErrorClass::Capability {
                 only_untried = true;
+                Duration::ZERO
+            } else if verdict.class == ErrorClass::RateLimited {
                 Duration::ZERO
             } else {
                 let retry_index = (state.records.len() - 1) as u32;

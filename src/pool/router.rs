@@ -19,7 +19,6 @@
 //! caller to wait until the earliest probe, so requests ride out a short
 //! outage instead of failing for the whole open time.
 
-use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::endpoint::{ChainStatus, EndpointState};
@@ -32,30 +31,17 @@ use crate::time::Instant;
 
 /// A head claim more than this far beyond the best known head is ignored.
 const MAX_HEAD_JUMP: u64 = 10_000;
+/// How long a lag observation keeps an endpoint away from `latest` reads.
+const LAG_MEMORY: Duration = Duration::from_secs(30);
 /// When only concurrency blocks, look again after this long (or when a slot frees).
 const CONCURRENCY_RECHECK: Duration = Duration::from_millis(50);
 
-/// One quota group with its usage window.
+/// One quota group.
 pub struct GroupState {
     /// Its name (`""` for an endpoint's implicit own group).
     pub name: String,
     /// The policy state.
     pub quota: QuotaGroup,
-    window: VecDeque<(Instant, f64)>,
-}
-
-impl GroupState {
-    /// Compute units charged over the last second.
-    pub fn cu_last_second(&mut self, now: Instant) -> f64 {
-        self.prune(now);
-        self.window.iter().map(|(_, c)| c).sum()
-    }
-
-    fn prune(&mut self, now: Instant) {
-        while self.window.front().is_some_and(|(t, _)| now.saturating_since(*t) > Duration::from_secs(1)) {
-            self.window.pop_front();
-        }
-    }
 }
 
 /// What one attempt wants.
@@ -193,7 +179,6 @@ impl Router {
             .map(|(name, q)| GroupState {
                 name: name.clone(),
                 quota: QuotaGroup::new(*q, now),
-                window: VecDeque::new(),
             })
             .collect();
         let endpoints = specs
@@ -205,7 +190,6 @@ impl Router {
                     groups.push(GroupState {
                         name: String::new(),
                         quota: QuotaGroup::new(own, now),
-                        window: VecDeque::new(),
                     });
                     groups.len() - 1
                 });
@@ -240,7 +224,6 @@ impl Router {
     /// Selects and reserves an endpoint for one attempt. `draws` are two
     /// uniform numbers in `[0, 1)` for the randomised strategies and probes.
     pub fn select(&mut self, now: Instant, req: &RouteRequest<'_>, draws: (f64, f64)) -> Selection {
-        let best_head = self.best_head();
         let mut eligible: Vec<usize> = Vec::new();
         let mut earliest: Option<Instant> = None;
         let mut serving = 0usize;
@@ -254,7 +237,7 @@ impl Router {
             {
                 continue;
             }
-            if req.wants_latest && lagging(ep.head, best_head, self.max_lag) {
+            if req.wants_latest && ep.lagging(self.max_lag, now, LAG_MEMORY) {
                 continue;
             }
             serving += 1;
@@ -426,8 +409,6 @@ impl Router {
             ep.breaker.on_neutral(probe);
             return None;
         }
-        group.window.push_back((now, cost));
-        group.prune(now);
         ep.in_flight += 1;
         ep.warm_take(now);
         if self.strategy == Strategy::Sticky {
@@ -521,16 +502,12 @@ impl Router {
     }
 
     /// Records a block number an endpoint reported as its head.
-    pub fn observe_head(&mut self, endpoint: usize, block: u64) {
+    pub fn observe_head(&mut self, endpoint: usize, block: u64, now: Instant) {
         let best = self.best_head();
         if let Some(ep) = self.endpoints.get_mut(endpoint) {
-            ep.observe_head(block, best, MAX_HEAD_JUMP);
+            ep.observe_head(block, best, MAX_HEAD_JUMP, now);
         }
     }
-}
-
-fn lagging(head: Option<u64>, best: Option<u64>, max_lag: u64) -> bool {
-    matches!((head, best), (Some(h), Some(b)) if b.saturating_sub(h) > max_lag)
 }
 
 /// Index picked with probability proportional to its weight.

@@ -55,7 +55,7 @@ pub fn snapshot(core: &Core) -> JsValue {
                 let s = g.quota.stats();
                 Obj::new()
                     .set("name", g.name.clone())
-                    .set("cuLastSecond", g.cu_last_second(now))
+                    .set("cuLastSecond", g.quota.cu_last_second(now))
                     .set("allowedCuPerSecond", if s.allowed_rate.is_finite() { s.allowed_rate } else { f64::MAX })
                     .set("cuCharged", s.cu_charged)
                     .set("rateLimited", s.limited as f64)

@@ -107,3 +107,16 @@ fn config_errors_name_the_field() {
         assert_eq!(cfg.validate("q").unwrap_err().field(), field);
     }
 }
+
+#[test]
+fn an_unknown_plan_is_learned_from_the_rate_at_the_first_limit() {
+    let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
+    for i in 0..100 {
+        g.charge(at(i * 100), 10.0).unwrap(); // 1000 CU over ten seconds
+    }
+    g.on_limited(at(10_000), Some(Duration::ZERO), false, 0.5);
+    assert_eq!(g.stats().allowed_rate, 50.0, "half the observed 100 CU/s");
+    g.on_success(at(21_000));
+    assert_eq!(g.stats().allowed_rate, 60.0, "grows by 10 % of the learned ceiling");
+    assert!(g.charge(at(21_000), 10.0).is_ok());
+}

@@ -214,8 +214,8 @@ fn chain_mismatch_disables_and_freshness_skips_lagging_endpoints_for_latest() {
     assert!(matches!(r.chain_checked(1, 5), Some(RouterEvent::ChainMismatch { expected: 1, got: 5, .. })));
     assert_eq!(r.chain_checked(2, 1), None);
     r.endpoints[0].in_flight = 0;
-    r.observe_head(0, 100);
-    r.observe_head(2, 110);
+    r.observe_head(2, 110, at(0));
+    r.observe_head(0, 100, at(0));
     let tried = vec![false; 3];
     let res = match r.select(at(0), &req(&tried), (0.5, 0.5)) {
         Selection::Reserved(res) => res,

@@ -1,0 +1,97 @@
+//! The standard scenarios: 1,000 independent clients, 0.5 requests/s
+//! each (500 requests/s in all), against 3–4 providers, for 60 s of
+//! virtual time.
+
+use std::time::Duration;
+
+use super::fleet::{Mode, Provider};
+use super::Scenario;
+use crate::config::RawOptions;
+
+const S: fn(u64) -> Duration = Duration::from_secs;
+
+fn defaults() -> RawOptions {
+    RawOptions::default()
+}
+
+fn base(name: &'static str, providers: Vec<Provider>) -> Scenario {
+    Scenario {
+        name,
+        providers,
+        keys: Vec::new(),
+        clients: 1000,
+        rate: 0.5,
+        duration: S(60),
+        revert_fraction: 0.0,
+        recovery_at: None,
+        flaps: 0,
+        groups: Vec::new(),
+        options: defaults,
+    }
+}
+
+fn three() -> Vec<Provider> {
+    vec![Provider::healthy(40), Provider::healthy(60), Provider::healthy(80)]
+}
+
+/// Every scenario, in table order.
+pub fn all() -> Vec<Scenario> {
+    let mut list = Vec::new();
+    list.push(base("healthy", three()));
+
+    let mut p = three();
+    p[0] = p[0].clone().with(vec![(S(0), Mode::Down)]);
+    list.push(base("one provider down", p));
+
+    let mut p = three();
+    p[0] = p[0].clone().with(vec![(S(0), Mode::Brownout(0.3))]);
+    list.push(base("brownout (30 % 503)", p));
+
+    let mut p = three();
+    p[0] = p[0].clone().with(vec![(S(0), Mode::Hang)]);
+    list.push(base("one provider hangs", p));
+
+    // Providers 0 and 1 are two URLs on one API key limited to 150 req/s;
+    // provider 2 has its own key with room to spare. Clients are not told the plan.
+    let mut p = vec![Provider::healthy(40), Provider::healthy(50), Provider::healthy(80)];
+    p[0].key = Some(0);
+    p[1].key = Some(0);
+    let mut s = base("shared key below demand", p);
+    s.keys = vec![150.0];
+    s.groups = vec![Some("keyA"), Some("keyA"), None];
+    s.options = || {
+        let mut o = RawOptions::default();
+        o.pool.quota_groups =
+            vec![("keyA".into(), crate::policy::quota::QuotaConfig { cu_per_second: f64::INFINITY, ..Default::default() })];
+        o
+    };
+    list.push(s);
+
+    let mut p = three();
+    p[0] = p[0].clone().with(vec![(S(0), Mode::Flapping(S(3)))]);
+    let mut s = base("flapping every 3 s", p);
+    s.flaps = 20;
+    list.push(s);
+
+    let outage = |p: Provider| p.with(vec![(S(0), Mode::Healthy), (S(10), Mode::Down), (S(25), Mode::Healthy)]);
+    let p = three().into_iter().map(outage).collect();
+    let mut s = base("all down 15 s, then back", p);
+    s.recovery_at = Some(S(25));
+    list.push(s);
+
+    let mut s = base("10 % reverts", three());
+    s.revert_fraction = 0.1;
+    list.push(s);
+
+    // The wrong-chain node is first and fastest; clients state the chain they want.
+    let mut p = three();
+    p.insert(0, Provider { chain_id: "0x5", ..Provider::healthy(10) });
+    let mut s = base("wrong-chain endpoint first", p);
+    s.options = || {
+        let mut o = RawOptions::default();
+        o.pool.chain_id = Some(1);
+        o
+    };
+    list.push(s);
+    list
+}
