@@ -3,10 +3,8 @@
 fn main() {
     let seed = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(1);
     let started = std::time::Instant::now();
-    let reports: Vec<_> = breakwater_rpc::simulation::scenarios::all()
-        .iter()
-        .map(|s| breakwater_rpc::simulation::run(s, seed))
-        .collect();
+    let reports: Vec<_> =
+        breakwater_rpc::simulation::scenarios::all().iter().map(|s| breakwater_rpc::simulation::run(s, seed)).collect();
     println!("Fleet simulation, seed {seed}: 1,000 independent clients × 0.5 req/s, 60 s of virtual time each.\n");
     print!("{}", breakwater_rpc::simulation::table(&reports));
     for r in reports.iter().filter(|r| !r.failures.is_empty()) {

@@ -16,6 +16,7 @@ const SCRIPT = `
   const { FaultTolerantRelayer } = await import(${JSON.stringify(join(root, 'pkg/dist/node.mjs'))});
   const relayer = new FaultTolerantRelayer([process.env.URL], {
     maxRetries: 3, baseDelayMs: 5, maxDelayMs: 40, breaker: { consecutiveFailures: 1000, minSamples: 1000 },
+    budget: { burst: 20 },
   });
   const delays = [];
   relayer.on('retry', (e) => delays.push(e.delayMs));

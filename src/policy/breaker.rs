@@ -69,7 +69,7 @@ impl Default for BreakerConfig {
             // cost 30 % extra attempts forever.
             failure_rate: 0.25,
             window: Duration::from_secs(30),
-            min_samples: 10,
+            min_samples: 6,
             open_base: Duration::from_secs(30),
             open_max: Duration::from_secs(300),
             jitter: 0.2,

@@ -29,7 +29,7 @@ pub struct RetryBudgetConfig {
 
 impl Default for RetryBudgetConfig {
     fn default() -> Self {
-        RetryBudgetConfig { ratio: 0.2, min_per_second: 1.0, burst: 10.0 }
+        RetryBudgetConfig { ratio: 0.2, min_per_second: 0.5, burst: 5.0 }
     }
 }
 

@@ -10,7 +10,9 @@
 //!      → AIMD: allowed rate × decrease (multiplicative), floored
 //!      → long horizon ("daily/monthly limit"): ejected for `long_ejection`
 //!   on_success     after `stable_window` without a limit, allowed rate
-//!                  + increase × plan (additive), capped at the plan
+//!                  + increase × plan (additive), capped at the plan; growth
+//!                  past 90 % of the rate that was last limited waits three
+//!                  windows (a plateau, so the limit is not probed constantly)
 //! ```
 //! When the plan is not configured, the first limit signal teaches it: the
 //! rate sent over the last second becomes the ceiling, and AIMD works
@@ -86,7 +88,7 @@ impl Default for QuotaConfig {
             burst: 0.0,
             share: 1.0,
             decrease: 0.5,
-            increase: 0.1,
+            increase: 0.05,
             stable_window: Duration::from_secs(10),
             min_fraction: 0.05,
             cooldown_base: Duration::from_secs(1),
@@ -160,6 +162,12 @@ pub struct QuotaGroup {
     /// The rate AIMD grows back to: the plan, or (plan unknown) the rate
     /// observed when the first limit signal arrived.
     ceiling: f64,
+    /// The allowed rate when the last limit signal arrived: growth stops
+    /// just below it and only probes past it after a long calm.
+    limit_rate: f64,
+    /// This group's stable window, jittered: clients that were limited
+    /// together must not all grow back (and overshoot) together.
+    stable: Duration,
     recent: VecDeque<(Instant, f64)>,
     cooldown_until: Instant,
     consecutive_limits: u32,
@@ -191,6 +199,8 @@ impl QuotaGroup {
             bucket,
             allowed,
             ceiling: allowed,
+            limit_rate: f64::INFINITY,
+            stable: config.stable_window,
             recent: VecDeque::new(),
             cooldown_until: Instant::ZERO,
             consecutive_limits: 0,
@@ -230,7 +240,8 @@ impl QuotaGroup {
     /// client's rate is not measurable in one second).
     fn observed_rate(&mut self, now: Instant) -> f64 {
         self.prune(now);
-        let span = self.recent.front().map_or(RATE_WINDOW, |(t, _)| now.saturating_since(*t).max(Duration::from_secs(1)));
+        let span =
+            self.recent.front().map_or(RATE_WINDOW, |(t, _)| now.saturating_since(*t).max(Duration::from_secs(1)));
         self.recent.iter().map(|(_, c)| c).sum::<f64>() / span.min(RATE_WINDOW).as_secs_f64()
     }
 
@@ -273,23 +284,31 @@ impl QuotaGroup {
                 self.bucket.set_burst(now, self.ceiling.max(10.0));
             }
             let floor = self.ceiling * self.config.min_fraction;
+            self.limit_rate = self.allowed;
             self.allowed = (self.allowed * self.config.decrease).max(floor);
             self.bucket.set_rate(now, self.allowed);
         }
         self.last_limit = Some(now);
         self.last_increase = now;
+        self.stable = self.config.stable_window.mul_f64(0.5 + crate::policy::bound(unit_random, 0.0, 1.0));
         self.cooldown_until
     }
 
     /// A successful attempt: grows the rate back after a stable window.
-    pub fn on_success(&mut self, now: Instant) {
+    /// `unit_random` re-jitters the next window.
+    pub fn on_success(&mut self, now: Instant, unit_random: f64) {
         self.consecutive_limits = 0;
         let plan = self.ceiling;
         if !plan.is_finite() || self.allowed >= plan {
             return;
         }
-        if now.saturating_since(self.last_increase) >= self.config.stable_window {
-            self.allowed = (self.allowed + plan * self.config.increase).min(plan);
+        let next = (self.allowed + plan * self.config.increase).min(plan);
+        // Below the rate that was limited last time, grow every stable
+        // window; past it, probe only after three calm windows.
+        let wait = if next < 0.9 * self.limit_rate { 1 } else { 3 };
+        if now.saturating_since(self.last_increase) >= self.stable * wait {
+            self.stable = self.config.stable_window.mul_f64(0.5 + crate::policy::bound(unit_random, 0.0, 1.0));
+            self.allowed = next;
             self.bucket.set_rate(now, self.allowed);
             self.last_increase = now;
         }

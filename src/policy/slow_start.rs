@@ -77,11 +77,22 @@ impl SlowStart {
         self.factor(now) < 1.0
     }
 
-    /// The absolute rate cap while warming: the endpoint's throughput
-    /// before it failed, scaled by the ramp, never below `min_rps`.
-    pub fn rate_cap(&mut self, now: Instant, healthy_rps: f64) -> f64 {
+    /// The absolute rate cap: the endpoint's throughput before it failed,
+    /// scaled by `ramp`, never below `min_rps` (so a quiet client is never
+    /// starved; herds of clients are paced by the pool after total outages).
+    pub fn rate_cap(&self, healthy_rps: f64, ramp: f64) -> f64 {
         let full = if healthy_rps.is_finite() { healthy_rps.max(0.0) } else { 0.0 };
-        (full * self.factor(now)).max(self.config.min_rps)
+        (full * ramp).max(self.config.min_rps)
+    }
+
+    /// The ramp since `since`: `max(elapsed / warmup, floor)`, not capped at
+    /// 1, so a cap that still has a backlog behind it keeps growing instead
+    /// of vanishing at once when the warm-up time is over.
+    pub fn ramp(&self, since: Instant, now: Instant) -> f64 {
+        if self.config.warmup.is_zero() {
+            return f64::INFINITY;
+        }
+        (now.saturating_since(since).as_secs_f64() / self.config.warmup.as_secs_f64()).max(self.config.floor)
     }
 }
 
@@ -146,13 +157,14 @@ mod tests {
     }
 
     #[test]
-    fn the_rate_cap_follows_past_throughput_and_never_drops_below_the_minimum() {
-        let mut s =
-            SlowStart::new(SlowStartConfig { warmup: Duration::from_secs(10), floor: 0.1, min_rps: 0.5 }, at(0));
-        assert_eq!(s.rate_cap(at(0), 100.0), 10.0);
-        assert_eq!(s.rate_cap(at(5000), 100.0), 50.0);
-        assert_eq!(s.rate_cap(at(5000), 0.0), 0.5);
-        assert_eq!(s.rate_cap(at(5000), f64::NAN), 0.5);
+    fn the_rate_cap_follows_past_throughput_scaled_by_a_ramp_that_keeps_growing() {
+        let s = SlowStart::new(SlowStartConfig { warmup: Duration::from_secs(10), floor: 0.1, min_rps: 0.5 }, at(0));
+        assert_eq!(s.ramp(at(0), at(0)), 0.1);
+        assert_eq!(s.ramp(at(0), at(5000)), 0.5);
+        assert_eq!(s.ramp(at(0), at(20_000)), 2.0, "past the warm-up the ramp keeps growing");
+        assert_eq!(s.rate_cap(100.0, 0.1), 10.0);
+        assert_eq!(s.rate_cap(2.0, 0.1), 0.5, "never below min_rps");
+        assert_eq!(s.rate_cap(f64::NAN, 2.0), 0.5);
     }
 
     #[test]

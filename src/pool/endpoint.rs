@@ -76,8 +76,16 @@ pub struct EndpointState {
     pub rest_until: Instant,
     /// Throughput while healthy.
     pub meter: RateMeter,
-    /// The warm-up rate bucket (present only while slow start runs).
-    pub warm: Option<TokenBucket>,
+    /// The warm-up rate cap (present only while slow start runs).
+    pub warm: Option<Warm>,
+}
+
+/// The rate cap of a warming endpoint.
+#[derive(Clone, Debug)]
+pub struct Warm {
+    bucket: TokenBucket,
+    since: Instant,
+    denied_at: Option<Instant>,
 }
 
 impl EndpointState {
@@ -105,30 +113,37 @@ impl EndpointState {
     /// bucket starts empty.
     pub fn begin_warmup(&mut self, now: Instant) {
         self.slow_start.restart(now);
-        let rate = self.slow_start.rate_cap(now, self.meter.rate());
-        self.warm = Some(TokenBucket::new(rate, 1.0, now, false));
+        let rate = self.slow_start.rate_cap(self.meter.rate(), self.slow_start.ramp(now, now));
+        // One token to start with: the probe that proves recovery goes at once;
+        // everything after it is paced.
+        self.warm = Some(Warm { bucket: TokenBucket::new(rate, 1.0, now, true), since: now, denied_at: None });
     }
 
     /// While warming: `Ok` if one more request fits the ramped rate cap,
-    /// else the wait. Ends the warm-up when the ramp is done.
+    /// else the wait. The cap goes away once the ramp passed 1 and nothing
+    /// was held back by it for a while (no backlog left to flood out).
     pub fn warm_check(&mut self, now: Instant) -> Result<(), Duration> {
-        if self.warm.is_none() {
-            return Ok(());
-        }
-        if !self.slow_start.warming(now) {
+        let healthy = self.meter.rate();
+        let slow_start = self.slow_start;
+        let Some(warm) = self.warm.as_mut() else { return Ok(()) };
+        let ramp = slow_start.ramp(warm.since, now);
+        let calm = warm.denied_at.is_none_or(|t| now.saturating_since(t) >= Duration::from_secs(2));
+        if ramp >= 1.0 && calm {
             self.warm = None;
             return Ok(());
         }
-        let rate = self.slow_start.rate_cap(now, self.meter.rate());
-        let Some(bucket) = self.warm.as_mut() else { return Ok(()) };
-        bucket.set_rate(now, rate);
-        bucket.check(now, 1.0)
+        warm.bucket.set_rate(now, slow_start.rate_cap(healthy, ramp));
+        let verdict = warm.bucket.check(now, 1.0);
+        if verdict.is_err() {
+            warm.denied_at = Some(now);
+        }
+        verdict
     }
 
     /// Takes the warm-up token of a reserved request.
     pub fn warm_take(&mut self, now: Instant) {
-        if let Some(bucket) = self.warm.as_mut() {
-            let _ = bucket.try_take(now, 1.0);
+        if let Some(warm) = self.warm.as_mut() {
+            let _ = warm.bucket.try_take(now, 1.0);
         }
     }
 

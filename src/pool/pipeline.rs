@@ -166,6 +166,7 @@ impl Pipeline {
         let start = runtime.now();
         let deadline = start + self.config.deadline;
         self.budget.borrow_mut().deposit(start);
+        self.router.borrow_mut().note_arrival(start);
         let n = self.config.endpoints.len();
         let mut state = Attempts { records: Vec::new(), tried: vec![false; n], last: None };
         let mut previous_delay = Duration::ZERO;

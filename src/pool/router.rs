@@ -25,6 +25,8 @@ use super::endpoint::{ChainStatus, EndpointState};
 use super::options::{EndpointSpec, PoolOptions, Strategy};
 use crate::policy::breaker::{Admission, BreakerState, Transition};
 use crate::policy::quota::{QuotaConfig, QuotaDenied, QuotaGroup};
+use crate::policy::slow_start::RateMeter;
+use crate::policy::token_bucket::TokenBucket;
 use crate::policy::{ErrorClass, Verdict};
 use crate::rpc::methods::MethodClass;
 use crate::time::Instant;
@@ -140,7 +142,33 @@ pub struct Router {
     max_lag: u64,
     max_retry_after: Duration,
     outage: OutageProbes,
+    arrivals: RateMeter,
+    recovery: Option<Recovery>,
 }
+
+/// Pacing of the whole pool after a total outage: every client held
+/// requests while the fleet was down, and releasing them at once would
+/// knock it over again. For a while the pool's attempts are capped at 1.3×
+/// its own arrival rate before the outage (at least `RECOVERY_MIN_RPS`);
+/// the cap goes once nothing was held back by it for two seconds. Because
+/// every client caps itself relative to its own demand, a fleet of clients
+/// together stays within 1.5× of the fleet's demand.
+#[derive(Clone, Debug)]
+struct Recovery {
+    bucket: TokenBucket,
+    started: Instant,
+    denied_at: Option<Instant>,
+}
+
+/// Lowest pool rate after a total outage (a quiet wallet still gets a
+/// request through every few seconds).
+const RECOVERY_MIN_RPS: f64 = 0.2;
+/// Pool rate after a total outage, relative to the arrival rate before it
+/// (room to drain the held requests without exceeding 1.5× in total, with
+/// the arrival estimate's noise).
+const RECOVERY_FACTOR: f64 = 1.3;
+/// Longest recovery pacing, whatever happens.
+const RECOVERY_MAX: Duration = Duration::from_secs(60);
 
 /// The pool-wide schedule of early probes during a total outage: one probe
 /// in flight at a time for the whole pool (not per endpoint, or N endpoints
@@ -176,10 +204,7 @@ impl Router {
         let mut groups: Vec<GroupState> = options
             .quota_groups
             .iter()
-            .map(|(name, q)| GroupState {
-                name: name.clone(),
-                quota: QuotaGroup::new(*q, now),
-            })
+            .map(|(name, q)| GroupState { name: name.clone(), quota: QuotaGroup::new(*q, now) })
             .collect();
         let endpoints = specs
             .into_iter()
@@ -187,10 +212,7 @@ impl Router {
                 let named = spec.quota_group.as_ref().and_then(|g| groups.iter().position(|s| &s.name == g));
                 let group = named.unwrap_or_else(|| {
                     let own = QuotaConfig { cooldown_max: max_retry_after, ..QuotaConfig::default() };
-                    groups.push(GroupState {
-                        name: String::new(),
-                        quota: QuotaGroup::new(own, now),
-                    });
+                    groups.push(GroupState { name: String::new(), quota: QuotaGroup::new(own, now) });
                     groups.len() - 1
                 });
                 EndpointState::new(spec, group, options, now)
@@ -209,11 +231,41 @@ impl Router {
                 next_at: now,
                 spacing: options.breaker.early_probe_base,
                 base: options.breaker.early_probe_base,
-                max: options.breaker.open_base,
-                jitter: options.breaker.jitter,
+                // Capped low: a dead fleet costs one probe per few seconds per client,
+                // and a fleet that comes back is noticed within seconds.
+                max: options.breaker.open_base.min(options.breaker.early_probe_base * 16),
+                // Wide jitter: clients that lost the whole fleet at the same
+                // moment must not all come back at the same moment.
+                jitter: options.breaker.jitter.max(0.5),
                 in_flight: false,
             },
+            arrivals: RateMeter::new(now),
+            recovery: None,
         }
+    }
+
+    /// Counts one logical request (the demand recovery pacing is relative to).
+    pub fn note_arrival(&mut self, now: Instant) {
+        if self.recovery.is_none() {
+            self.arrivals.record(now);
+        }
+    }
+
+    /// Recovery pacing: `Ok` if one more attempt fits, else the wait.
+    fn recovery_check(&mut self, now: Instant) -> Result<(), Duration> {
+        let Some(rec) = self.recovery.as_mut() else { return Ok(()) };
+        let calm = rec.denied_at.is_none_or(|t| now.saturating_since(t) >= Duration::from_secs(2));
+        if (calm && now.saturating_since(rec.started) >= Duration::from_secs(2))
+            || now.saturating_since(rec.started) >= RECOVERY_MAX
+        {
+            self.recovery = None;
+            return Ok(());
+        }
+        let verdict = rec.bucket.check(now, 1.0);
+        if verdict.is_err() {
+            rec.denied_at = Some(now);
+        }
+        verdict
     }
 
     /// The best head among endpoints on the right chain.
@@ -224,6 +276,9 @@ impl Router {
     /// Selects and reserves an endpoint for one attempt. `draws` are two
     /// uniform numbers in `[0, 1)` for the randomised strategies and probes.
     pub fn select(&mut self, now: Instant, req: &RouteRequest<'_>, draws: (f64, f64)) -> Selection {
+        if let Err(wait) = self.recovery_check(now) {
+            return Selection::Wait { until: now + wait, quota: false };
+        }
         let mut eligible: Vec<usize> = Vec::new();
         let mut earliest: Option<Instant> = None;
         let mut serving = 0usize;
@@ -248,6 +303,10 @@ impl Router {
                 BreakerState::Open { until: u } => until = Some(u),
                 BreakerState::HalfOpen => {
                     all_open = false;
+                    if ep.warm.is_none() {
+                        // Open turned HalfOpen by the clock: pace its probes too.
+                        ep.begin_warmup(now);
+                    }
                     if ep.breaker.probes_in_flight() >= ep.breaker.probe_permits() {
                         until = Some(now + CONCURRENCY_RECHECK);
                     }
@@ -411,6 +470,9 @@ impl Router {
         }
         ep.in_flight += 1;
         ep.warm_take(now);
+        if let Some(rec) = self.recovery.as_mut() {
+            let _ = rec.bucket.try_take(now, 1.0);
+        }
         if self.strategy == Strategy::Sticky {
             self.sticky = Some(i);
         }
@@ -436,6 +498,11 @@ impl Router {
         let mut events = Vec::new();
         if r.outage_probe {
             self.outage.in_flight = false;
+            if matches!(verdict.class, ErrorClass::Success | ErrorClass::AlreadyKnown) {
+                let rate = (RECOVERY_FACTOR * self.arrivals.rate()).max(RECOVERY_MIN_RPS);
+                self.recovery =
+                    Some(Recovery { bucket: TokenBucket::new(rate, 1.0, now, false), started: now, denied_at: None });
+            }
         }
         let Some(ep) = self.endpoints.get_mut(r.endpoint) else { return events };
         ep.in_flight = ep.in_flight.saturating_sub(1);
@@ -446,7 +513,7 @@ impl Router {
                     ep.meter.record(now);
                 }
                 ep.observe_latency(class, elapsed);
-                self.groups[ep.group].quota.on_success(now);
+                self.groups[ep.group].quota.on_success(now, draw);
                 ep.breaker.on_success(now, r.probe)
             }
             ErrorClass::RateLimited => {
@@ -477,7 +544,9 @@ impl Router {
             }
         }
         if let Some(t) = transition {
-            if t.to == BreakerState::Closed {
+            // Slow start begins with the first proof of life (HalfOpen), so
+            // the probes that close the breaker are paced too.
+            if t.to == BreakerState::HalfOpen || (t.to == BreakerState::Closed && ep.warm.is_none()) {
                 ep.begin_warmup(now);
             }
             if !matches!(t.to, BreakerState::Open { .. }) {

@@ -45,7 +45,12 @@ pub struct Provider {
 impl Provider {
     /// A healthy provider with `latency`.
     pub fn healthy(latency_ms: u64) -> Self {
-        Provider { latency: Duration::from_millis(latency_ms), timeline: vec![(Duration::ZERO, Mode::Healthy)], key: None, chain_id: "0x1" }
+        Provider {
+            latency: Duration::from_millis(latency_ms),
+            timeline: vec![(Duration::ZERO, Mode::Healthy)],
+            key: None,
+            chain_id: "0x1",
+        }
     }
 
     /// The same provider following `timeline`.
@@ -78,6 +83,8 @@ pub struct FleetCounters {
     pub chain_checks: Vec<u64>,
     /// Request attempts per 100 ms bucket, all providers together.
     pub per_100ms: Vec<u64>,
+    /// Request attempts per second, per provider.
+    pub per_second_by_provider: Vec<Vec<u64>>,
     /// 429s sent per 1 s bucket.
     pub limited_per_second: Vec<u64>,
     /// Requests answered by a provider on the wrong chain.
@@ -152,6 +159,10 @@ impl Transport for Fleet {
             } else {
                 c.requests[target.endpoint] += 1;
                 Fleet::bump(&mut c.per_100ms, (now.as_millis() / 100) as usize);
+                if c.per_second_by_provider.len() <= target.endpoint {
+                    c.per_second_by_provider.resize(target.endpoint + 1, Vec::new());
+                }
+                Fleet::bump(&mut c.per_second_by_provider[target.endpoint], now.as_secs() as usize);
             }
         }
         let http = |status, retry_after: Option<&str>, reply| Observation::Http {
@@ -182,7 +193,8 @@ impl Transport for Fleet {
             return http(200, None, Reply::Result(p.chain_id.to_string()));
         }
         if let Some(key) = p.key {
-            let admitted = self.keys.borrow_mut().get_mut(key).is_none_or(|b| b.try_take(self.runtime.now(), 1.0).is_ok());
+            let admitted =
+                self.keys.borrow_mut().get_mut(key).is_none_or(|b| b.try_take(self.runtime.now(), 1.0).is_ok());
             if !admitted {
                 let second = self.runtime.now().since_epoch().as_secs() as usize;
                 Fleet::bump(&mut self.counters.borrow_mut().limited_per_second, second);
@@ -194,7 +206,8 @@ impl Transport for Fleet {
         }
         if call.method == "eth_call" {
             self.counters.borrow_mut().revert_attempts += 1;
-            let error = RpcErrorInfo { code: Some(3), message: "execution reverted".into(), data: None, backoff_hint: None };
+            let error =
+                RpcErrorInfo { code: Some(3), message: "execution reverted".into(), data: None, backoff_hint: None };
             return http(200, None, Reply::Error(error));
         }
         http(200, None, Reply::Result(format!("{:#x}", 1000 + now.as_secs())))

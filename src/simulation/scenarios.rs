@@ -30,6 +30,14 @@ fn base(name: &'static str, providers: Vec<Provider>) -> Scenario {
     }
 }
 
+fn quota_options(cu_per_second: f64, share: f64) -> RawOptions {
+    let mut o = RawOptions::default();
+    let burst = if cu_per_second.is_finite() { 10.0 } else { 0.0 };
+    let q = crate::policy::quota::QuotaConfig { cu_per_second, share, burst, ..Default::default() };
+    o.pool.quota_groups = vec![("keyA".into(), q)];
+    o
+}
+
 fn three() -> Vec<Provider> {
     vec![Provider::healthy(40), Provider::healthy(60), Provider::healthy(80)]
 }
@@ -51,20 +59,22 @@ pub fn all() -> Vec<Scenario> {
     p[0] = p[0].clone().with(vec![(S(0), Mode::Hang)]);
     list.push(base("one provider hangs", p));
 
-    // Providers 0 and 1 are two URLs on one API key limited to 150 req/s;
-    // provider 2 has its own key with room to spare. Clients are not told the plan.
+    // Providers 0 and 1 are two URLs on one API key limited to 150 req/s
+    // (1,500 CU/s at 10 CU a call); provider 2 has its own key with room to
+    // spare. First the clients are not told the plan (AIMD learns it), then
+    // each is given its static share of it.
     let mut p = vec![Provider::healthy(40), Provider::healthy(50), Provider::healthy(80)];
     p[0].key = Some(0);
     p[1].key = Some(0);
-    let mut s = base("shared key below demand", p);
+    let mut s = base("shared key, plan unknown", p.clone());
     s.keys = vec![150.0];
     s.groups = vec![Some("keyA"), Some("keyA"), None];
-    s.options = || {
-        let mut o = RawOptions::default();
-        o.pool.quota_groups =
-            vec![("keyA".into(), crate::policy::quota::QuotaConfig { cu_per_second: f64::INFINITY, ..Default::default() })];
-        o
-    };
+    s.options = || quota_options(f64::INFINITY, 1.0);
+    list.push(s);
+    let mut s = base("shared key, 1/1000 share each", p);
+    s.keys = vec![150.0];
+    s.groups = vec![Some("keyA"), Some("keyA"), None];
+    s.options = || quota_options(1500.0, 0.001);
     list.push(s);
 
     let mut p = three();

@@ -156,11 +156,12 @@ fn pool(f: &Fields) -> Result<PoolOptions, ConfigError> {
             reset_after: b.ms("resetAfterMs")?.unwrap_or(d.reset_after),
         };
     }
-    if let Some(s) = f.object("slowStart", &["warmupMs", "floor"])? {
+    if let Some(s) = f.object("slowStart", &["warmupMs", "floor", "minRps"])? {
         let d = SlowStartConfig::default();
         p.slow_start = SlowStartConfig {
             warmup: s.ms("warmupMs")?.unwrap_or(d.warmup),
             floor: s.num("floor")?.unwrap_or(d.floor),
+            min_rps: s.num("minRps")?.unwrap_or(d.min_rps),
         };
     }
     for (name, value) in f.entries("quota")?.unwrap_or_default() {

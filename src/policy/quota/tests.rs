@@ -51,12 +51,12 @@ fn aimd_halves_on_a_limit_and_grows_back_after_stable_windows() {
     assert_eq!(g.stats().allowed_rate, 50.0, "two signals within 100 ms are one decrease");
     g.on_limited(at(500), Some(Duration::ZERO), false, 0.5);
     assert_eq!(g.stats().allowed_rate, 25.0);
-    g.on_success(at(5000));
+    g.on_success(at(5000), 0.5);
     assert_eq!(g.stats().allowed_rate, 25.0, "not stable long enough");
-    g.on_success(at(10_500));
-    assert_eq!(g.stats().allowed_rate, 35.0);
-    for t in 2..=20 {
-        g.on_success(at(500 + t * 10_000));
+    g.on_success(at(10_500), 0.5);
+    assert_eq!(g.stats().allowed_rate, 30.0, "+5 % of the plan");
+    for t in 2..=60 {
+        g.on_success(at(500 + t * 10_000), 0.5);
     }
     assert_eq!(g.stats().allowed_rate, 100.0, "capped at the plan");
     for i in 0..20 {
@@ -116,7 +116,22 @@ fn an_unknown_plan_is_learned_from_the_rate_at_the_first_limit() {
     }
     g.on_limited(at(10_000), Some(Duration::ZERO), false, 0.5);
     assert_eq!(g.stats().allowed_rate, 50.0, "half the observed 100 CU/s");
-    g.on_success(at(21_000));
-    assert_eq!(g.stats().allowed_rate, 60.0, "grows by 10 % of the learned ceiling");
+    g.on_success(at(21_000), 0.5);
+    assert_eq!(g.stats().allowed_rate, 55.0, "grows by 5 % of the learned ceiling");
     assert!(g.charge(at(21_000), 10.0).is_ok());
+}
+
+#[test]
+fn growth_pauses_below_the_rate_that_was_limited() {
+    let mut g = QuotaGroup::new(plan(100.0), at(0));
+    g.on_limited(at(0), Some(Duration::ZERO), false, 0.5); // limited at 100 → 50
+    for t in 1..=7 {
+        g.on_success(at(t * 10_000), 0.5);
+    }
+    assert_eq!(g.stats().allowed_rate, 85.0, "+5 per 10 s window while below 90 % of the limited rate");
+    g.on_success(at(80_000), 0.5);
+    g.on_success(at(90_000), 0.5);
+    assert_eq!(g.stats().allowed_rate, 85.0, "reaching 90 % waits three calm windows");
+    g.on_success(at(100_000), 0.5);
+    assert_eq!(g.stats().allowed_rate, 90.0);
 }

@@ -194,7 +194,12 @@ fn a_total_outage_under_load_is_bounded_by_the_budget_not_multiplied() {
 
 #[test]
 fn jittered_failover_delays_stay_within_full_jitter_bounds() {
-    let mut raw = RawOptions { max_retries: Some(6.0), deadline_ms: Some(60_000.0), ..opts() };
+    let mut raw = RawOptions {
+        max_retries: Some(6.0),
+        deadline_ms: Some(60_000.0),
+        budget: Some(RetryBudgetConfig { ratio: 0.2, min_per_second: 1.0, burst: 10.0 }),
+        ..opts()
+    };
     raw.pool.strategy = Strategy::RoundRobin;
     let h = harness(vec![vec![Status(503, None)], vec![Status(503, None)], vec![Status(503, None)]], raw);
     let _ = h.run("eth_blockNumber");

@@ -1,0 +1,104 @@
+//! The fleet simulation's targets, enforced: 1,000 independent clients per
+//! scenario against 3–4 simulated providers, on virtual time, seeded.
+//! (Run `cargo run --release --example simulate` for the full table.)
+
+use breakwater_rpc::simulation::{run, run_with_counters, scenarios, Report, Scenario};
+
+fn scenario(name: &str) -> Scenario {
+    scenarios::all().into_iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no scenario {name}"))
+}
+
+fn report(name: &str) -> Report {
+    let r = run(&scenario(name), 7);
+    assert!(r.logical > 20_000, "{name}: only {} requests", r.logical);
+    r
+}
+
+#[test]
+fn every_scenario_has_at_least_a_thousand_independent_clients() {
+    for s in scenarios::all() {
+        assert!(s.clients >= 1000, "{}", s.name);
+        assert!((3..=5).contains(&s.providers.len()), "{}", s.name);
+    }
+}
+
+#[test]
+fn a_revert_costs_exactly_one_attempt() {
+    let r = report("10 % reverts");
+    assert!(r.reverts > 1000);
+    assert_eq!(r.attempts_per_revert, 1.0);
+}
+
+#[test]
+fn one_provider_down_costs_little_and_loses_nothing() {
+    let r = report("one provider down");
+    assert!(r.amplification <= 1.2, "amplification {}", r.amplification);
+    assert!(r.success_rate() >= 0.999, "success {}", r.success_rate());
+}
+
+#[test]
+fn a_brownout_costs_little_and_loses_nothing() {
+    let r = report("brownout (30 % 503)");
+    assert!(r.amplification <= 1.2, "amplification {}", r.amplification);
+    assert!(r.success_rate() >= 0.999, "success {}", r.success_rate());
+}
+
+#[test]
+fn while_one_healthy_provider_has_capacity_requests_succeed() {
+    for name in [
+        "healthy",
+        "one provider hangs",
+        "flapping every 3 s",
+        "shared key, plan unknown",
+        "shared key, 1/1000 share each",
+        "wrong-chain endpoint first",
+    ] {
+        let r = report(name);
+        assert!(r.success_rate() >= 0.999, "{name}: success {}", r.success_rate());
+    }
+}
+
+#[test]
+fn a_recovering_fleet_is_not_flooded() {
+    let r = report("all down 15 s, then back");
+    let peak = r.peak_after_recovery.unwrap_or(f64::INFINITY);
+    assert!(peak <= 1.5, "peak after recovery {peak:.2}× steady demand");
+}
+
+#[test]
+fn the_wrong_chain_endpoint_serves_nothing() {
+    let r = report("wrong-chain endpoint first");
+    assert_eq!(r.served_wrong_chain, 0);
+}
+
+#[test]
+fn rate_limits_fade_once_clients_have_cooled_down() {
+    // Plan known (each client its share): after the start-up burst, no 429s.
+    let (r, c) = run_with_counters(&scenario("shared key, 1/1000 share each"), 7);
+    let late: u64 = c.limited_per_second.iter().skip(10).sum();
+    assert_eq!(late, 0, "{:?}", c.limited_per_second);
+    assert!(r.amplification <= 1.05);
+    // Plan unknown: AIMD learns it; the 429 rate falls far below its peak.
+    let (_, c) = run_with_counters(&scenario("shared key, plan unknown"), 7);
+    let peak = c.limited_per_second.iter().copied().max().unwrap_or(0) as f64;
+    let tail = &c.limited_per_second[c.limited_per_second.len().saturating_sub(21)..];
+    let tail_rate = tail.iter().sum::<u64>() as f64 / tail.len().max(1) as f64;
+    assert!(peak > 50.0, "the scenario must actually hit the limit");
+    assert!(tail_rate <= 0.15 * peak, "429/s in the last 20 s {tail_rate:.1} vs peak {peak}");
+}
+
+#[test]
+fn flapping_flips_breakers_less_often_than_the_provider_flaps() {
+    let r = report("flapping every 3 s");
+    assert!(r.flips_per_client < r.flaps as f64, "{} flips per client for {} flaps", r.flips_per_client, r.flaps);
+}
+
+#[test]
+fn the_simulation_is_deterministic() {
+    let a = run(&scenario("brownout (30 % 503)"), 11);
+    let b = run(&scenario("brownout (30 % 503)"), 11);
+    assert_eq!(
+        (a.logical, a.read_successes, a.amplification.to_bits()),
+        (b.logical, b.read_successes, b.amplification.to_bits())
+    );
+}
