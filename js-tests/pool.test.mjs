@@ -1,0 +1,186 @@
+// The provider pool through the npm package, against loopback mock nodes:
+// breakers trip and recover, a 429 cools the whole quota group, strategies
+// choose as documented, overload fails fast, dedup/cache save requests,
+// a wrong-chain node is never used.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { FaultTolerantRelayer, isOverloadError, isNoEndpointError } from '../pkg/dist/node.mjs';
+import { startMockNode } from './helpers/mock-node.mjs';
+
+const nodes = [];
+async function node(script, options) {
+  const n = await startMockNode(script, options);
+  nodes.push(n);
+  return n;
+}
+after(() => Promise.all(nodes.map((n) => n.close())));
+const FAST = { baseDelayMs: 1, maxDelayMs: 5, cache: false, dedup: false };
+const waitFor = async (cond, ms = 3000) => {
+  const start = Date.now();
+  while (!cond()) {
+    if (Date.now() - start > ms) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+test('a breaker trips after consecutive failures, keeps traffic away, then recovers through a probe', async () => {
+  const a = await node([{ status: 503 }]);
+  const b = await node([{ result: '0xb' }]);
+  const relayer = new FaultTolerantRelayer([a.url, b.url], {
+    ...FAST, breaker: { openMs: 150, openMaxMs: 150, closeAfter: 1, jitter: 0 }, slowStart: { warmupMs: 0 },
+  });
+  const changes = [];
+  relayer.on('breaker', (e) => changes.push(`${e.from}->${e.to}`));
+  for (let i = 0; i < 3; i += 1) await relayer.request({ method: 'eth_getBalance', params: ['0x1', String(i)] });
+  assert.deepEqual(changes, ['closed->open']);
+  assert.equal(relayer.stats().endpoints[0].state, 'open');
+  for (let i = 0; i < 5; i += 1) await relayer.request({ method: 'eth_getBalance', params: ['0x2', String(i)] });
+  assert.equal(a.count(), 3, 'no traffic to an open breaker');
+  a.setScript([{ result: '0xa' }]);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(await relayer.request({ method: 'eth_getBalance', params: ['0x3', 'latest'] }), '0xa');
+  assert.deepEqual(changes, ['closed->open', 'halfOpen->closed'], 'open→halfOpen happens by the clock, then one probe closes it');
+  assert.equal(relayer.stats().endpoints[0].state, 'closed');
+});
+
+test('a 429 cools the whole quota group: the other URL on the same key is skipped', async () => {
+  const a = await node([{ status: 429, headers: { 'retry-after': '5' } }]);
+  const b = await node([{ result: '0xb' }]);
+  const c = await node([{ result: '0xc' }]);
+  const relayer = new FaultTolerantRelayer([
+    { url: a.url, quotaGroup: 'alchemy' }, { url: b.url, quotaGroup: 'alchemy' }, { url: c.url },
+  ], { ...FAST, quota: { alchemy: { cuPerSecond: 1000 } } });
+  const limited = [];
+  relayer.on('rateLimited', (e) => limited.push(e));
+  assert.equal(await relayer.request({ method: 'eth_blockNumber' }), '0xc');
+  assert.equal(await relayer.request({ method: 'eth_chainId', params: [] }), '0xc');
+  assert.deepEqual([a.count(), b.count(), c.count()], [1, 0, 2]);
+  assert.equal(limited[0].quotaGroup, 'alchemy');
+  assert.equal(limited[0].cooldownMs, 5000);
+  const group = relayer.stats().quotaGroups.find((g) => g.name === 'alchemy');
+  assert.equal(group.rateLimited, 1);
+  assert.ok(group.cooldownMs > 4000);
+});
+
+test('priority follows the configured priorities', async () => {
+  const a = await node([{ result: '0xa' }]);
+  const b = await node([{ result: '0xb' }]);
+  const relayer = new FaultTolerantRelayer([{ url: a.url, priority: 5 }, { url: b.url, priority: 1 }], { ...FAST, strategy: 'priority' });
+  for (let i = 0; i < 4; i += 1) assert.equal(await relayer.request({ method: 'eth_getBalance', params: ['0x1', String(i)] }), '0xb');
+  assert.equal(a.count(), 0);
+});
+
+test('roundRobin rotates and weighted follows weights', async () => {
+  const a = await node([{ result: '0xa' }]);
+  const b = await node([{ result: '0xb' }]);
+  const rr = new FaultTolerantRelayer([a.url, b.url], { ...FAST, strategy: 'roundRobin' });
+  const seen = [];
+  for (let i = 0; i < 4; i += 1) seen.push(await rr.request({ method: 'eth_getBalance', params: ['0x1', String(i)] }));
+  assert.deepEqual(seen, ['0xa', '0xb', '0xa', '0xb']);
+  const weighted = new FaultTolerantRelayer([{ url: a.url, weight: 9 }, { url: b.url, weight: 1 }], { ...FAST, strategy: 'weighted', slowStart: { warmupMs: 0 } });
+  const before = a.count();
+  for (let i = 0; i < 100; i += 1) await weighted.request({ method: 'eth_getBalance', params: ['0x2', String(i)] });
+  const toA = a.count() - before;
+  assert.ok(toA > 70 && toA < 100, `weight 9:1 sent ${toA}/100 to the heavy endpoint`);
+});
+
+test('sticky stays on one endpoint and rebinds when it becomes unavailable, without going back', async () => {
+  const a = await node([{ result: '0xa' }]);
+  const b = await node([{ result: '0xb' }]);
+  const relayer = new FaultTolerantRelayer([a.url, b.url], { ...FAST, strategy: 'sticky', breaker: { openMs: 50, openMaxMs: 50, jitter: 0 } });
+  for (let i = 0; i < 3; i += 1) assert.equal(await relayer.request({ method: 'eth_getBalance', params: ['0x1', String(i)] }), '0xa');
+  a.setScript([{ status: 502 }]);
+  for (let i = 0; i < 3; i += 1) assert.equal(await relayer.request({ method: 'eth_getBalance', params: ['0x2', String(i)] }), '0xb');
+  a.setScript([{ result: '0xa' }]);
+  await new Promise((r) => setTimeout(r, 80));
+  for (let i = 0; i < 3; i += 1) assert.equal(await relayer.request({ method: 'eth_getBalance', params: ['0x3', String(i)] }), '0xb');
+});
+
+test('latency prefers the faster endpoint but still samples the other', async () => {
+  const slow = await node([{ delayMs: 60, then: { result: '0x51' } }]);
+  const fast = await node([{ result: '0xfa' }]);
+  const relayer = new FaultTolerantRelayer([slow.url, fast.url], { ...FAST, strategy: 'latency', slowStart: { warmupMs: 0 } });
+  for (let i = 0; i < 60; i += 1) await relayer.request({ method: 'eth_getBalance', params: ['0x1', String(i)] });
+  assert.ok(fast.count() > slow.count() * 2, `fast ${fast.count()} vs slow ${slow.count()}`);
+  assert.ok(slow.count() >= 1);
+  const stats = relayer.stats().endpoints;
+  assert.ok(stats[0].latencyMs.call > stats[1].latencyMs.call);
+});
+
+test('when every endpoint is busy and the queue is full, new requests fail fast with an OverloadError', async () => {
+  const a = await node([{ hang: true }]);
+  const relayer = new FaultTolerantRelayer([{ url: a.url, maxConcurrency: 1 }], {
+    ...FAST, maxQueue: 0, attemptTimeoutMs: 300, slowStart: { warmupMs: 0 },
+  });
+  const overloads = [];
+  relayer.on('overload', (e) => overloads.push(e));
+  const first = relayer.request({ method: 'eth_getBalance', params: ['0x1', 'latest'] }).catch((e) => e);
+  await waitFor(() => a.count() === 1);
+  const t0 = Date.now();
+  const second = await relayer.request({ method: 'eth_getBalance', params: ['0x2', 'latest'] }).catch((e) => e);
+  assert.ok(isOverloadError(second), second);
+  assert.ok(Date.now() - t0 < 100, 'fails fast instead of queueing');
+  assert.equal(overloads.length, 1);
+  await first;
+});
+
+test('identical in-flight reads are deduplicated and cacheable results are cached', async () => {
+  const a = await node([{ delayMs: 30, then: { resultFor: { eth_getBalance: '0x64', eth_chainId: '0x1', eth_getBlockByHash: { hash: '0xh' } } } }]);
+  const relayer = new FaultTolerantRelayer([a.url], { baseDelayMs: 1, maxDelayMs: 5 });
+  const params = ['0x0000000000000000000000000000000000000001', 'latest'];
+  const results = await Promise.all([1, 2, 3, 4, 5].map(() => relayer.request({ method: 'eth_getBalance', params })));
+  assert.deepEqual(results, ['0x64', '0x64', '0x64', '0x64', '0x64']);
+  assert.equal(a.count('eth_getBalance'), 1, 'five callers, one upstream request');
+  await relayer.request({ method: 'eth_getBlockByHash', params: ['0xh', false] });
+  await relayer.request({ method: 'eth_getBlockByHash', params: ['0xh', false] });
+  assert.equal(a.count('eth_getBlockByHash'), 1, 'immutable result served from cache');
+  await relayer.request({ method: 'eth_getBalance', params: [params[0], 'pending'] });
+  await relayer.request({ method: 'eth_getBalance', params: [params[0], 'pending'] });
+  assert.equal(a.count('eth_getBalance'), 3, 'pending is never cached');
+  assert.ok(relayer.stats().cacheHits >= 1);
+});
+
+test('a node on another chain is disabled before it serves anything', async () => {
+  const wrong = await node([{ result: '0xbad' }], { chainId: '0x5' });
+  const right = await node([{ result: '0x900d' }], { chainId: '0x1' });
+  const relayer = new FaultTolerantRelayer([wrong.url, right.url], { ...FAST, chainId: 1 });
+  const mismatches = [];
+  relayer.on('chainMismatch', (e) => mismatches.push(e));
+  for (let i = 0; i < 3; i += 1) assert.equal(await relayer.request({ method: 'eth_getBalance', params: ['0x1', String(i)] }), '0x900d');
+  assert.equal(wrong.count(), 0);
+  assert.equal(wrong.chainChecks(), 1);
+  assert.deepEqual(mismatches.map((m) => [m.expected, m.got]), [[1, 5]]);
+  assert.equal(relayer.stats().endpoints[0].chain, 'mismatch:5');
+  const only = new FaultTolerantRelayer([wrong.url], { ...FAST, chainId: '0x1' });
+  await assert.rejects(only.request({ method: 'eth_getBalance', params: ['0x1', 'latest'] }), (e) => isNoEndpointError(e));
+});
+
+test('methods are routed only where allowed', async () => {
+  const a = await node([{ result: '0xa' }]);
+  const b = await node([{ result: '0xb' }]);
+  const relayer = new FaultTolerantRelayer([{ url: a.url, methods: { deny: ['eth_getLogs'] } }, { url: b.url, methods: { allow: ['eth_getLogs'] } }], FAST);
+  assert.equal(await relayer.request({ method: 'eth_getLogs', params: [{}] }), '0xb');
+  assert.equal(await relayer.request({ method: 'eth_getBalance', params: ['0x1', 'latest'] }), '0xa');
+  assert.deepEqual([a.count(), b.count()], [1, 1]);
+  const logsOnly = new FaultTolerantRelayer([{ url: b.url, methods: { allow: ['eth_getLogs'] } }], FAST);
+  await assert.rejects(logsOnly.request({ method: 'eth_getBalance', params: ['0x1', 'latest'] }), (e) => isNoEndpointError(e) && e.code === -32601);
+  assert.equal(b.count(), 1, 'nothing was sent');
+});
+
+test('stats report every endpoint and quota group', async () => {
+  const a = await node([{ result: '0xa' }]);
+  const relayer = new FaultTolerantRelayer([{ url: `${a.url}/v3/9aa3d95b3bc440fa88ea12eaa4456161`, quotaGroup: 'infura', label: 'infura main' }], {
+    ...FAST, quota: { infura: { cuPerSecond: 500, share: 0.5 } },
+  });
+  await relayer.request({ method: 'eth_blockNumber' });
+  const s = relayer.stats();
+  assert.equal(s.endpoints[0].endpoint, 'infura main');
+  assert.equal(s.endpoints[0].state, 'closed');
+  assert.equal(s.endpoints[0].inFlight, 0);
+  assert.equal(s.endpoints[0].successes, 1);
+  assert.equal(s.endpoints[0].chain, 'verified');
+  assert.equal(s.quotaGroups[0].name, 'infura');
+  assert.equal(s.quotaGroups[0].allowedCuPerSecond, 250);
+  assert.equal(s.quotaGroups[0].cuCharged, 10);
+  assert.ok(!JSON.stringify(s).includes('9aa3d95b'));
+});
