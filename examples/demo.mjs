@@ -24,13 +24,21 @@ let logical = 0;
 
 try {
   // alpha's URL carries a (fake) API key: watch it stay out of every line below.
-  const urls = [`${fleet.alpha.url}/v3/9aa3d95b3bc440fa88ea12eaa4456161`, fleet.bravo.url, fleet.charlie.url];
-  const relayer = new FaultTolerantRelayer(urls, {
+  // bravo and charlie are two URLs on one API key: a quota group.
+  const upstreams = [
+    { url: `${fleet.alpha.url}/v3/9aa3d95b3bc440fa88ea12eaa4456161`, label: 'alpha' },
+    { url: fleet.bravo.url, label: 'bravo', quotaGroup: 'sharedKey' },
+    { url: fleet.charlie.url, label: 'charlie', quotaGroup: 'sharedKey' },
+  ];
+  const relayer = new FaultTolerantRelayer(upstreams, {
     maxRetries: 4, baseDelayMs: 100, maxDelayMs: 2000, attemptTimeoutMs: 800, deadlineMs: 8000, maxRetryAfterMs: 3000,
+    strategy: 'priority', cache: false, breaker: { openMs: 2000, openMaxMs: 4000 },
+    quota: { sharedKey: { cuPerSecond: Infinity } },
   });
   relayer.on('retry', (e) => log(`  ↻ retry #${e.attempt} in ${e.delayMs.toFixed(0)} ms: ${e.class} (${e.rule}) at ${e.from}`));
   relayer.on('failover', (e) => log(`  ⇢ failover ${e.from} → ${e.to}`));
-  relayer.on('rateLimited', (e) => log(`  ⏸ ${e.endpoint} rate limited, resting ${e.cooldownMs.toFixed(0)} ms`));
+  relayer.on('breaker', (e) => log(`  ⚡ breaker ${e.endpoint}: ${e.from} → ${e.to}`));
+  relayer.on('rateLimited', (e) => log(`  ⏸ ${e.endpoint} rate limited: quota group ${e.quotaGroup || '(own)'} rests ${e.cooldownMs.toFixed(0)} ms`));
 
   const call = async (method, params) => {
     logical += 1;
@@ -50,19 +58,20 @@ try {
   await call('eth_chainId');
   await call('eth_blockNumber');
 
-  scene('alpha dies (connection refused): requests fail over, later ones start at the survivor');
+  scene('alpha dies (connection refused): requests fail over; three failures open its breaker and traffic stops');
   await fleet.alpha.stop();
   await call('eth_blockNumber');
   await call('eth_getBalance', ['0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', 'latest']);
+  await call('eth_gasPrice');
+  await call('eth_getBalance', ['0x70997970C51812dc3A010C7d01b50e0d17dc79C8', 'latest']);
 
   scene('bravo browns out (502, then a Cloudflare HTML page) while alpha is still down');
   fleet.bravo.setScript([{ status: 502 }, { html: true }, ...healthy]);
   fleet.charlie.setScript([{ status: 503, headers: { 'retry-after': '1' } }, ...healthy]);
   await call('eth_blockNumber');
 
-  scene('charlie hits its API quota: 429 with Retry-After, honoured (capped at 3 s)');
-  fleet.charlie.setScript([{ status: 429, headers: { 'retry-after': '2' } }, ...healthy]);
-  fleet.bravo.setScript([{ hang: true }, ...healthy]);
+  scene('bravo hits the shared API quota: the 429 cools the whole key (charlie too); with alpha down, the relayer waits out Retry-After instead of hammering');
+  fleet.bravo.setScript([{ status: 429, headers: { 'retry-after': '2' } }, ...healthy]);
   await call('eth_blockNumber');
 
   scene('a request that cannot succeed: insufficient funds is fatal, tried exactly once');
@@ -70,7 +79,7 @@ try {
   await call('eth_call', [{ from: '0x000000000000000000000000000000000000dEaD', to: '0x0000000000000000000000000000000000000001', value: '0x56bc75e2d63100000' }, 'latest']);
   log(`  upstream requests for that call: ${fleet.bravo.count() + fleet.charlie.count() - before}`);
 
-  scene('a real transfer on anvil while alpha is still down (nothing was delivered to alpha, so failover is safe)');
+  scene('a real transfer on anvil while alpha is still down');
   const hash = await call('eth_sendTransaction', [{ from: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', to: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', value: '0xde0b6b3a7640000' }]);
   let receipt = null;
   for (let i = 0; i < 30 && !receipt; i += 1) {
@@ -80,14 +89,22 @@ try {
   }
   log(receipt ? `✔ mined in block ${parseInt(receipt.blockNumber, 16)}, status ${receipt.status}` : '✘ not mined');
 
-  scene('total outage for a moment: every node down, then alpha comes back');
-  fleet.bravo.setScript([{ status: 503 }, ...healthy]);
-  fleet.charlie.setScript([{ status: 503 }, ...healthy]);
-  setTimeout(() => { fleet.alpha.restart().then(() => log('  (alpha is back)')); }, 150);
-  await call('eth_blockNumber');
-  await call('eth_blockNumber');
+  scene('total outage: bravo and charlie fail too (alpha is still down); both are back 1.5 s later');
+  fleet.bravo.setScript([{ status: 503 }]);
+  fleet.charlie.setScript([{ status: 503 }]);
+  setTimeout(() => { fleet.bravo.setScript(healthy); fleet.charlie.setScript(healthy); log('  (bravo and charlie are back)'); }, 1500);
+  for (let i = 0; i < 3; i += 1) await call('eth_getBalance', ['0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', `0x${i}`]);
+  log(`  breakers now: ${relayer.stats().endpoints.map((e) => `${e.endpoint} ${e.state}`).join(', ')}`);
+
+  scene('alpha comes back: after its open time the breaker half-opens, probes prove it, traffic returns');
+  await fleet.alpha.restart();
+  await new Promise((r) => setTimeout(r, 4200));
+  for (let i = 0; i < 5; i += 1) await call('eth_getBalance', ['0x70997970C51812dc3A010C7d01b50e0d17dc79C8', `0x${i}`]);
 
   scene('summary');
+  for (const e of relayer.stats().endpoints) {
+    log(`${e.endpoint.padEnd(8)} breaker ${e.state.padEnd(8)} ok ${String(e.successes).padStart(3)}  failed ${String(e.failures).padStart(3)}  latency ${Object.values(e.latencyMs).map((v) => v.toFixed(0)).join('/')} ms`);
+  }
   const upstream = Object.values(fleet).reduce((n, f) => n + f.count(), 0);
   for (const [name, f] of Object.entries(fleet)) log(`${name.padEnd(8)} received ${f.count()} requests`);
   log(`logical requests ${logical}, upstream requests ${upstream}, amplification ${(upstream / logical).toFixed(2)}`);

@@ -39,6 +39,29 @@ test('invalid configuration names the field at construction', () => {
     [[URL_OK], { classify: [{ class: 'fatal' }] }, 'classify[0]'],
     [[URL_OK], { maxRetrys: 3 }, 'maxRetrys'],
     [[URL_OK], 'fast', 'options'],
+    [[{ url: 'nope' }], undefined, 'upstreams[0].url'],
+    [[{ label: 'x' }], undefined, 'upstreams[0].url'],
+    [[{ url: URL_OK, weight: -1 }], undefined, 'upstreams[0].weight'],
+    [[{ url: URL_OK, wieght: 2 }], undefined, 'upstreams[0].wieght'],
+    [[{ url: URL_OK, quotaGroup: 'missing' }], undefined, 'upstreams[0].quotaGroup'],
+    [[{ url: URL_OK, headers: { 'x-api-key': 42 } }], undefined, 'upstreams[0].headers.x-api-key'],
+    [[{ url: URL_OK, methods: { allow: 'eth_call' } }], undefined, 'upstreams[0].methods.allow'],
+    [[{ url: URL_OK, methods: { allow: [] } }], undefined, 'upstreams[0].methods.allow'],
+    [[{ url: URL_OK, costs: { eth_call: -5 } }], undefined, 'upstreams[0].costs.eth_call'],
+    [[{ url: URL_OK, maxConcurrency: 0 }], undefined, 'upstreams[0].maxConcurrency'],
+    [[{ url: URL_OK, timeoutMs: -1 }], undefined, 'upstreams[0].timeoutMs'],
+    [[URL_OK], { strategy: 'best' }, 'strategy'],
+    [[URL_OK], { breaker: { probePermits: 0 } }, 'breaker.probePermits'],
+    [[URL_OK], { breaker: { failureRate: 2 } }, 'breaker.failureRate'],
+    [[URL_OK], { breaker: { openMs: 1000, openMaxMs: 10 } }, 'breaker.openMaxMs'],
+    [[URL_OK], { slowStart: { floor: 0 } }, 'slowStart.floor'],
+    [[URL_OK], { quota: { k: {} } }, 'quota.k.cuPerSecond'],
+    [[URL_OK], { quota: { k: { cuPerSecond: 10, share: 3 } } }, 'quota.k.share'],
+    [[URL_OK], { cache: { maxEntries: 0 } }, 'cache.maxEntries'],
+    [[URL_OK], { chainId: -1 }, 'chainId'],
+    [[URL_OK], { chainId: '0xzz' }, 'chainId'],
+    [[URL_OK], { maxQueue: -1 }, 'maxQueue'],
+    [[URL_OK], { dedup: 'yes' }, 'dedup'],
   ];
   for (const [urls, options, field] of cases) {
     assert.throws(() => new FaultTolerantRelayer(urls, options), (e) => {
@@ -104,6 +127,43 @@ test('API keys in URLs never appear in errors, events or stats', async () => {
   const dump = JSON.stringify({ err, message: err.message, stack: err.stack, cause: err.cause, seen, stats: relayer.stats(), endpoints: relayer.endpoints });
   assert.ok(!dump.includes(key), dump);
   assert.match(dump, /\/v3\/\*\*\*/);
+});
+
+test('secrets in headers never leak, even when a node echoes them', async () => {
+  const token = 'Bearer sk_live_0123456789abcdefXYZ';
+  const a = await node([{ error: { code: -32603, message: `auth ${token} rejected` } }]);
+  const relayer = new FaultTolerantRelayer([{ url: a.url, headers: { authorization: token } }], { baseDelayMs: 1, maxDelayMs: 1, maxRetries: 1 });
+  const events = [];
+  relayer.on('retry', (e) => events.push(e));
+  const err = await relayer.request({ method: 'eth_blockNumber' }).catch((e) => e);
+  const dump = JSON.stringify({ err, message: err.message, events, stats: relayer.stats() });
+  assert.ok(!dump.includes('sk_live_0123456789abcdefXYZ'), dump);
+});
+
+test('absurd Retry-After values and hostile numbers never break the pool\'s accounting', async () => {
+  const a = await node([
+    { status: 429, headers: { 'retry-after': '99999999999999999999' } },
+    { status: 503, headers: { 'retry-after': '-5' } },
+    { status: 429, headers: { 'retry-after': 'Fri, 31 Dec 9999 23:59:59 GMT' } },
+    { error: { code: 1e308, message: 'x'.repeat(100000) } },
+    { raw: '{"jsonrpc":"2.0","id":1,"result":"0xffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"}' },
+    { result: '0x1' },
+  ]);
+  const relayer = new FaultTolerantRelayer([a.url], {
+    baseDelayMs: 0, maxDelayMs: 0, maxRetries: 0, maxRetryAfterMs: 20, cache: false,
+    breaker: { consecutiveFailures: 1000, minSamples: 1000 }, quota: {},
+  });
+  const limited = [];
+  relayer.on('rateLimited', (e) => limited.push(e.cooldownMs));
+  for (let i = 0; i < 6; i += 1) {
+    await relayer.request({ method: 'eth_blockNumber' }).catch((e) => assert.ok(isBreakwaterError(e)));
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  assert.ok(limited.every((ms) => ms <= 20), `cooldowns capped: ${limited}`);
+  const s = relayer.stats();
+  assert.equal(s.endpoints[0].inFlight, 0);
+  assert.equal(s.waiting, 0);
+  assert.equal(await relayer.request({ method: 'eth_chainId', params: [] }), '0x1');
 });
 
 test('a closed relayer rejects with a ClosedError', async () => {

@@ -49,6 +49,103 @@ export interface RetryBudgetOptions {
   burst?: number;
 }
 
+/** One upstream as an object (a plain URL string is the same with every default). */
+export interface EndpointConfig {
+  /** The http(s) JSON-RPC URL. API keys in it are redacted everywhere. */
+  url: string;
+  /** A label for events and stats (secrets in it are masked too). @default the redacted URL */
+  label?: string;
+  /** Extra HTTP headers; their values are treated as secrets. */
+  headers?: Record<string, string>;
+  /** Name of a quota group under `options.quota` that this endpoint's API key shares. */
+  quotaGroup?: string;
+  /** Weight for the `weighted` strategy. @default 1 */
+  weight?: number;
+  /** Priority for `priority` and `sticky` (lower first). @default its index in the list */
+  priority?: number;
+  /** Methods this endpoint may serve (`allow`) or must not (`deny`). */
+  methods?: { allow?: string[]; deny?: string[] };
+  /** Compute-unit costs per method, overriding the built-in table. */
+  costs?: Record<string, number>;
+  /** Attempts in flight at once (scaled down during slow start). @default 64 */
+  maxConcurrency?: number;
+  /** Per-attempt timeout for this endpoint. @default options.attemptTimeoutMs */
+  timeoutMs?: number;
+}
+
+/** Routing strategy. */
+export type Strategy = 'roundRobin' | 'priority' | 'weighted' | 'latency' | 'sticky';
+
+/** Circuit breaker per endpoint. */
+export interface BreakerOptions {
+  /** Consecutive infrastructure failures that open it. @default 3 */
+  consecutiveFailures?: number;
+  /** Failure rate over the window that opens it. @default 0.25 */
+  failureRate?: number;
+  /** Sliding window for the failure rate. @default 30000 */
+  windowMs?: number;
+  /** Samples needed in the window. @default 6 */
+  minSamples?: number;
+  /** Open time after the first ejection (doubles per ejection). @default 30000 */
+  openMs?: number;
+  /** Longest open time. @default 300000 */
+  openMaxMs?: number;
+  /** Relative jitter of the open time. @default 0.2 */
+  jitter?: number;
+  /** Probes at once in half-open. @default 1 */
+  probePermits?: number;
+  /** Probe successes that close it. @default 3 */
+  closeAfter?: number;
+  /** First early-probe spacing when every endpoint is open. @default 500 */
+  earlyProbeMs?: number;
+  /** Healthy time after which the ejection count resets. @default 600000 */
+  resetAfterMs?: number;
+}
+
+/** Slow start after recovery. */
+export interface SlowStartOptions {
+  /** Time to reach full share and rate. @default 30000 */
+  warmupMs?: number;
+  /** Share at the start. @default 0.1 */
+  floor?: number;
+  /** Requests/s always allowed to a warming endpoint. @default 1 */
+  minRps?: number;
+}
+
+/** A quota group: endpoints sharing one API key / plan. */
+export interface QuotaGroupOptions {
+  /** The plan in compute units per second (`Infinity`: unknown, learned from 429s). */
+  cuPerSecond: number;
+  /** Burst in compute units. @default cuPerSecond */
+  burst?: number;
+  /** This process's share of the plan. @default 1 */
+  share?: number;
+  /** Multiplicative decrease on a limit signal. @default 0.5 */
+  decrease?: number;
+  /** Additive increase per stable window, as a fraction of the plan. @default 0.05 */
+  increase?: number;
+  /** Limit-free time before growing again (jittered). @default 10000 */
+  stableWindowMs?: number;
+  /** Lowest allowed rate as a fraction of the plan. @default 0.05 */
+  minFraction?: number;
+  /** Cooldown without Retry-After (doubles, jittered). @default 1000 */
+  cooldownMs?: number;
+  /** Longest cooldown and cap on Retry-After. @default 60000 */
+  cooldownMaxMs?: number;
+  /** Ejection after a daily/monthly limit. @default 3600000 */
+  longEjectionMs?: number;
+}
+
+/** Response cache. */
+export interface CacheOptions {
+  /** Lifetime of `latest`-dependent results. @default 1000 */
+  latestTtlMs?: number;
+  /** Lifetime of results that cannot change. @default 300000 */
+  immutableTtlMs?: number;
+  /** Entry limit. @default 1000 */
+  maxEntries?: number;
+}
+
 /** Options of `FaultTolerantRelayer`. Unknown keys are rejected with a ConfigError. */
 export interface RelayerOptions {
   /** Retries after the first attempt (failovers included). @default 4 */
@@ -71,6 +168,26 @@ export interface RelayerOptions {
   maxResponseBytes?: number;
   /** Extra classification rules, checked first. @default [] */
   classify?: ClassifyRule[];
+  /** How eligible endpoints are chosen. @default 'priority' */
+  strategy?: Strategy;
+  /** Circuit breaker per endpoint. */
+  breaker?: BreakerOptions;
+  /** Slow start after recovery. */
+  slowStart?: SlowStartOptions;
+  /** Quota groups by name. @default {} */
+  quota?: Record<string, QuotaGroupOptions>;
+  /** The chain to serve (number or hex). @default the first chain id seen */
+  chainId?: number | string;
+  /** Check each endpoint's eth_chainId before its first request. @default true */
+  checkChainId?: boolean;
+  /** Endpoints this many blocks behind are skipped for `latest`. @default 5 */
+  maxLagBlocks?: number;
+  /** Requests that may wait for an endpoint; beyond, OverloadError. @default 1000 */
+  maxQueue?: number;
+  /** Share identical in-flight reads. @default true */
+  dedup?: boolean;
+  /** Response cache (`false` disables). @default enabled */
+  cache?: boolean | CacheOptions;
 }
 
 /** One attempt in an error's history. */
@@ -89,11 +206,32 @@ export interface RetryEvent {
   method: string;
   /** The retry's number (1 = first retry). */
   attempt: number;
+  /** Backoff before it. */
   delayMs: number;
+  /** The endpoint that failed. */
   from: string;
-  to: string;
   class: ErrorClassName;
   rule: string;
+}
+/** A circuit breaker changed state. */
+export interface BreakerEvent {
+  type: 'breaker';
+  endpoint: string;
+  from: 'closed' | 'open' | 'halfOpen';
+  to: 'closed' | 'open' | 'halfOpen';
+}
+/** An endpoint reported another chain and was disabled. */
+export interface ChainMismatchEvent {
+  type: 'chainMismatch';
+  endpoint: string;
+  expected: number;
+  got: number;
+}
+/** A request was refused because the wait queue was full. */
+export interface OverloadEvent {
+  type: 'overload';
+  method: string;
+  waiting: number;
 }
 /** The next attempt goes to another endpoint. */
 export interface FailoverEvent {
@@ -102,25 +240,60 @@ export interface FailoverEvent {
   from: string;
   to: string;
 }
-/** An endpoint reported rate limiting and rests. */
+/** An endpoint's quota group was rate limited and rests. */
 export interface RateLimitedEvent {
   type: 'rateLimited';
   method: string;
   endpoint: string;
+  /** The named quota group, if the endpoint has one. */
+  quotaGroup?: string;
   cooldownMs: number;
   longHorizon: boolean;
 }
 export interface RelayerEventMap {
   retry: RetryEvent;
   failover: FailoverEvent;
+  breaker: BreakerEvent;
   rateLimited: RateLimitedEvent;
+  chainMismatch: ChainMismatchEvent;
+  overload: OverloadEvent;
 }
 export type RelayerEvent = keyof RelayerEventMap;
 
+/** One endpoint in `stats()`. */
+export interface EndpointStats {
+  endpoint: string;
+  state: 'closed' | 'open' | 'halfOpen';
+  inFlight: number;
+  /** EWMA latency per method class, once observed. */
+  latencyMs: { cheap?: number; call?: number; heavy?: number; send?: number };
+  successes: number;
+  failures: number;
+  breakerFlips: number;
+  /** 'unknown' | 'verified' | 'mismatch:<id>' */
+  chain: string;
+  head?: number;
+  /** Slow-start share (1 when warm). */
+  share: number;
+  quotaGroup: string;
+}
+/** One quota group in `stats()`. */
+export interface QuotaGroupStats {
+  name: string;
+  cuLastSecond: number;
+  allowedCuPerSecond: number;
+  cuCharged: number;
+  rateLimited: number;
+  cooldownMs: number;
+}
 /** A snapshot of the relayer. */
 export interface RelayerStats {
-  endpoints: string[];
+  endpoints: EndpointStats[];
+  quotaGroups: QuotaGroupStats[];
   retryBudget: number;
+  waiting: number;
+  cacheEntries: number;
+  cacheHits: number;
   closed: boolean;
 }
 
@@ -145,7 +318,7 @@ export interface CallOptions {
 /** Kinds of breakwater errors. */
 export type ErrorKind =
   | 'config' | 'rpc' | 'http' | 'transport' | 'deadline' | 'budget' | 'rateLimited'
-  | 'outcomeUnknown' | 'closed' | 'invalidRequest' | 'internal' | 'unknown';
+  | 'outcomeUnknown' | 'closed' | 'invalidRequest' | 'overload' | 'noEndpoint' | 'internal' | 'unknown';
 
 /** Base of every error this library throws. */
 export declare class BreakwaterError extends Error {
@@ -183,6 +356,8 @@ export declare class RateLimitedError extends BreakwaterError { readonly kind: '
 export declare class OutcomeUnknownError extends BreakwaterError { readonly kind: 'outcomeUnknown'; }
 export declare class ClosedError extends BreakwaterError { readonly kind: 'closed'; }
 export declare class InvalidRequestError extends BreakwaterError { readonly kind: 'invalidRequest'; }
+export declare class OverloadError extends BreakwaterError { readonly kind: 'overload'; }
+export declare class NoEndpointError extends BreakwaterError { readonly kind: 'noEndpoint'; }
 
 export declare function isBreakwaterError(e: unknown): e is BreakwaterError;
 export declare function isConfigError(e: unknown): e is ConfigError;
@@ -195,11 +370,13 @@ export declare function isRateLimitedError(e: unknown): e is RateLimitedError;
 export declare function isOutcomeUnknownError(e: unknown): e is OutcomeUnknownError;
 export declare function isClosedError(e: unknown): e is ClosedError;
 export declare function isInvalidRequestError(e: unknown): e is InvalidRequestError;
+export declare function isOverloadError(e: unknown): e is OverloadError;
+export declare function isNoEndpointError(e: unknown): e is NoEndpointError;
 
 /** A fault-tolerant JSON-RPC client that is also an EIP-1193 provider. */
 export declare class FaultTolerantRelayer implements Eip1193Provider {
   /** @throws ConfigError naming the bad option, e.g. an empty list or a non-URL. */
-  constructor(rpcUrls: readonly string[], options?: RelayerOptions);
+  constructor(upstreams: readonly (string | EndpointConfig)[], options?: RelayerOptions);
   /** One request under every policy; resolves to the node's `result` untouched. */
   request(args: RequestArguments, options?: CallOptions): Promise<unknown>;
   /**

@@ -3,6 +3,8 @@
 import {
   FaultTolerantRelayer, ready, type RelayerOptions, type RetryEvent, type FailoverEvent, type RateLimitedEvent,
   type BoundProvider, type OperationContext, type RelayerStats, type AttemptInfo, type Eip1193Provider,
+  type EndpointConfig, type BreakerEvent, type ChainMismatchEvent, type OverloadEvent, type EndpointStats,
+  type QuotaGroupStats, OverloadError, NoEndpointError, isOverloadError, isNoEndpointError,
   BreakwaterError, ConfigError, RpcError, HttpError, TransportError, DeadlineError, RetryBudgetError,
   RateLimitedError, OutcomeUnknownError, ClosedError, InvalidRequestError,
   isBreakwaterError, isConfigError, isRpcError, isHttpError, isTransportError, isDeadlineError,
@@ -13,11 +15,21 @@ const options: RelayerOptions = {
   maxRetries: 4, baseDelayMs: 1000, maxDelayMs: 15000, backoff: 'decorrelatedJitter', attemptTimeoutMs: 5000,
   deadlineMs: 20000, budget: { ratio: 0.1, minPerSecond: 2, burst: 5 }, maxRetryAfterMs: 10000,
   maxResponseBytes: 1 << 20, classify: [{ code: -32099, class: 'fatal' }, { message: 'busy', method: 'eth_call', class: 'transient' }],
+  strategy: 'latency', breaker: { consecutiveFailures: 5, openMs: 10000, probePermits: 2 }, slowStart: { warmupMs: 5000, floor: 0.2, minRps: 2 },
+  quota: { alchemy: { cuPerSecond: 330, share: 0.5 } }, chainId: '0x1', checkChainId: true, maxLagBlocks: 3, maxQueue: 50,
+  dedup: true, cache: { latestTtlMs: 500, immutableTtlMs: 60000, maxEntries: 100 },
+};
+const endpoint: EndpointConfig = {
+  url: 'https://eth-mainnet.g.alchemy.com/v2/key', label: 'alchemy', headers: { 'x-api-key': 'k' }, quotaGroup: 'alchemy',
+  weight: 2, priority: 0, methods: { allow: ['eth_call'], deny: ['eth_getLogs'] }, costs: { eth_call: 26 }, maxConcurrency: 8, timeoutMs: 2000,
 };
 
 async function main(): Promise<void> {
   await ready;
-  const relayer = new FaultTolerantRelayer(['http://127.0.0.1:8545'], options);
+  const relayer = new FaultTolerantRelayer(['http://127.0.0.1:8545', endpoint], options);
+  relayer.on('breaker', (e: BreakerEvent) => { const to: 'closed' | 'open' | 'halfOpen' = e.to; void to; });
+  relayer.on('chainMismatch', (e: ChainMismatchEvent) => { const got: number = e.got; void got; });
+  relayer.on('overload', (e: OverloadEvent) => { const w: number = e.waiting; void w; });
   const asProvider: Eip1193Provider = relayer;
   const block: unknown = await asProvider.request({ method: 'eth_blockNumber' });
   const params = await relayer.request({ method: 'eth_getBalance', params: ['0x0', 'latest'] });
@@ -35,6 +47,9 @@ async function main(): Promise<void> {
   const controller = new AbortController();
   await relayer.request({ method: 'eth_chainId' }, { signal: controller.signal });
   const stats: RelayerStats = relayer.stats();
+  const first: EndpointStats | undefined = stats.endpoints[0];
+  const group: QuotaGroupStats | undefined = stats.quotaGroups[0];
+  void first; void group;
   const labels: string[] = relayer.endpoints;
   try {
     await relayer.request({ method: 'eth_call', params: [{}, 'latest'] });
@@ -44,11 +59,12 @@ async function main(): Promise<void> {
     if (isTransportError(e)) { const t: 'timeout' | 'refused' | 'reset' | 'dns' | 'aborted' | 'network' = e.transport; void t; }
     if (isConfigError(e)) { const f: string = e.field; void f; }
     if (isBreakwaterError(e)) { const h: AttemptInfo[] = e.history; const k: string = e.kind; void h; void k; }
-    const guards = [isDeadlineError, isRetryBudgetError, isRateLimitedError, isOutcomeUnknownError, isClosedError, isInvalidRequestError];
+    const guards = [isDeadlineError, isRetryBudgetError, isRateLimitedError, isOutcomeUnknownError, isClosedError, isInvalidRequestError,
+      isOverloadError, isNoEndpointError];
     void guards.map((g) => g(e));
   }
   const classes = [BreakwaterError, ConfigError, RpcError, HttpError, TransportError, DeadlineError, RetryBudgetError,
-    RateLimitedError, OutcomeUnknownError, ClosedError, InvalidRequestError];
+    RateLimitedError, OutcomeUnknownError, ClosedError, InvalidRequestError, OverloadError, NoEndpointError];
   void classes;
   void block; void params; void n; void stats; void labels;
   await relayer.close();

@@ -99,7 +99,7 @@ impl Default for QuotaConfig {
 }
 
 impl QuotaConfig {
-    /// Checks every field; `path` is the option path (`quotaGroups.alchemy`).
+    /// Checks every field; `path` is the option path (`quota.alchemy`).
     pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
         let f = |name: &str| format!("{path}.{name}");
         if self.cu_per_second.is_nan() || self.cu_per_second <= 0.0 {

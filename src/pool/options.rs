@@ -179,7 +179,7 @@ impl EndpointSpec {
             if !groups.iter().any(|(name, _)| name == group) {
                 return Err(ConfigError::new(
                     format!("{path}.quotaGroup"),
-                    format!("names `{group}`, which is not defined under quotaGroups"),
+                    format!("names `{group}`, which is not defined under `quota`"),
                 ));
             }
         }
@@ -196,12 +196,12 @@ impl PoolOptions {
         self.breaker.validate()?;
         self.slow_start.validate()?;
         for (name, q) in &self.quota_groups {
-            q.validate(&format!("quotaGroups.{name}"))?;
+            q.validate(&format!("quota.{name}"))?;
         }
         let mut names: Vec<&String> = self.quota_groups.iter().map(|(n, _)| n).collect();
         names.sort_unstable();
         if names.windows(2).any(|w| w[0] == w[1]) {
-            return Err(ConfigError::new("quotaGroups", "group names must be unique"));
+            return Err(ConfigError::new("quota", "group names must be unique"));
         }
         if self.cache.max_entries == 0 && self.cache.enabled {
             return Err(ConfigError::new("cache.maxEntries", "must be at least 1"));
