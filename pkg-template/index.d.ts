@@ -309,6 +309,11 @@ export interface OperationContext {
   timeoutMs: number;
 }
 
+/** One settled call of a batch. */
+export type BatchResult =
+  | { status: 'fulfilled'; value: unknown }
+  | { status: 'rejected'; reason: BreakwaterError };
+
 /** Per-call options. */
 export interface CallOptions {
   /** Cancels the call: it rejects with `signal.reason` and no further attempt is sent. */
@@ -387,6 +392,11 @@ export declare class FaultTolerantRelayer implements Eip1193Provider {
     op: (provider: BoundProvider, context: OperationContext) => Promise<T>,
     options?: CallOptions,
   ): Promise<T>;
+  /**
+   * A JSON-RPC batch (at most 1000 calls): one HTTP request, costs summed, each call settled on its own,
+   * in order (like Promise.allSettled). Retryable item failures are re-sent in a smaller batch.
+   */
+  batch(calls: readonly RequestArguments[], options?: CallOptions): Promise<BatchResult[]>;
   /** Subscribes to an event; returns a disposer. */
   on<E extends RelayerEvent>(event: E, listener: (event: RelayerEventMap[E]) => void): () => void;
   /** Removes a listener. */

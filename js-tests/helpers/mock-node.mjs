@@ -16,6 +16,9 @@
 //   { delayMs, then }               wait, then behave like `then`
 //   { resultFor: { method: value } } answer per method (others: '0x1')
 //   { proxy: url }                  forward the request to a real node (anvil)
+//   { batch: (items) => replies }   answer a batch body with custom replies
+// A batch body (a JSON array) is answered item by item with the current
+// result/error/resultFor behaviour; HTTP-level behaviours apply to the whole.
 import http from 'node:http';
 
 const HTML = '<html><head><title>502 Bad Gateway</title></head><body>cloudflare</body></html>';
@@ -95,6 +98,15 @@ function respond(res, b, body, rawBody) {
   }
   if (b.html) { res.writeHead(200, { 'content-type': 'text/html' }); return res.end(HTML); }
   if (b.raw !== undefined) { res.writeHead(200, { 'content-type': 'application/json' }); return res.end(b.raw); }
+  if (Array.isArray(body)) {
+    if (b.batch) return json(200, b.batch(body));
+    const one = (item) => {
+      if (b.error) return { jsonrpc: '2.0', id: item.id, error: b.error };
+      if (b.resultFor) return { jsonrpc: '2.0', id: item.id, result: item.method in b.resultFor ? b.resultFor[item.method] : '0x1' };
+      return { jsonrpc: '2.0', id: item.id, result: b.result === undefined ? '0x1' : b.result };
+    };
+    return json(200, body.map(one));
+  }
   if (b.wrongId) return json(200, { jsonrpc: '2.0', id: 987654321, result: '0xdead' });
   if (b.error) return json(200, { jsonrpc: '2.0', id, error: b.error });
   if (b.resultFor) {

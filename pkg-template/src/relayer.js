@@ -101,6 +101,28 @@ function createRelayerClass(wasm) {
       }
     }
 
+    /**
+     * A JSON-RPC batch: one HTTP request for many calls (costs summed).
+     * Resolves to one `{ status: 'fulfilled', value }` or
+     * `{ status: 'rejected', reason }` per call, in order, like
+     * Promise.allSettled; items that failed for a retryable reason are
+     * re-sent in a smaller batch within the same limits.
+     */
+    async batch(calls, options) {
+      if (!Array.isArray(calls)) throw invalid('batch() takes an array of { method, params }', 'calls');
+      const signal = callSignal(options);
+      let settled;
+      try {
+        settled = await abortable(this.#engine.batch(calls, signal), signal);
+      } catch (descriptor) {
+        if (signal && signal.aborted && descriptor === signal.reason) throw descriptor;
+        throw toError(descriptor);
+      }
+      return settled.map((item) => (item.status === 'fulfilled'
+        ? { status: 'fulfilled', value: item.value }
+        : { status: 'rejected', reason: toError(item.reason) }));
+    }
+
     /** Subscribes to an event (see RelayerEventMap); returns a disposer. */
     on(event, listener) {
       if (!KNOWN_EVENTS.has(event)) throw invalid(`unknown event \`${String(event)}\`; known: ${[...KNOWN_EVENTS].join(', ')}`, 'event');

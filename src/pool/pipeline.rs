@@ -75,12 +75,14 @@ pub struct Call<'a> {
     pub method: &'a str,
     /// Whether it reads at `latest` (freshness applies).
     pub wants_latest: bool,
+    /// Compute units, when not the method table's (a batch: the sum of its items).
+    pub cost: Option<f64>,
 }
 
 impl<'a> Call<'a> {
     /// A call of `method` at `latest`.
     pub fn new(method: &'a str) -> Self {
-        Call { method, wants_latest: true }
+        Call { method, wants_latest: true, cost: None }
     }
 }
 
@@ -178,7 +180,7 @@ impl Pipeline {
             let request = RouteRequest {
                 method: call.method,
                 class: info.class,
-                cost: info.cost,
+                cost: call.cost.unwrap_or(info.cost),
                 wants_latest: call.wants_latest,
                 tried: &state.tried,
                 only_untried,

@@ -66,9 +66,15 @@ impl Core {
         descriptors::simple_error("closed", CODE_DISCONNECTED, "the relayer is closed")
     }
 
-    fn encode(&self, method: &str, params: &JsValue, signal: Option<AbortSignal>) -> Result<FetchCall, JsValue> {
+    /// A fresh JSON-RPC id.
+    pub(super) fn take_id(&self) -> f64 {
         let id = self.next_id.get();
         self.next_id.set(if id >= 9e15 { 1.0 } else { id + 1.0 });
+        id
+    }
+
+    fn encode(&self, method: &str, params: &JsValue, signal: Option<AbortSignal>) -> Result<FetchCall, JsValue> {
+        let id = self.take_id();
         FetchTransport::encode(method, params, id, signal).map_err(|e| {
             let why = get(&e, "message").as_string().unwrap_or_default();
             descriptors::simple_error(
@@ -133,7 +139,8 @@ impl Core {
             self.transport.send(call, target).await
         };
         let wants_latest = matches!(tag, BlockTag::Latest | BlockTag::Pending);
-        let outcome = self.pipeline.execute(&JsRuntime, Call { method, wants_latest }, attempt, &emit).await;
+        let outcome =
+            self.pipeline.execute(&JsRuntime, Call { method, wants_latest, cost: None }, attempt, &emit).await;
         match outcome {
             Ok(success) => match success.value {
                 SuccessValue::Result(value) => {
@@ -238,7 +245,7 @@ impl Core {
                 observation_from_js(&get(&report, "observation"))
             }
         };
-        let call = Call { method: "executeRpcWithRetry", wants_latest: true };
+        let call = Call { method: "executeRpcWithRetry", wants_latest: true, cost: None };
         let outcome = self.pipeline.execute(&JsRuntime, call, attempt, &emit).await;
         match outcome {
             Ok(_) => Ok(success_value.into_inner()),

@@ -32,7 +32,7 @@ extern "C" {
     /// The host's `JSON.parse`, taking the JS string as is (no copy into
     /// wasm memory and back).
     #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
-    fn json_parse(text: &JsValue) -> Result<JsValue, JsValue>;
+    pub(super) fn json_parse(text: &JsValue) -> Result<JsValue, JsValue>;
 }
 
 /// One encoded JSON-RPC call, built once per logical request.
@@ -47,6 +47,8 @@ pub struct FetchCall {
     /// The caller's `AbortSignal`, if any: aborting it cancels the attempt
     /// in flight and stops the retry loop.
     pub signal: Option<AbortSignal>,
+    /// For a JSON-RPC batch: the id of each item, in order.
+    pub batch: Option<Vec<f64>>,
 }
 
 /// One endpoint as the transport sees it.
@@ -81,13 +83,13 @@ impl FetchTransport {
         let body =
             format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":{method_json},\"params\":{params_json}}}", id as u64);
         let key = format!("{method}\u{0}{params_json}");
-        Ok(FetchCall { body, key, id, signal })
+        Ok(FetchCall { body, key, id, signal, batch: None })
     }
 
     /// The `eth_chainId` call used to check an endpoint before its first request.
     pub fn chain_id_call(&self) -> FetchCall {
         let body = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"eth_chainId\",\"params\":[]}".to_string();
-        FetchCall { body, key: String::new(), id: 0.0, signal: None }
+        FetchCall { body, key: String::new(), id: 0.0, signal: None, batch: None }
     }
 
     async fn exchange(&self, call: &FetchCall, target: AttemptTarget) -> Result<Observation<JsValue>, JsValue> {
@@ -136,7 +138,10 @@ impl FetchTransport {
             if text.length() > self.max_response_bytes {
                 return Ok(Observation::Http { status, retry_after, reply: Reply::TooLarge });
             }
-            let reply = summarise(&text, call.id);
+            let reply = match &call.batch {
+                Some(ids) => super::batch::summarise(&text, ids),
+                None => summarise(&text, call.id),
+            };
             Ok(Observation::Http { status, retry_after, reply })
         }
         .await;
@@ -213,7 +218,7 @@ fn summarise(text: &js_sys::JsString, our_id: f64) -> Reply<JsValue> {
     }
 }
 
-fn error_info(error: &JsValue, get: &dyn Fn(&JsValue, &str) -> JsValue) -> RpcErrorInfo<JsValue> {
+pub(super) fn error_info(error: &JsValue, get: &dyn Fn(&JsValue, &str) -> JsValue) -> RpcErrorInfo<JsValue> {
     if let Some(text) = error.as_string() {
         return RpcErrorInfo { code: None, message: text, data: None, backoff_hint: None };
     }

@@ -3,6 +3,7 @@
 //! values and the pure core. Everything here is a thin shell; decisions
 //! live in `policy` and `pool`.
 
+mod batch;
 mod config;
 mod core;
 mod descriptors;

@@ -92,6 +92,14 @@ impl WasmRelayer {
         future_to_promise(async move { core.execute(op, signal).await })
     }
 
+    /// A JSON-RPC batch of `[{ method, params }]`; resolves to one
+    /// `{ status: 'fulfilled', value } | { status: 'rejected', reason }` per item.
+    pub fn batch(&self, items: JsValue, signal: JsValue) -> Promise {
+        let core = self.core.clone();
+        let signal = signal.dyn_into::<AbortSignal>().ok();
+        future_to_promise(async move { core.batch(items, signal).await })
+    }
+
     /// Redacted endpoint labels, in order.
     pub fn endpoints(&self) -> Array {
         self.core.redactor.labels()
