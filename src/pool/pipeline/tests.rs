@@ -245,3 +245,24 @@ fn long_horizon_quota_ejects_the_group_for_long() {
     });
     assert_eq!(rested, Some((Duration::from_secs(3600), true)));
 }
+
+#[test]
+fn half_open_probe_permits_hold_under_concurrent_requests() {
+    // Endpoint 0 fails three times (breaker opens for 30 s), then recovers.
+    let h = harness(
+        vec![
+            vec![Status(503, None), Status(503, None), Status(503, None), Slow(MS(50), Box::new(Answer("0xa")))],
+            vec![Answer("0xb")],
+        ],
+        opts(),
+    );
+    for _ in 0..3 {
+        h.run("eth_getBalance").unwrap();
+    }
+    assert_eq!(h.net.calls(0), 3);
+    h.rt.block_on(h.rt.sleep(Duration::from_secs(40))).unwrap();
+    // Twenty requests at the same instant: exactly one is the half-open probe.
+    let results = h.rt.block_on(join_all((0..20).map(|_| h.request("eth_getBalance")).collect())).unwrap();
+    assert!(results.iter().all(|r| r.is_ok()));
+    assert_eq!(h.net.calls(0), 4, "one probe, not twenty");
+}
