@@ -2,15 +2,9 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { FaultTolerantRelayer, isInvalidRequestError, isTransportError } from '../pkg/dist/node.mjs';
-import { startMockNode } from './helpers/mock-node.mjs';
+import { useMockNodes } from './helpers/mock-node.mjs';
 
-const nodes = [];
-async function node(script) {
-  const n = await startMockNode(script);
-  nodes.push(n);
-  return n;
-}
-after(() => Promise.all(nodes.map((n) => n.close())));
+const node = useMockNodes(after);
 
 test('an aborted request rejects with the signal reason and sends nothing more', async () => {
   const a = await node([{ hang: true }]);

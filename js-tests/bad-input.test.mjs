@@ -5,15 +5,9 @@ import assert from 'node:assert/strict';
 import {
   FaultTolerantRelayer, isConfigError, isInvalidRequestError, isClosedError, isBreakwaterError, isRetryBudgetError,
 } from '../pkg/dist/node.mjs';
-import { startMockNode } from './helpers/mock-node.mjs';
+import { useMockNodes } from './helpers/mock-node.mjs';
 
-const nodes = [];
-async function node(script) {
-  const n = await startMockNode(script);
-  nodes.push(n);
-  return n;
-}
-after(() => Promise.all(nodes.map((n) => n.close())));
+const node = useMockNodes(after);
 
 const URL_OK = 'http://127.0.0.1:8545';
 

@@ -3,15 +3,9 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { FaultTolerantRelayer, isRpcError, isInvalidRequestError } from '../pkg/dist/node.mjs';
-import { startMockNode } from './helpers/mock-node.mjs';
+import { useMockNodes } from './helpers/mock-node.mjs';
 
-const nodes = [];
-async function node(script) {
-  const n = await startMockNode(script);
-  nodes.push(n);
-  return n;
-}
-after(() => Promise.all(nodes.map((n) => n.close())));
+const node = useMockNodes(after);
 const FAST = { baseDelayMs: 1, maxDelayMs: 5 };
 
 test('a batch is one HTTP request with one settled entry per call, in order', async () => {

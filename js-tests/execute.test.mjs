@@ -3,15 +3,9 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { FaultTolerantRelayer, isHttpError, isRpcError } from '../pkg/dist/node.mjs';
-import { startMockNode } from './helpers/mock-node.mjs';
+import { useMockNodes } from './helpers/mock-node.mjs';
 
-const nodes = [];
-async function node(script) {
-  const n = await startMockNode(script);
-  nodes.push(n);
-  return n;
-}
-after(() => Promise.all(nodes.map((n) => n.close())));
+const node = useMockNodes(after);
 const FAST = { baseDelayMs: 1, maxDelayMs: 5 };
 
 test('an operation fails over to the next endpoint and sees which one it got', async () => {

@@ -5,15 +5,9 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { FaultTolerantRelayer, isOverloadError, isNoEndpointError } from '../pkg/dist/node.mjs';
-import { startMockNode } from './helpers/mock-node.mjs';
+import { useMockNodes } from './helpers/mock-node.mjs';
 
-const nodes = [];
-async function node(script, options) {
-  const n = await startMockNode(script, options);
-  nodes.push(n);
-  return n;
-}
-after(() => Promise.all(nodes.map((n) => n.close())));
+const node = useMockNodes(after);
 const FAST = { baseDelayMs: 1, maxDelayMs: 5, cache: false, dedup: false };
 const waitFor = async (cond, ms = 3000) => {
   const start = Date.now();

@@ -6,15 +6,9 @@ import assert from 'node:assert/strict';
 import {
   FaultTolerantRelayer, isRpcError, isHttpError, isTransportError, isRateLimitedError, isBreakwaterError,
 } from '../pkg/dist/node.mjs';
-import { startMockNode, deadUrl } from './helpers/mock-node.mjs';
+import { useMockNodes, deadUrl } from './helpers/mock-node.mjs';
 
-const nodes = [];
-async function node(script) {
-  const n = await startMockNode(script);
-  nodes.push(n);
-  return n;
-}
-after(() => Promise.all(nodes.map((n) => n.close())));
+const node = useMockNodes(after);
 
 // Short delays keep the suite fast; the policies' timing is proven in Rust on a simulated clock.
 const FAST = { baseDelayMs: 1, maxDelayMs: 5 };

@@ -124,3 +124,17 @@ export async function deadUrl() {
   await new Promise((resolve) => server.close(resolve));
   return `http://127.0.0.1:${port}`;
 }
+
+/**
+ * For a test file: returns `node(script, options)`, which starts a mock
+ * node that is closed when the file's tests are done.
+ */
+export function useMockNodes(after) {
+  const started = [];
+  after(() => Promise.all(started.map((n) => n.close())));
+  return async (script, options) => {
+    const n = await startMockNode(script, options);
+    started.push(n);
+    return n;
+  };
+}

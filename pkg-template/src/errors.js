@@ -59,31 +59,26 @@ class TransportError extends BreakwaterError {
   }
 }
 
-class DeadlineError extends BreakwaterError {
-  constructor(d, options) { super(d, options); this.name = 'DeadlineError'; }
-}
-class RetryBudgetError extends BreakwaterError {
-  constructor(d, options) { super(d, options); this.name = 'RetryBudgetError'; }
-}
-class RateLimitedError extends BreakwaterError {
-  constructor(d, options) { super(d, options); this.name = 'RateLimitedError'; }
-}
-class OutcomeUnknownError extends BreakwaterError {
-  constructor(d, options) { super(d, options); this.name = 'OutcomeUnknownError'; }
-}
-class ClosedError extends BreakwaterError {
-  constructor(d, options) { super(d, options); this.name = 'ClosedError'; }
-}
-class InvalidRequestError extends BreakwaterError {
-  constructor(d, options) { super(d, options); this.name = 'InvalidRequestError'; }
+/** A BreakwaterError subclass that only adds its name. */
+function plainErrorClass(name) {
+  const Class = class extends BreakwaterError {
+    constructor(d, options) {
+      super(d, options);
+      this.name = name;
+    }
+  };
+  Object.defineProperty(Class, 'name', { value: name });
+  return Class;
 }
 
-class OverloadError extends BreakwaterError {
-  constructor(d, options) { super(d, options); this.name = 'OverloadError'; }
-}
-class NoEndpointError extends BreakwaterError {
-  constructor(d, options) { super(d, options); this.name = 'NoEndpointError'; }
-}
+const DeadlineError = plainErrorClass('DeadlineError');
+const RetryBudgetError = plainErrorClass('RetryBudgetError');
+const RateLimitedError = plainErrorClass('RateLimitedError');
+const OutcomeUnknownError = plainErrorClass('OutcomeUnknownError');
+const ClosedError = plainErrorClass('ClosedError');
+const InvalidRequestError = plainErrorClass('InvalidRequestError');
+const OverloadError = plainErrorClass('OverloadError');
+const NoEndpointError = plainErrorClass('NoEndpointError');
 
 const ERROR_CLASSES = {
   config: ConfigError,

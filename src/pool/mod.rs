@@ -10,8 +10,10 @@ pub mod endpoint;
 pub mod events;
 pub mod notify;
 pub mod options;
+pub mod outage;
 pub mod pipeline;
 pub mod router;
+pub mod strategy;
 
 pub use events::PipelineEvent;
 pub use pipeline::{Call, Pipeline, Success, SuccessValue};

@@ -23,10 +23,11 @@ use std::time::Duration;
 
 use super::endpoint::{ChainStatus, EndpointState};
 use super::options::{EndpointSpec, PoolOptions, Strategy};
+use super::outage::{OutageProbes, Pace, Recovery};
+use super::strategy::{self, StrategyState};
 use crate::policy::breaker::{Admission, BreakerState, Transition};
 use crate::policy::quota::{QuotaConfig, QuotaDenied, QuotaGroup};
 use crate::policy::slow_start::RateMeter;
-use crate::policy::token_bucket::TokenBucket;
 use crate::policy::{ErrorClass, Verdict};
 use crate::rpc::methods::MethodClass;
 use crate::time::Instant;
@@ -146,58 +147,6 @@ pub struct Router {
     recovery: Option<Recovery>,
 }
 
-/// Pacing of the whole pool after a total outage: every client held
-/// requests while the fleet was down, and releasing them at once would
-/// knock it over again. For a while the pool's attempts are capped at 1.3×
-/// its own arrival rate before the outage (at least `RECOVERY_MIN_RPS`);
-/// the cap goes once nothing was held back by it for two seconds. Because
-/// every client caps itself relative to its own demand, a fleet of clients
-/// together stays within 1.5× of the fleet's demand.
-#[derive(Clone, Debug)]
-struct Recovery {
-    bucket: TokenBucket,
-    started: Instant,
-    denied_at: Option<Instant>,
-}
-
-/// Lowest pool rate after a total outage (a quiet wallet still gets a
-/// request through every few seconds).
-const RECOVERY_MIN_RPS: f64 = 0.2;
-/// Pool rate after a total outage, relative to the arrival rate before it
-/// (room to drain the held requests without exceeding 1.5× in total, with
-/// the arrival estimate's noise).
-const RECOVERY_FACTOR: f64 = 1.3;
-/// Longest recovery pacing, whatever happens.
-const RECOVERY_MAX: Duration = Duration::from_secs(60);
-
-/// The pool-wide schedule of early probes during a total outage: one probe
-/// in flight at a time for the whole pool (not per endpoint, or N endpoints
-/// would multiply the load of a dead fleet by N), spaced by a jittered,
-/// doubling interval, rotating over endpoints by their own probe times.
-#[derive(Clone, Copy, Debug)]
-struct OutageProbes {
-    next_at: Instant,
-    spacing: Duration,
-    base: Duration,
-    max: Duration,
-    jitter: f64,
-    in_flight: bool,
-}
-
-impl OutageProbes {
-    fn granted(&mut self, now: Instant, draw: f64) {
-        self.in_flight = true;
-        let factor = 1.0 - self.jitter + 2.0 * self.jitter * crate::policy::bound(draw, 0.0, 1.0);
-        let spacing = Duration::try_from_secs_f64(self.spacing.as_secs_f64() * factor).unwrap_or(self.spacing);
-        self.next_at = now + spacing;
-        self.spacing = self.spacing.saturating_mul(2).min(self.max);
-    }
-
-    fn reset(&mut self) {
-        self.spacing = self.base;
-    }
-}
-
 impl Router {
     /// Builds the live state for validated specs and options.
     pub fn new(specs: Vec<EndpointSpec>, options: &PoolOptions, max_retry_after: Duration, now: Instant) -> Self {
@@ -227,18 +176,7 @@ impl Router {
             expected_chain: options.chain_id,
             max_lag: options.max_lag_blocks,
             max_retry_after,
-            outage: OutageProbes {
-                next_at: now,
-                spacing: options.breaker.early_probe_base,
-                base: options.breaker.early_probe_base,
-                // Capped low: a dead fleet costs one probe per few seconds per client,
-                // and a fleet that comes back is noticed within seconds.
-                max: options.breaker.open_base.min(options.breaker.early_probe_base * 16),
-                // Wide jitter: clients that lost the whole fleet at the same
-                // moment must not all come back at the same moment.
-                jitter: options.breaker.jitter.max(0.5),
-                in_flight: false,
-            },
+            outage: OutageProbes::new(&options.breaker, now),
             arrivals: RateMeter::new(now),
             recovery: None,
         }
@@ -254,18 +192,14 @@ impl Router {
     /// Recovery pacing: `Ok` if one more attempt fits, else the wait.
     fn recovery_check(&mut self, now: Instant) -> Result<(), Duration> {
         let Some(rec) = self.recovery.as_mut() else { return Ok(()) };
-        let calm = rec.denied_at.is_none_or(|t| now.saturating_since(t) >= Duration::from_secs(2));
-        if (calm && now.saturating_since(rec.started) >= Duration::from_secs(2))
-            || now.saturating_since(rec.started) >= RECOVERY_MAX
-        {
-            self.recovery = None;
-            return Ok(());
+        match rec.check(now) {
+            Pace::Over => {
+                self.recovery = None;
+                Ok(())
+            }
+            Pace::Go => Ok(()),
+            Pace::Wait(d) => Err(d),
         }
-        let verdict = rec.bucket.check(now, 1.0);
-        if verdict.is_err() {
-            rec.denied_at = Some(now);
-        }
-        verdict
     }
 
     /// The best head among endpoints on the right chain.
@@ -384,7 +318,7 @@ impl Router {
         let first = *candidates.first()?;
         if self.outage.in_flight {
             // The probe in flight decides; its completion wakes the waiters.
-            return Some(Selection::Wait { until: now + self.outage.spacing, quota: false });
+            return Some(Selection::Wait { until: now + self.outage.spacing(), quota: false });
         }
         let due = self.endpoints[first].breaker.early_probe_at().max(self.outage.next_at);
         if due > now {
@@ -405,50 +339,8 @@ impl Router {
 
     /// Orders candidates by the strategy (the first reservable one wins).
     fn rank(&mut self, pool: &[usize], req: &RouteRequest<'_>, now: Instant, draws: (f64, f64)) -> Vec<usize> {
-        let mut order = pool.to_vec();
-        let n = self.endpoints.len().max(1);
-        match self.strategy {
-            Strategy::RoundRobin => {
-                let start = req.after.map_or(self.cursor, |a| (a + 1) % n);
-                order.sort_by_key(|&i| (i + n - start) % n);
-                if let Some(&first) = order.first() {
-                    self.cursor = (first + 1) % n;
-                }
-            }
-            Strategy::Priority => order.sort_by_key(|&i| (self.endpoints[i].spec.priority, i)),
-            Strategy::Sticky => {
-                order.sort_by_key(|&i| (Some(i) != self.sticky, self.endpoints[i].spec.priority, i));
-            }
-            Strategy::Weighted => {
-                let weights: Vec<f64> = order
-                    .iter()
-                    .map(|&i| self.endpoints[i].spec.weight * self.endpoints[i].slow_start.factor(now))
-                    .collect();
-                let pick = weighted_pick(&weights, draws.0);
-                order.swap(0, pick);
-            }
-            Strategy::Latency => {
-                if order.len() >= 2 {
-                    let a = ((draws.0 * order.len() as f64) as usize).min(order.len() - 1);
-                    let mut b = ((draws.1 * (order.len() - 1) as f64) as usize).min(order.len() - 2);
-                    if b >= a {
-                        b += 1;
-                    }
-                    let score = |ep: &mut EndpointState| {
-                        let lat = ep.latency_ms(req.class).unwrap_or(0.0) + 1.0;
-                        lat * f64::from(ep.in_flight + 1) / ep.slow_start.factor(now)
-                    };
-                    let (ia, ib) = (order[a], order[b]);
-                    let (sa, sb) = (score(&mut self.endpoints[ia]), score(&mut self.endpoints[ib]));
-                    let (win, lose) = if sb < sa { (b, a) } else { (a, b) };
-                    let (w, l) = (order[win], order[lose]);
-                    order.retain(|&i| i != w && i != l);
-                    order.insert(0, l);
-                    order.insert(0, w);
-                }
-            }
-        }
-        order
+        let state = StrategyState { cursor: &mut self.cursor, sticky: self.sticky };
+        strategy::rank(self.strategy, &mut self.endpoints, state, pool, req, now, draws)
     }
 
     /// Reserves breaker permit, quota and a concurrency slot, or nothing.
@@ -471,7 +363,7 @@ impl Router {
         ep.in_flight += 1;
         ep.warm_take(now);
         if let Some(rec) = self.recovery.as_mut() {
-            let _ = rec.bucket.try_take(now, 1.0);
+            rec.take(now);
         }
         if self.strategy == Strategy::Sticky {
             self.sticky = Some(i);
@@ -499,9 +391,7 @@ impl Router {
         if r.outage_probe {
             self.outage.in_flight = false;
             if matches!(verdict.class, ErrorClass::Success | ErrorClass::AlreadyKnown) {
-                let rate = (RECOVERY_FACTOR * self.arrivals.rate()).max(RECOVERY_MIN_RPS);
-                self.recovery =
-                    Some(Recovery { bucket: TokenBucket::new(rate, 1.0, now, false), started: now, denied_at: None });
+                self.recovery = Some(Recovery::start(self.arrivals.rate(), now));
             }
         }
         let Some(ep) = self.endpoints.get_mut(r.endpoint) else { return events };
@@ -577,23 +467,6 @@ impl Router {
             ep.observe_head(block, best, MAX_HEAD_JUMP, now);
         }
     }
-}
-
-/// Index picked with probability proportional to its weight.
-fn weighted_pick(weights: &[f64], draw: f64) -> usize {
-    let total: f64 = weights.iter().filter(|w| w.is_finite() && **w > 0.0).sum();
-    if total <= 0.0 {
-        return 0;
-    }
-    let mut target = crate::policy::bound(draw, 0.0, 1.0) * total;
-    for (i, w) in weights.iter().enumerate() {
-        let w = if w.is_finite() && *w > 0.0 { *w } else { 0.0 };
-        if target < w {
-            return i;
-        }
-        target -= w;
-    }
-    weights.len() - 1
 }
 
 #[cfg(test)]

@@ -1,0 +1,164 @@
+//! Total outages: the pool-wide early-probe schedule while every endpoint
+//! is Open, and the pacing of the whole pool once the fleet is back.
+
+use std::time::Duration;
+
+use crate::policy::breaker::BreakerConfig;
+use crate::policy::token_bucket::TokenBucket;
+use crate::time::Instant;
+
+/// Pacing of the whole pool after a total outage: every client held
+/// requests while the fleet was down, and releasing them at once would
+/// knock it over again. For a while the pool's attempts are capped at 1.3×
+/// its own arrival rate before the outage (at least `RECOVERY_MIN_RPS`);
+/// the cap goes once nothing was held back by it for two seconds. Because
+/// every client caps itself relative to its own demand, a fleet of clients
+/// together stays within 1.5× of the fleet's demand.
+#[derive(Clone, Debug)]
+pub struct Recovery {
+    bucket: TokenBucket,
+    started: Instant,
+    denied_at: Option<Instant>,
+}
+
+/// Lowest pool rate after a total outage (a quiet wallet still gets a
+/// request through every few seconds).
+const RECOVERY_MIN_RPS: f64 = 0.2;
+/// Pool rate after a total outage, relative to the arrival rate before it
+/// (room to drain the held requests without exceeding 1.5× in total, with
+/// the arrival estimate's noise).
+const RECOVERY_FACTOR: f64 = 1.3;
+/// Longest recovery pacing, whatever happens.
+const RECOVERY_MAX: Duration = Duration::from_secs(60);
+
+/// The pool-wide schedule of early probes during a total outage: one probe
+/// in flight at a time for the whole pool (not per endpoint, or N endpoints
+/// would multiply the load of a dead fleet by N), spaced by a jittered,
+/// doubling interval, rotating over endpoints by their own probe times.
+#[derive(Clone, Copy, Debug)]
+pub struct OutageProbes {
+    /// No early probe before this.
+    pub next_at: Instant,
+    spacing: Duration,
+    base: Duration,
+    max: Duration,
+    jitter: f64,
+    /// The pool's one early probe is out.
+    pub in_flight: bool,
+}
+
+impl OutageProbes {
+    /// A schedule for breakers configured as `breaker`.
+    pub fn new(breaker: &BreakerConfig, now: Instant) -> Self {
+        OutageProbes {
+            next_at: now,
+            spacing: breaker.early_probe_base,
+            base: breaker.early_probe_base,
+            // Capped low: a dead fleet costs one probe every few seconds per
+            // client, and a fleet that comes back is noticed within seconds.
+            max: breaker.open_base.min(breaker.early_probe_base * 16),
+            // Wide jitter: clients that lost the whole fleet at the same
+            // moment must not all come back at the same moment.
+            jitter: breaker.jitter.max(0.5),
+            in_flight: false,
+        }
+    }
+
+    /// The spacing before the next probe after this one.
+    pub fn spacing(&self) -> Duration {
+        self.spacing
+    }
+
+    /// Records a granted probe and schedules the next one.
+    pub fn granted(&mut self, now: Instant, draw: f64) {
+        self.in_flight = true;
+        let factor = 1.0 - self.jitter + 2.0 * self.jitter * crate::policy::bound(draw, 0.0, 1.0);
+        let spacing = Duration::try_from_secs_f64(self.spacing.as_secs_f64() * factor).unwrap_or(self.spacing);
+        self.next_at = now + spacing;
+        self.spacing = self.spacing.saturating_mul(2).min(self.max);
+    }
+
+    /// The outage is over: next time starts from the base spacing.
+    pub fn reset(&mut self) {
+        self.spacing = self.base;
+    }
+}
+
+/// What recovery pacing says about one more attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pace {
+    /// Pacing is over; drop it.
+    Over,
+    /// Go.
+    Go,
+    /// Not for this long.
+    Wait(Duration),
+}
+
+impl Recovery {
+    /// Starts pacing at `RECOVERY_FACTOR` × the pre-outage arrival rate.
+    pub fn start(arrival_rps: f64, now: Instant) -> Self {
+        let rate = (RECOVERY_FACTOR * arrival_rps).max(RECOVERY_MIN_RPS);
+        Recovery { bucket: TokenBucket::new(rate, 1.0, now, false), started: now, denied_at: None }
+    }
+
+    /// Whether one more attempt fits now (the caller takes the token on reserve).
+    pub fn check(&mut self, now: Instant) -> Pace {
+        let calm = self.denied_at.is_none_or(|t| now.saturating_since(t) >= Duration::from_secs(2));
+        let age = now.saturating_since(self.started);
+        if (calm && age >= Duration::from_secs(2)) || age >= RECOVERY_MAX {
+            return Pace::Over;
+        }
+        match self.bucket.check(now, 1.0) {
+            Ok(()) => Pace::Go,
+            Err(wait) => {
+                self.denied_at = Some(now);
+                Pace::Wait(wait)
+            }
+        }
+    }
+
+    /// Takes the token of a reserved attempt.
+    pub fn take(&mut self, now: Instant) {
+        let _ = self.bucket.try_take(now, 1.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ms: u64) -> Instant {
+        Instant::from_epoch(Duration::from_millis(ms))
+    }
+
+    #[test]
+    fn recovery_paces_at_the_pre_outage_rate_and_ends_when_calm() {
+        let mut r = Recovery::start(10.0, at(0)); // 13 attempts/s
+        assert!(matches!(r.check(at(0)), Pace::Wait(_)), "the bucket starts empty");
+        assert_eq!(r.check(at(100)), Pace::Go);
+        r.take(at(100));
+        assert!(matches!(r.check(at(110)), Pace::Wait(_)), "a backlog is held back");
+        // Still held back 1.9 s later: pacing goes on past 2 s.
+        r.take(at(2000));
+        assert!(matches!(r.check(at(2000)), Pace::Wait(_)));
+        assert_eq!(r.check(at(2100)), Pace::Go);
+        assert_eq!(r.check(at(4001)), Pace::Over, "two seconds without holding anything back");
+        let mut r = Recovery::start(0.0, at(0));
+        assert!(matches!(r.check(at(1000)), Pace::Wait(w) if w == Duration::from_secs(4)), "0.2/s for a quiet client");
+        assert_eq!(Recovery::start(1.0, at(0)).check(at(61_000)), Pace::Over, "never longer than a minute");
+    }
+
+    #[test]
+    fn outage_probes_double_their_spacing_up_to_a_low_cap() {
+        let mut o = OutageProbes::new(&BreakerConfig { jitter: 0.0, ..BreakerConfig::default() }, at(0));
+        let mut spacings = Vec::new();
+        for _ in 0..8 {
+            spacings.push(o.spacing().as_millis());
+            o.granted(at(0), 0.5);
+        }
+        assert_eq!(spacings, vec![500, 1000, 2000, 4000, 8000, 8000, 8000, 8000]);
+        o.reset();
+        assert_eq!(o.spacing().as_millis(), 500);
+    }
+}
