@@ -21,7 +21,7 @@ test('a breaker trips after consecutive failures, keeps traffic away, then recov
   const a = await node([{ status: 503 }]);
   const b = await node([{ result: '0xb' }]);
   const relayer = new FaultTolerantRelayer([a.url, b.url], {
-    ...FAST, breaker: { openMs: 150, openMaxMs: 150, closeAfter: 1, jitter: 0 }, slowStart: { warmupMs: 0 },
+    ...FAST, breaker: { openMs: 150, openMaxMs: 150, closeAfter: 1, observeMs: 0, jitter: 0 }, slowStart: { warmupMs: 0 },
   });
   const changes = [];
   relayer.on('breaker', (e) => changes.push(`${e.from}->${e.to}`));

@@ -96,6 +96,8 @@ export interface BreakerOptions {
   probePermits?: number;
   /** Probe successes that close it. @default 3 */
   closeAfter?: number;
+  /** Least time half-open before closing. @default 1000 */
+  observeMs?: number;
   /** First early-probe spacing when every endpoint is open. @default 500 */
   earlyProbeMs?: number;
   /** Healthy time after which the ejection count resets. @default 600000 */

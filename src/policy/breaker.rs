@@ -5,7 +5,7 @@
 //!            over the sliding window (with enough samples)
 //!   Closed ───────────────────────────────────────────────────────────────► Open { until }
 //!     ▲                                                                      │ now ≥ until
-//!     │ `close_after` probe successes, no failure                            ▼
+//!     │ `close_after` probe successes over at least `observe`, no failure     ▼
 //!     └──────────────────────────────────────────────────────────────── HalfOpen
 //!                                     a probe fails: Open again, open time doubles
 //!                                     (base·2^ejections, capped, jittered)
@@ -54,6 +54,9 @@ pub struct BreakerConfig {
     pub probe_permits: u32,
     /// Probe successes needed to close.
     pub close_after: u32,
+    /// Least time in HalfOpen before closing: a burst of quick successes
+    /// (one cheap `eth_blockNumber` after another) proves little.
+    pub observe: Duration,
     /// First early-probe spacing during a total outage.
     pub early_probe_base: Duration,
     /// Time in Closed after which the ejection count resets.
@@ -75,6 +78,7 @@ impl Default for BreakerConfig {
             jitter: 0.2,
             probe_permits: 1,
             close_after: 3,
+            observe: Duration::from_secs(1),
             early_probe_base: Duration::from_millis(500),
             reset_after: Duration::from_secs(600),
         }
@@ -179,6 +183,7 @@ pub struct Breaker {
     ejections: u32,
     probes_in_flight: u32,
     probe_successes: u32,
+    half_open_since: Instant,
     early_probe_at: Instant,
     early_spacing: Duration,
     flips: u64,
@@ -198,6 +203,7 @@ impl Breaker {
             ejections: 0,
             probes_in_flight: 0,
             probe_successes: 0,
+            half_open_since: now,
             early_probe_at: now,
             early_spacing: config.early_probe_base,
             flips: 0,
@@ -211,6 +217,7 @@ impl Breaker {
                 self.inner = Inner::HalfOpen;
                 self.probes_in_flight = 0;
                 self.probe_successes = 0;
+                self.half_open_since = now;
                 self.flips += 1;
             }
         }
@@ -297,6 +304,7 @@ impl Breaker {
                 // An early probe got through: the node is back, verify in HalfOpen.
                 self.inner = Inner::HalfOpen;
                 self.probe_successes = 1;
+                self.half_open_since = now;
                 self.close_if_proven(now, before)
             }
             Inner::Open { .. } => None,
@@ -309,7 +317,9 @@ impl Breaker {
     }
 
     fn close_if_proven(&mut self, now: Instant, before: BreakerState) -> Option<Transition> {
-        if self.probe_successes >= self.config.close_after {
+        if self.probe_successes >= self.config.close_after
+            && now.saturating_since(self.half_open_since) >= self.config.observe
+        {
             self.inner = Inner::Closed { since: now };
             self.samples.clear();
             self.early_spacing = self.config.early_probe_base;

@@ -137,6 +137,7 @@ fn pool(f: &Fields) -> Result<PoolOptions, ConfigError> {
             "jitter",
             "probePermits",
             "closeAfter",
+            "observeMs",
             "earlyProbeMs",
             "resetAfterMs",
         ],
@@ -152,6 +153,7 @@ fn pool(f: &Fields) -> Result<PoolOptions, ConfigError> {
             jitter: b.num("jitter")?.unwrap_or(d.jitter),
             probe_permits: b.whole("probePermits", 1, 10_000)?.unwrap_or(d.probe_permits),
             close_after: b.whole("closeAfter", 1, 10_000)?.unwrap_or(d.close_after),
+            observe: b.ms("observeMs")?.unwrap_or(d.observe),
             early_probe_base: b.ms("earlyProbeMs")?.unwrap_or(d.early_probe_base),
             reset_after: b.ms("resetAfterMs")?.unwrap_or(d.reset_after),
         };

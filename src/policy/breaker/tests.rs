@@ -19,6 +19,7 @@ fn config() -> BreakerConfig {
         jitter: 0.0,
         probe_permits: 1,
         close_after: 2,
+        observe: Duration::ZERO,
         early_probe_base: Duration::from_millis(500),
         reset_after: Duration::from_secs(600),
     }
@@ -172,4 +173,16 @@ fn config_errors_name_the_field() {
     for (cfg, field) in bad {
         assert_eq!(cfg.validate().unwrap_err().field(), field);
     }
+}
+
+#[test]
+fn closing_needs_the_successes_over_the_observation_window() {
+    let mut b = Breaker::new(BreakerConfig { observe: Duration::from_secs(1), ..config() }, at(0));
+    trip(&mut b, at(0));
+    for t in [30_000, 30_010, 30_020] {
+        assert_eq!(b.try_acquire(at(t)), Admission::Allowed { probe: true });
+        assert!(b.on_success(at(t + 5), true).is_none(), "quick successes keep it half-open");
+    }
+    assert_eq!(b.try_acquire(at(31_000)), Admission::Allowed { probe: true });
+    assert_eq!(b.on_success(at(31_001), true).unwrap().to, BreakerState::Closed);
 }
