@@ -18,3 +18,5 @@ echo "== build the npm package"
 node scripts/build.mjs
 echo "== node --test js-tests/"
 node --test --test-concurrency=1 js-tests/
+echo "== benchmark smoke run (every part of benches/ still works; numbers mean nothing)"
+node benches/run.mjs --smoke > /dev/null

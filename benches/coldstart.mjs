@@ -1,0 +1,79 @@
+// Cold start: from the first line of a fresh program to the first answered
+// call. Node: a new process importing each client. Chromium: a fresh page
+// loading each esbuild bundle from size.mjs (ours also fetches its .wasm).
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startStaticServer } from '../js-tests/helpers/static-server.mjs';
+import { launchBrowser } from '../js-tests/helpers/browser.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+const NODE_APPS = {
+  'breakwater-rpc': `const { FaultTolerantRelayer } = await import(${JSON.stringify(join(here, '../pkg/dist/node.mjs'))});
+    const r = new FaultTolerantRelayer([URL]); await r.request({ method: 'eth_blockNumber' });`,
+  'viem fallback + http': `const { createPublicClient, http, fallback } = await import('viem');
+    await createPublicClient({ transport: fallback([http(URL)]) }).getBlockNumber();`,
+  'ethers JsonRpcProvider': `const { JsonRpcProvider } = await import('ethers');
+    const p = new JsonRpcProvider(URL, 1, { staticNetwork: true }); await p.getBlockNumber(); p.destroy();`,
+};
+
+function nodeOnce(source, url) {
+  const script = `const t0 = performance.now(); const URL = ${JSON.stringify(url)}; ${source}; console.log(performance.now() - t0);`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: join(here, '..') });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.on('close', (code) => (code === 0 ? resolve(Number(out.trim())) : reject(new Error(`exit ${code}`))));
+  });
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+export async function coldStart(url, bundles, runs) {
+  const rows = [];
+  for (const [name, source] of Object.entries(NODE_APPS)) {
+    const times = [];
+    for (let i = 0; i < runs; i += 1) times.push(await nodeOnce(source, url));
+    rows.push({ name, node: median(times) });
+  }
+  const pages = {};
+  const routes = {};
+  for (const b of bundles) {
+    routes[`/b-${b.name.replace(/[^a-z0-9]+/gi, '-')}`] = dirname(b.file);
+  }
+  const site = await startStaticServer({ routes: { '/b': dirname(bundles[0].file) }, pages });
+  const browser = await launchBrowser();
+  try {
+    for (const b of bundles) {
+      const times = [];
+      for (let i = 0; i < runs; i += 1) {
+        const page = await browser.newPage();
+        const file = b.file.split('/').pop();
+        await page.setContent('<!doctype html><title>cold</title>');
+        await page.goto(`${site.url}/b/__none__`).catch(() => {});
+        const ms = await page.evaluate(async ([src, u]) => {
+          globalThis.URLS = [u];
+          const t0 = performance.now();
+          await import(src);
+          await globalThis.firstCall();
+          return performance.now() - t0;
+        }, [`${site.url}/b/${file}`, url]);
+        times.push(ms);
+        await page.close();
+      }
+      const row = rows.find((r) => r.name === b.name) || rows[rows.push({ name: b.name }) - 1];
+      row.browser = median(times);
+    }
+  } finally {
+    await browser.close();
+    await site.close();
+  }
+  return rows;
+}
+
+export function coldTable(rows) {
+  let out = '| client | Node: import + first call (ms) | Chromium: import + first call (ms) |\n|---|---|---|\n';
+  for (const r of rows) out += `| ${r.name} | ${r.node === undefined ? '–' : r.node.toFixed(0)} | ${r.browser === undefined ? '–' : r.browser.toFixed(0)} |\n`;
+  return out;
+}
