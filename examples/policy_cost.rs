@@ -26,12 +26,17 @@ fn main() {
     let t0 = WallClock::now();
     rt.block_on(async {
         for _ in 0..n {
-            std::hint::black_box(net.send(&(), breakwater_rpc::runtime::AttemptTarget {
-                endpoint: 0,
-                timeout: std::time::Duration::from_secs(1),
-                purpose: breakwater_rpc::runtime::Purpose::Request,
-            })
-            .await);
+            std::hint::black_box(
+                net.send(
+                    &(),
+                    breakwater_rpc::runtime::AttemptTarget {
+                        endpoint: 0,
+                        timeout: std::time::Duration::from_secs(1),
+                        purpose: breakwater_rpc::runtime::Purpose::Request,
+                    },
+                )
+                .await,
+            );
         }
     })
     .unwrap();
@@ -45,5 +50,10 @@ fn main() {
     })
     .unwrap();
     let total = t0.elapsed().as_nanos() as f64 / f64::from(n);
-    println!("{{\"requests\":{n},\"nsPerRequest\":{:.0},\"transportOnlyNs\":{:.0},\"policyNs\":{:.0}}}", total, transport_only, total - transport_only);
+    println!(
+        "{{\"requests\":{n},\"nsPerRequest\":{:.0},\"transportOnlyNs\":{:.0},\"policyNs\":{:.0}}}",
+        total,
+        transport_only,
+        total - transport_only
+    );
 }

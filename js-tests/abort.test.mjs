@@ -43,3 +43,15 @@ test('an operation that outlives its attempt timeout is abandoned, signalled, an
   assert.ok(isTransportError(signals[0].reason) && signals[0].reason.transport === 'timeout');
   assert.ok(!signals[1].aborted);
 });
+
+test('aborting the first of two identical reads does not fail the second', async () => {
+  const a = await node([{ delayMs: 80, then: { result: '0x2a' } }]);
+  const relayer = new FaultTolerantRelayer([a.url], { baseDelayMs: 1, maxDelayMs: 2 });
+  const controller = new AbortController();
+  const params = ['0x0000000000000000000000000000000000000042', 'latest'];
+  const first = relayer.request({ method: 'eth_getBalance', params }, { signal: controller.signal });
+  const second = relayer.request({ method: 'eth_getBalance', params });
+  controller.abort(new Error('first caller left'));
+  await assert.rejects(first, /first caller left/);
+  assert.equal(await second, '0x2a');
+});

@@ -190,6 +190,12 @@ export interface RelayerOptions {
   dedup?: boolean;
   /** Response cache (`false` disables). @default enabled */
   cache?: boolean | CacheOptions;
+  /**
+   * Adaptive attempt timeouts: `multiplier` × each endpoint's slow-end latency (per method class, after 10
+   * successes), at least `floorMs`, at most the configured timeout; `false` for fixed timeouts.
+   * @default { multiplier: 5, floorMs: 2000 }
+   */
+  adaptiveTimeout?: boolean | { multiplier?: number; floorMs?: number };
 }
 
 /** One attempt in an error's history. */

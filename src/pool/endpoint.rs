@@ -45,6 +45,34 @@ impl Ewma {
     }
 }
 
+/// A high-percentile latency estimate: jumps up quickly, decays slowly, so
+/// it tracks the slow end of what an endpoint does, not its average.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TailLatency {
+    estimate: Option<f64>,
+    samples: u32,
+}
+
+impl TailLatency {
+    /// Folds in one successful attempt's latency (ms).
+    pub fn observe(&mut self, ms: f64) {
+        if !ms.is_finite() || ms < 0.0 {
+            return;
+        }
+        self.samples = self.samples.saturating_add(1);
+        self.estimate = Some(match self.estimate {
+            None => ms,
+            Some(e) if ms > e => e + 0.3 * (ms - e),
+            Some(e) => e + 0.02 * (ms - e),
+        });
+    }
+
+    /// The estimate once at least `min_samples` were seen.
+    pub fn value(&self, min_samples: u32) -> Option<f64> {
+        self.estimate.filter(|_| self.samples >= min_samples)
+    }
+}
+
 /// One endpoint's live state.
 #[derive(Clone, Debug)]
 pub struct EndpointState {
@@ -60,6 +88,8 @@ pub struct EndpointState {
     pub in_flight: u32,
     /// Latency in ms per method class.
     pub latency: [Ewma; CLASSES],
+    /// Slow-end latency of successes, per method class (adaptive timeouts).
+    pub tail: [TailLatency; CLASSES],
     /// Healthy outcomes.
     pub successes: u64,
     /// Infrastructure failures.
@@ -98,6 +128,7 @@ impl EndpointState {
             slow_start: SlowStart::new(options.slow_start, now),
             in_flight: 0,
             latency: [Ewma::default(); CLASSES],
+            tail: [TailLatency::default(); CLASSES],
             successes: 0,
             failures: 0,
             chain: if options.check_chain { ChainStatus::Unknown } else { ChainStatus::Verified },
@@ -159,6 +190,23 @@ impl EndpointState {
         self.latency[class as usize].value().or_else(|| self.latency.iter().filter_map(Ewma::value).reduce(f64::min))
     }
 
+    /// The attempt timeout for `class`: a multiple of the slow-end latency
+    /// of this endpoint's successes, between `floor` and `ceiling` (the
+    /// configured timeout), once it has enough history. A hung node then
+    /// costs about its usual worst latency, not the full timeout.
+    pub fn attempt_timeout(
+        &self,
+        class: MethodClass,
+        ceiling: Duration,
+        adaptive: Option<(f64, Duration)>,
+    ) -> Duration {
+        let Some((multiplier, floor)) = adaptive else { return ceiling };
+        match self.tail[class as usize].value(10) {
+            Some(ms) => crate::time::duration_from_millis_f64(ms * multiplier).max(floor).min(ceiling),
+            None => ceiling,
+        }
+    }
+
     /// Records an attempt's duration.
     pub fn observe_latency(&mut self, class: MethodClass, elapsed: Duration) {
         self.latency[class as usize].observe(elapsed.as_secs_f64() * 1000.0);
@@ -210,5 +258,39 @@ mod tests {
         assert_eq!(s.head, Some(90), "going back is believed (reorg, resync)");
         assert!(s.lagging(5, now, Duration::from_secs(30)));
         assert!(!s.lagging(5, now + Duration::from_secs(30), Duration::from_secs(30)), "another chance later");
+    }
+}
+
+#[cfg(test)]
+mod timeout_tests {
+    use super::*;
+    use crate::redact::EndpointUrl;
+
+    #[test]
+    fn the_attempt_timeout_adapts_to_the_slow_end_of_observed_latency() {
+        let url = EndpointUrl::parse("http://127.0.0.1:1", "u").unwrap();
+        let mut s = EndpointState::new(EndpointSpec::from_url(url, 0), 0, &PoolOptions::default(), Instant::ZERO);
+        let adaptive = Some((5.0, Duration::from_secs(2)));
+        let ceiling = Duration::from_secs(10);
+        assert_eq!(
+            s.attempt_timeout(MethodClass::Call, ceiling, adaptive),
+            ceiling,
+            "no history: the configured timeout"
+        );
+        for _ in 0..20 {
+            s.tail[MethodClass::Call as usize].observe(100.0);
+        }
+        assert_eq!(
+            s.attempt_timeout(MethodClass::Call, ceiling, adaptive),
+            Duration::from_secs(2),
+            "5 × 100 ms, floored at 2 s"
+        );
+        for _ in 0..5 {
+            s.tail[MethodClass::Call as usize].observe(3000.0);
+        }
+        let t = s.attempt_timeout(MethodClass::Call, ceiling, adaptive);
+        assert!(t == ceiling, "slow successes push it up to the ceiling: {t:?}");
+        assert_eq!(s.attempt_timeout(MethodClass::Heavy, ceiling, adaptive), ceiling, "per method class");
+        assert_eq!(s.attempt_timeout(MethodClass::Call, ceiling, None), ceiling, "off when disabled");
     }
 }

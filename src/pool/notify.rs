@@ -1,47 +1,96 @@
-//! A single-threaded "something changed" signal: requests waiting for a
-//! free endpoint sleep until their recheck time *or* until an attempt
-//! completes and frees a slot, whichever comes first.
+//! A single-threaded "a slot freed up" signal: requests waiting for a free
+//! endpoint sleep until their recheck time *or* until an attempt completes,
+//! whichever comes first.
+//!
+//! One completion wakes one waiter, the longest waiting (FIFO): waking all
+//! of them would make every completion cost O(waiters) re-selections — a
+//! thundering herd inside the process at high concurrency. A waiter that
+//! gives up (its timer fired first) leaves the queue, so a wake-up is never
+//! spent on someone who is no longer waiting.
 
 use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-/// Wakes every waiter on `notify_all`.
+/// Wakes waiters one at a time, oldest first.
 #[derive(Default)]
 pub struct Notify {
-    epoch: Cell<u64>,
-    waiters: RefCell<Vec<Waker>>,
+    next_id: Cell<u64>,
+    queue: RefCell<VecDeque<(u64, Waker)>>,
+    /// Ids that were woken and not yet observed by their future.
+    woken: RefCell<Vec<u64>>,
 }
 
 impl Notify {
-    /// Wakes everyone waiting now.
-    pub fn notify_all(&self) {
-        self.epoch.set(self.epoch.get().wrapping_add(1));
-        let waiters = std::mem::take(&mut *self.waiters.borrow_mut());
-        waiters.into_iter().for_each(Waker::wake);
+    /// Wakes the longest-waiting waiter, if any.
+    pub fn notify_one(&self) {
+        let next = self.queue.borrow_mut().pop_front();
+        if let Some((id, waker)) = next {
+            self.woken.borrow_mut().push(id);
+            waker.wake();
+        }
     }
 
-    /// Completes at the next `notify_all`.
+    /// Completes at a `notify_one` addressed to it.
     pub fn notified(&self) -> Notified<'_> {
-        Notified { notify: self, epoch: self.epoch.get() }
+        Notified { notify: self, id: None }
+    }
+
+    /// Waiters queued now.
+    pub fn waiters(&self) -> usize {
+        self.queue.borrow().len()
     }
 }
 
 /// The future of [`Notify::notified`].
 pub struct Notified<'a> {
     notify: &'a Notify,
-    epoch: u64,
+    id: Option<u64>,
 }
 
 impl Future for Notified<'_> {
     type Output = ();
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.notify.epoch.get() != self.epoch {
-            return Poll::Ready(());
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if let Some(id) = self.id {
+            let mut woken = self.notify.woken.borrow_mut();
+            if let Some(pos) = woken.iter().position(|&w| w == id) {
+                woken.swap_remove(pos);
+                drop(woken);
+                self.id = None;
+                return Poll::Ready(());
+            }
+            // Still queued: refresh the waker in place.
+            if let Some(slot) = self.notify.queue.borrow_mut().iter_mut().find(|(i, _)| *i == id) {
+                slot.1 = cx.waker().clone();
+            }
+            return Poll::Pending;
         }
-        self.notify.waiters.borrow_mut().push(cx.waker().clone());
+        let id = self.notify.next_id.get();
+        self.notify.next_id.set(id.wrapping_add(1));
+        self.notify.queue.borrow_mut().push_back((id, cx.waker().clone()));
+        self.id = Some(id);
         Poll::Pending
+    }
+}
+
+impl Drop for Notified<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id else { return };
+        let mut queue = self.notify.queue.borrow_mut();
+        if let Some(pos) = queue.iter().position(|(i, _)| *i == id) {
+            queue.remove(pos);
+            return;
+        }
+        drop(queue);
+        // Woken but never observed (its timer won the race): pass the wake-up on.
+        let mut woken = self.notify.woken.borrow_mut();
+        if let Some(pos) = woken.iter().position(|&w| w == id) {
+            woken.swap_remove(pos);
+            drop(woken);
+            self.notify.notify_one();
+        }
     }
 }
 
@@ -57,4 +106,39 @@ pub async fn either<A: Future<Output = ()>, B: Future<Output = ()>>(a: A, b: B) 
         }
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::runtime::sim::{join_all, SimRuntime};
+    use crate::runtime::Runtime;
+
+    #[test]
+    fn one_completion_wakes_one_waiter_in_order_and_leavers_pass_it_on() {
+        let rt = SimRuntime::new(1);
+        let notify = Notify::default();
+        let order = RefCell::new(Vec::new());
+        let waiter = |id: u32, patience_ms: u64| {
+            let (rt, notify, order) = (&rt, &notify, &order);
+            async move {
+                either(rt.sleep(Duration::from_millis(patience_ms)), notify.notified()).await;
+                order.borrow_mut().push((id, rt.now().since_epoch().as_millis() as u64));
+            }
+        };
+        let driver = async {
+            rt.sleep(Duration::from_millis(10)).await;
+            assert_eq!(notify.waiters(), 3);
+            notify.notify_one(); // wakes 1
+            rt.sleep(Duration::from_millis(10)).await; // 2 gives up at 15
+            notify.notify_one(); // 2 left the queue: wakes 3
+        };
+        let tasks: Vec<Pin<Box<dyn Future<Output = ()> + '_>>> =
+            vec![Box::pin(waiter(1, 1000)), Box::pin(waiter(2, 15)), Box::pin(waiter(3, 1000)), Box::pin(driver)];
+        rt.block_on(join_all(tasks)).unwrap();
+        assert_eq!(*order.borrow(), vec![(1, 10), (2, 15), (3, 20)]);
+        assert_eq!(notify.waiters(), 0);
+    }
 }

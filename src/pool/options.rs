@@ -93,6 +93,9 @@ pub struct PoolOptions {
     pub cache: CacheConfig,
     /// Check `eth_chainId` before the first request to each endpoint.
     pub check_chain: bool,
+    /// Adaptive attempt timeouts: `(multiplier, floor)` over each endpoint's
+    /// slow-end latency; `None` uses the fixed timeout.
+    pub adaptive_timeout: Option<(f64, Duration)>,
 }
 
 impl Default for PoolOptions {
@@ -108,6 +111,7 @@ impl Default for PoolOptions {
             dedup: true,
             cache: CacheConfig::default(),
             check_chain: true,
+            adaptive_timeout: Some((5.0, Duration::from_secs(2))),
         }
     }
 }
@@ -202,6 +206,11 @@ impl PoolOptions {
         names.sort_unstable();
         if names.windows(2).any(|w| w[0] == w[1]) {
             return Err(ConfigError::new("quota", "group names must be unique"));
+        }
+        if let Some((multiplier, _)) = self.adaptive_timeout {
+            if !(multiplier.is_finite() && multiplier >= 1.0) {
+                return Err(ConfigError::new("adaptiveTimeout.multiplier", "must be a number >= 1"));
+            }
         }
         if self.cache.max_entries == 0 && self.cache.enabled {
             return Err(ConfigError::new("cache.maxEntries", "must be at least 1"));

@@ -219,7 +219,8 @@ impl Pipeline {
                 self.release(runtime, &reservation, &neutral(), &info, Duration::ZERO, emit);
                 return Err(state.stop(StopReason::Deadline));
             }
-            let timeout = self.config.endpoints[endpoint].timeout.unwrap_or(self.config.attempt_timeout).min(remaining);
+            let ceiling = self.config.endpoints[endpoint].timeout.unwrap_or(self.config.attempt_timeout);
+            let timeout = self.router.borrow().attempt_timeout(endpoint, info.class, ceiling).min(remaining);
 
             let (observation, verdict) = if reservation.check_chain {
                 let obs = attempt(AttemptTarget { endpoint, timeout, purpose: Purpose::ChainId }).await;
@@ -348,7 +349,7 @@ impl Pipeline {
                 }
             }
         }
-        self.slots.notify_all();
+        self.slots.notify_one();
     }
 }
 

@@ -143,6 +143,7 @@ pub struct Router {
     max_lag: u64,
     max_retry_after: Duration,
     outage: OutageProbes,
+    adaptive_timeout: Option<(f64, Duration)>,
     arrivals: RateMeter,
     recovery: Option<Recovery>,
 }
@@ -177,6 +178,7 @@ impl Router {
             max_lag: options.max_lag_blocks,
             max_retry_after,
             outage: OutageProbes::new(&options.breaker, now),
+            adaptive_timeout: options.adaptive_timeout,
             arrivals: RateMeter::new(now),
             recovery: None,
         }
@@ -399,6 +401,7 @@ impl Router {
         let transition = match verdict.class {
             ErrorClass::Success | ErrorClass::AlreadyKnown => {
                 ep.successes += 1;
+                ep.tail[class as usize].observe(elapsed.as_secs_f64() * 1000.0);
                 if ep.breaker.state(now) == BreakerState::Closed {
                     ep.meter.record(now);
                 }
@@ -445,6 +448,11 @@ impl Router {
             events.push(RouterEvent::Breaker { endpoint: r.endpoint, transition: t });
         }
         events
+    }
+
+    /// The attempt timeout for `class` on `endpoint` (adaptive, capped at `ceiling`).
+    pub fn attempt_timeout(&self, endpoint: usize, class: MethodClass, ceiling: Duration) -> Duration {
+        self.endpoints.get(endpoint).map_or(ceiling, |ep| ep.attempt_timeout(class, ceiling, self.adaptive_timeout))
     }
 
     /// Records an endpoint's `eth_chainId`; a mismatch disables it.

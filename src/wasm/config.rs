@@ -36,6 +36,7 @@ const OPTIONS: &[&str] = &[
     "maxQueue",
     "dedup",
     "cache",
+    "adaptiveTimeout",
 ];
 const ENDPOINT: &[&str] =
     &["url", "label", "headers", "quotaGroup", "weight", "priority", "methods", "costs", "maxConcurrency", "timeoutMs"];
@@ -210,6 +211,14 @@ fn pool(f: &Fields) -> Result<PoolOptions, ConfigError> {
         p.max_queue = q;
     }
     p.dedup = f.boolean("dedup")?.unwrap_or(true);
+    let adaptive = f.raw("adaptiveTimeout");
+    if adaptive.as_bool() == Some(false) {
+        p.adaptive_timeout = None;
+    } else if !absent(&adaptive) && adaptive.as_bool() != Some(true) {
+        let a = Fields::new(&adaptive, "adaptiveTimeout", &["multiplier", "floorMs"])?;
+        let (m, floor) = p.adaptive_timeout.unwrap_or((5.0, std::time::Duration::from_secs(2)));
+        p.adaptive_timeout = Some((a.num("multiplier")?.unwrap_or(m), a.ms("floorMs")?.unwrap_or(floor)));
+    }
     let cache = f.raw("cache");
     if let Some(enabled) = cache.as_bool() {
         p.cache.enabled = enabled;

@@ -113,7 +113,11 @@ impl Core {
         match self.in_flight.join(&key) {
             Joined::Leader(guard) => {
                 let outcome = self.run(&method, &params, &call, tag, ttl).await;
-                guard.publish(&outcome);
+                // A leader its own caller aborted has no answer for the others:
+                // dropping the guard releases them to run the request themselves.
+                if !call.signal.as_ref().is_some_and(|s| s.aborted()) {
+                    guard.publish(&outcome);
+                }
                 outcome
             }
             Joined::Follower(wait) => match wait.await {
