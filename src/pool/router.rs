@@ -450,9 +450,22 @@ impl Router {
         events
     }
 
-    /// The attempt timeout for `class` on `endpoint` (adaptive, capped at `ceiling`).
+    /// The attempt timeout for `class` on `endpoint` (adaptive, capped at
+    /// `ceiling`). An endpoint with no history of its own borrows the slowest
+    /// history of its peers: a node that hangs from the start must not cost
+    /// the full timeout when its neighbours answer in milliseconds.
     pub fn attempt_timeout(&self, endpoint: usize, class: MethodClass, ceiling: Duration) -> Duration {
-        self.endpoints.get(endpoint).map_or(ceiling, |ep| ep.attempt_timeout(class, ceiling, self.adaptive_timeout))
+        let Some(ep) = self.endpoints.get(endpoint) else { return ceiling };
+        let own = ep.attempt_timeout(class, ceiling, self.adaptive_timeout);
+        if own < ceiling || ep.tail[class as usize].value(10).is_some() {
+            return own;
+        }
+        self.endpoints
+            .iter()
+            .filter(|e| e.tail[class as usize].value(10).is_some())
+            .map(|e| e.attempt_timeout(class, ceiling, self.adaptive_timeout))
+            .max()
+            .unwrap_or(ceiling)
     }
 
     /// Records an endpoint's `eth_chainId`; a mismatch disables it.
