@@ -1,6 +1,10 @@
 //! The runtime for browsers, workers and Node ≥ 18: `performance.now()`
 //! for the monotonic clock, `Date.now()` for wall time, `setTimeout`
-//! (through gloo-timers) for sleeping and the platform CSPRNG for jitter.
+//! (through gloo-timers) for sleeping, and jitter from a fast generator
+//! seeded from the platform CSPRNG (`getrandom`) once per thread. Every
+//! instance — every browser tab, worker and Node process — draws its own
+//! seed, so clients never retry in lockstep, and the hot path does not pay
+//! a `crypto.getRandomValues` call per decision.
 //! Nothing here touches `window`, so workers and Node work too.
 
 use std::future::Future;
@@ -8,13 +12,21 @@ use std::time::Duration;
 
 use wasm_bindgen::prelude::*;
 
-use crate::runtime::{crypto_unit, Runtime};
+use std::cell::RefCell;
+
+use crate::runtime::{crypto_unit, Runtime, SeededRandom};
 use crate::time::Instant;
 
 #[wasm_bindgen]
 extern "C" {
     #[wasm_bindgen(js_namespace = performance, js_name = now)]
     fn performance_now() -> f64;
+}
+
+thread_local! {
+    /// Seeded once from the CSPRNG: 53 random bits of seed per instance.
+    static JITTER: RefCell<SeededRandom> =
+        RefCell::new(SeededRandom::new((crypto_unit() * (1u64 << 53) as f64) as u64 ^ (crypto_unit() * (1u64 << 53) as f64) as u64 >> 11));
 }
 
 /// The JS host runtime.
@@ -36,7 +48,7 @@ impl Runtime for JsRuntime {
     }
 
     fn random_unit(&self) -> f64 {
-        crypto_unit()
+        JITTER.with(|rng| rng.borrow_mut().next_unit())
     }
 
     fn unix_time(&self) -> Duration {
