@@ -56,6 +56,8 @@ test('invalid configuration names the field at construction', () => {
     [[URL_OK], { chainId: '0xzz' }, 'chainId'],
     [[URL_OK], { maxQueue: -1 }, 'maxQueue'],
     [[URL_OK], { dedup: 'yes' }, 'dedup'],
+    [[URL_OK], { adaptiveTimeout: { multiplier: 0.5 } }, 'adaptiveTimeout.multiplier'],
+    [[URL_OK], { adaptiveTimeout: { floorMs: -1 } }, 'adaptiveTimeout.floorMs'],
   ];
   for (const [urls, options, field] of cases) {
     assert.throws(() => new FaultTolerantRelayer(urls, options), (e) => {

@@ -17,8 +17,9 @@
 //!     Capability                           → only untried endpoints, no wait
 //!     RateLimited                          → the group cools; other endpoints
 //!                                            at once (the router waits if none)
-//!     Transient                            → untried endpoints first, after a
-//!                                            full-jitter backoff
+//!     Transient                            → an untried endpoint free now takes
+//!                                            the retry at once; otherwise a
+//!                                            full-jitter backoff first
 //!     before any retry: attempts left? (AttemptsExhausted) backoff ends before
 //!     the deadline? (Deadline) a budget token? (Budget)
 //! ```
@@ -174,6 +175,7 @@ impl Pipeline {
         let mut previous_delay = Duration::ZERO;
         let mut after: Option<usize> = None;
         let mut only_untried = false;
+        let mut preselected: Option<Reservation> = None;
 
         loop {
             let now = runtime.now();
@@ -186,8 +188,13 @@ impl Pipeline {
                 only_untried,
                 after,
             };
-            let draws = (runtime.random_unit(), runtime.random_unit());
-            let selection = self.router.borrow_mut().select(now, &request, draws);
+            let selection = match preselected.take() {
+                Some(r) => Selection::Reserved(r),
+                None => {
+                    let draws = (runtime.random_unit(), runtime.random_unit());
+                    self.router.borrow_mut().select(now, &request, draws)
+                }
+            };
             let reservation = match selection {
                 Selection::Reserved(r) => r,
                 Selection::NoEndpoint => {
@@ -295,11 +302,30 @@ impl Pipeline {
                 previous_delay = d;
                 d
             };
-            if ended + delay >= deadline {
-                return Err(state.stop(StopReason::Deadline));
-            }
             if !self.budget.borrow_mut().try_withdraw(ended) {
                 return Err(state.stop(StopReason::Budget));
+            }
+            // The backoff protects the endpoint that failed. An endpoint not
+            // yet tried in this request, free right now, can take the retry at
+            // once: failing over costs no waiting, only the attempt.
+            if !delay.is_zero() && state.tried.iter().any(|t| !t) {
+                let request = RouteRequest {
+                    method: call.method,
+                    class: info.class,
+                    cost: call.cost.unwrap_or(info.cost),
+                    wants_latest: call.wants_latest,
+                    tried: &state.tried,
+                    only_untried: true,
+                    after: Some(endpoint),
+                };
+                let draws = (runtime.random_unit(), runtime.random_unit());
+                if let Selection::Reserved(r) = self.router.borrow_mut().select(ended, &request, draws) {
+                    preselected = Some(r);
+                }
+            }
+            let delay = if preselected.is_some() { Duration::ZERO } else { delay };
+            if ended + delay >= deadline {
+                return Err(state.stop(StopReason::Deadline));
             }
             emit(PipelineEvent::Retry {
                 attempt: state.records.len() as u32,

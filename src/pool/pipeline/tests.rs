@@ -74,7 +74,7 @@ fn a_dead_primary_fails_over_until_its_breaker_trips_then_costs_nothing() {
     let h = harness(vec![vec![Refuse], vec![Answer("0x2")]], opts());
     let ok = h.run("eth_blockNumber").unwrap();
     assert_eq!((ok.endpoint, ok.attempts.len()), (1, 2));
-    assert!(h.now_ms() <= 100, "one full-jitter backoff of at most base");
+    assert_eq!(h.now_ms(), 0, "an untried healthy endpoint takes the retry at once");
     let events = h.events.borrow().clone();
     assert!(matches!(events[0], PipelineEvent::Retry { attempt: 1, from: 0, class: "transient", .. }));
     assert_eq!(events[1], PipelineEvent::Failover { from: 0, to: 1 });
@@ -95,8 +95,12 @@ fn attempts_run_out_with_the_last_real_failure_and_no_trailing_sleep() {
     assert_eq!(err.reason, StopReason::AttemptsExhausted);
     assert_eq!(err.attempts.len(), 4);
     assert!(matches!(err.last, Some(FailureDetail::Http { status: 502, .. })));
-    assert_eq!(h.net.log(), vec![(0, 0), (1, 100), (0, 300), (1, 700)], "b, 2b, 4b between attempts");
-    assert_eq!(h.now_ms(), 700, "no sleep after the final attempt");
+    assert_eq!(
+        h.net.log(),
+        vec![(0, 0), (1, 0), (0, 200), (1, 600)],
+        "failover to the untried endpoint at once, then 2b, 4b between attempts"
+    );
+    assert_eq!(h.now_ms(), 600, "no sleep after the final attempt");
 }
 
 #[test]
