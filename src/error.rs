@@ -80,20 +80,32 @@ pub struct AttemptRecord {
 pub struct Failure<P> {
     /// Why the pipeline stopped.
     pub reason: StopReason,
-    /// The last upstream failure, if any attempt was made.
+    /// The upstream failure reported: the last one, except that an answer
+    /// from a node (a JSON-RPC error) is never replaced by a later failure
+    /// to reach another node — "method not found" says more than
+    /// "connection refused" from the endpoint tried after it.
     pub last: Option<FailureDetail<P>>,
     /// Every attempt, in order.
     pub attempts: Vec<AttemptRecord>,
+    /// Index in `attempts` of the attempt `last` comes from (`None`: the last one).
+    pub reported: Option<usize>,
 }
 
 impl<P> Failure<P> {
-    /// The endpoint of the last attempt.
-    pub fn last_endpoint(&self) -> Option<usize> {
-        self.attempts.last().map(|a| a.endpoint)
+    fn reported_attempt(&self) -> Option<&AttemptRecord> {
+        match self.reported {
+            Some(i) => self.attempts.get(i),
+            None => self.attempts.last(),
+        }
     }
 
-    /// The verdict of the last attempt.
+    /// The endpoint of the reported attempt.
+    pub fn last_endpoint(&self) -> Option<usize> {
+        self.reported_attempt().map(|a| a.endpoint)
+    }
+
+    /// The verdict of the reported attempt.
     pub fn last_verdict(&self) -> Option<&Verdict> {
-        self.attempts.last().map(|a| &a.verdict)
+        self.reported_attempt().map(|a| &a.verdict)
     }
 }

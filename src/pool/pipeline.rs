@@ -102,11 +102,23 @@ struct Attempts<P> {
     records: Vec<AttemptRecord>,
     tried: Vec<bool>,
     last: Option<FailureDetail<P>>,
+    reported: Option<usize>,
 }
 
 impl<P> Attempts<P> {
     fn stop(self, reason: StopReason) -> Failure<P> {
-        Failure { reason, last: self.last, attempts: self.records }
+        Failure { reason, last: self.last, attempts: self.records, reported: self.reported }
+    }
+
+    /// Keeps the most informative failure: a node's JSON-RPC answer is not
+    /// replaced by a later transport or HTTP failure elsewhere.
+    fn failed(&mut self, detail: FailureDetail<P>) {
+        let answered = matches!(self.last, Some(FailureDetail::Rpc(_)));
+        if answered && !matches!(detail, FailureDetail::Rpc(_)) {
+            return;
+        }
+        self.last = Some(detail);
+        self.reported = Some(self.records.len().saturating_sub(1));
     }
 }
 
@@ -171,7 +183,7 @@ impl Pipeline {
         self.budget.borrow_mut().deposit(start);
         self.router.borrow_mut().note_arrival(start);
         let n = self.config.endpoints.len();
-        let mut state = Attempts { records: Vec::new(), tried: vec![false; n], last: None };
+        let mut state = Attempts { records: Vec::new(), tried: vec![false; n], last: None, reported: None };
         let mut previous_delay = Duration::ZERO;
         let mut after: Option<usize> = None;
         let mut only_untried = false;
@@ -277,7 +289,7 @@ impl Pipeline {
                 };
                 return Ok(Success { value, endpoint, attempts: state.records });
             }
-            state.last = Some(detail(observation));
+            state.failed(detail(observation));
 
             // Decide on a retry.
             let retryable =

@@ -192,6 +192,7 @@ impl Core {
                     reason: StopReason::NotRetryable,
                     last: Some(FailureDetail::Rpc(info)),
                     attempts: vec![record],
+                    reported: None,
                 };
                 out[i] = Some(settled(None, Some(descriptors::failure(&failure, &self.redactor, 1))));
             }

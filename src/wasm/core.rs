@@ -190,8 +190,12 @@ impl Core {
         }
         let plain = observation_to_js(&observation, &self.redactor);
         let record = AttemptRecord { endpoint, verdict, started_after: Duration::ZERO, elapsed: Duration::ZERO };
-        let failure =
-            Failure { reason: StopReason::NotRetryable, last: Some(detail(observation)), attempts: vec![record] };
+        let failure = Failure {
+            reason: StopReason::NotRetryable,
+            last: Some(detail(observation)),
+            attempts: vec![record],
+            reported: None,
+        };
         let descriptor = descriptors::failure(&failure, &self.redactor, 1);
         let _ = Reflect::set(&descriptor, &"observation".into(), &plain);
         Err(descriptor)

@@ -270,3 +270,13 @@ fn half_open_probe_permits_hold_under_concurrent_requests() {
     assert!(results.iter().all(|r| r.is_ok()));
     assert_eq!(h.net.calls(0), 4, "one probe, not twenty");
 }
+
+#[test]
+fn a_nodes_answer_is_reported_rather_than_a_later_failure_to_reach_another() {
+    let h = harness(vec![vec![RpcError(-32601, "the method x does not exist")], vec![Refuse]], opts());
+    let err = h.run("x_unknown").unwrap_err();
+    assert_eq!(err.attempts.len(), 2, "the capability gap sends it to the other endpoint, which is down");
+    assert!(matches!(err.last, Some(FailureDetail::Rpc(ref e)) if e.code == Some(-32601)));
+    assert_eq!(err.last_endpoint(), Some(0));
+    assert_eq!(err.last_verdict().map(|v| v.class), Some(ErrorClass::Capability));
+}
