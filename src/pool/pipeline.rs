@@ -191,15 +191,7 @@ impl Pipeline {
 
         loop {
             let now = runtime.now();
-            let request = RouteRequest {
-                method: call.method,
-                class: info.class,
-                cost: call.cost.unwrap_or(info.cost),
-                wants_latest: call.wants_latest,
-                tried: &state.tried,
-                only_untried,
-                after,
-            };
+            let request = route(&call, &info, &state.tried, only_untried, after);
             let selection = match preselected.take() {
                 Some(r) => Selection::Reserved(r),
                 None => {
@@ -321,15 +313,7 @@ impl Pipeline {
             // yet tried in this request, free right now, can take the retry at
             // once: failing over costs no waiting, only the attempt.
             if !delay.is_zero() && state.tried.iter().any(|t| !t) {
-                let request = RouteRequest {
-                    method: call.method,
-                    class: info.class,
-                    cost: call.cost.unwrap_or(info.cost),
-                    wants_latest: call.wants_latest,
-                    tried: &state.tried,
-                    only_untried: true,
-                    after: Some(endpoint),
-                };
+                let request = route(&call, &info, &state.tried, true, Some(endpoint));
                 let draws = (runtime.random_unit(), runtime.random_unit());
                 if let Selection::Reserved(r) = self.router.borrow_mut().select(ended, &request, draws) {
                     preselected = Some(r);
@@ -388,6 +372,25 @@ impl Pipeline {
             }
         }
         self.slots.notify_one();
+    }
+}
+
+/// What the router is asked for one attempt of `call`.
+fn route<'r>(
+    call: &Call<'r>,
+    info: &MethodInfo,
+    tried: &'r [bool],
+    only_untried: bool,
+    after: Option<usize>,
+) -> RouteRequest<'r> {
+    RouteRequest {
+        method: call.method,
+        class: info.class,
+        cost: call.cost.unwrap_or(info.cost),
+        wants_latest: call.wants_latest,
+        tried,
+        only_untried,
+        after,
     }
 }
 

@@ -1,4 +1,5 @@
 //! The pipeline on the simulated clock against scripted endpoints.
+#![allow(clippy::result_large_err)] // test helpers return the pipeline's own result type
 
 use std::cell::RefCell;
 use std::time::Duration;
