@@ -170,6 +170,20 @@ test('a closed relayer rejects with a ClosedError', async () => {
   assert.equal(a.count(), 0);
 });
 
+test('close() ends requests waiting in a backoff at once, with a ClosedError', async () => {
+  const a = await node([{ status: 503 }]);
+  const relayer = new FaultTolerantRelayer([a.url], { baseDelayMs: 20000, maxDelayMs: 20000, backoff: 'fixed', deadlineMs: 60000 });
+  const pending = relayer.request({ method: 'eth_blockNumber' }).catch((e) => e);
+  while (a.count() === 0) await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setTimeout(r, 20));
+  const t0 = Date.now();
+  await relayer.close();
+  const err = await pending;
+  assert.ok(isClosedError(err), err);
+  assert.ok(Date.now() - t0 < 1000, 'not after the 20 s backoff');
+  assert.equal(a.count(), 1);
+});
+
 test('budget exhaustion is a RetryBudgetError, distinct from running out of attempts', async () => {
   const a = await node([{ status: 503 }]);
   const relayer = new FaultTolerantRelayer([a.url], { baseDelayMs: 1, maxDelayMs: 1, budget: { ratio: 0, minPerSecond: 0, burst: 1 } });

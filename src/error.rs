@@ -29,6 +29,8 @@ pub enum StopReason {
     /// No endpoint can serve this request (method not allowed anywhere,
     /// every endpoint on another chain).
     NoEndpoint,
+    /// The relayer was closed.
+    Closed,
 }
 
 impl StopReason {
@@ -42,6 +44,7 @@ impl StopReason {
             StopReason::RateLimited => "rateLimited",
             StopReason::Overload => "overload",
             StopReason::NoEndpoint => "noEndpoint",
+            StopReason::Closed => "closed",
         }
     }
 }

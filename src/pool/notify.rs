@@ -94,6 +94,80 @@ impl Drop for Notified<'_> {
     }
 }
 
+/// A one-way switch that wakes everyone waiting on it when thrown (the
+/// relayer closing): pending sleeps end at once and their timers are
+/// cleared, so a closed relayer does not keep a process alive. A waiter
+/// that stops waiting leaves the list, so it never grows with traffic.
+#[derive(Default)]
+pub struct Shutdown {
+    thrown: Cell<bool>,
+    next_id: Cell<u64>,
+    waiters: RefCell<Vec<(u64, Waker)>>,
+}
+
+impl Shutdown {
+    /// Throws the switch and wakes every waiter.
+    pub fn trigger(&self) {
+        self.thrown.set(true);
+        let waiters = std::mem::take(&mut *self.waiters.borrow_mut());
+        waiters.into_iter().for_each(|(_, w)| w.wake());
+    }
+
+    /// Whether it was thrown.
+    pub fn is_triggered(&self) -> bool {
+        self.thrown.get()
+    }
+
+    /// Completes once the switch is thrown.
+    pub fn wait(&self) -> ShutdownWait<'_> {
+        ShutdownWait { shutdown: self, id: None }
+    }
+
+    /// Waiters registered now.
+    pub fn waiters(&self) -> usize {
+        self.waiters.borrow().len()
+    }
+}
+
+/// The future of [`Shutdown::wait`].
+pub struct ShutdownWait<'a> {
+    shutdown: &'a Shutdown,
+    id: Option<u64>,
+}
+
+impl Future for ShutdownWait<'_> {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.shutdown.thrown.get() {
+            return Poll::Ready(());
+        }
+        let mut waiters = self.shutdown.waiters.borrow_mut();
+        match self.id {
+            Some(id) => {
+                if let Some(slot) = waiters.iter_mut().find(|(i, _)| *i == id) {
+                    slot.1 = cx.waker().clone();
+                }
+            }
+            None => {
+                let id = self.shutdown.next_id.get();
+                self.shutdown.next_id.set(id.wrapping_add(1));
+                waiters.push((id, cx.waker().clone()));
+                drop(waiters);
+                self.id = Some(id);
+            }
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for ShutdownWait<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id {
+            self.shutdown.waiters.borrow_mut().retain(|(i, _)| *i != id);
+        }
+    }
+}
+
 /// Completes when either future completes (the other is dropped).
 pub async fn either<A: Future<Output = ()>, B: Future<Output = ()>>(a: A, b: B) {
     let mut a = std::pin::pin!(a);

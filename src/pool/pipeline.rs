@@ -39,7 +39,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::events::PipelineEvent;
-use super::notify::{either, Notify};
+use super::notify::{either, Notify, Shutdown};
 use super::router::{Reservation, RouteRequest, Router, RouterEvent, Selection};
 use crate::config::RelayerConfig;
 use crate::error::{AttemptRecord, Failure, FailureDetail, StopReason};
@@ -95,6 +95,7 @@ pub struct Pipeline {
     budget: RefCell<RetryBudget>,
     slots: Notify,
     waiting: Cell<u32>,
+    shutdown: Shutdown,
 }
 
 /// Per-request bookkeeping.
@@ -134,6 +135,7 @@ impl Pipeline {
             budget,
             slots: Notify::default(),
             waiting: Cell::new(0),
+            shutdown: Shutdown::default(),
         }
     }
 
@@ -150,6 +152,18 @@ impl Pipeline {
     /// The retry budget's balance (for stats).
     pub fn budget_balance(&self, now: Instant) -> f64 {
         self.budget.borrow_mut().balance(now)
+    }
+
+    /// Stops the pipeline: waits and backoffs in progress end at once (their
+    /// timers are cleared) and every request still running fails with
+    /// [`StopReason::Closed`] at its next step.
+    pub fn close(&self) {
+        self.shutdown.trigger();
+    }
+
+    /// Waits registered with the shutdown switch (zero when idle).
+    pub fn shutdown_waiters(&self) -> usize {
+        self.shutdown.waiters()
     }
 
     /// Requests currently waiting for an endpoint.
@@ -190,6 +204,12 @@ impl Pipeline {
         let mut preselected: Option<Reservation> = None;
 
         loop {
+            if self.shutdown.is_triggered() {
+                if let Some(r) = preselected.take() {
+                    self.release(runtime, &r, &neutral(), &info, Duration::ZERO, emit);
+                }
+                return Err(state.stop(StopReason::Closed));
+            }
             let now = runtime.now();
             let request = route(&call, &info, &state.tried, only_untried, after);
             let selection = match preselected.take() {
@@ -215,8 +235,15 @@ impl Pipeline {
                         return Err(state.stop(StopReason::Overload));
                     }
                     self.waiting.set(self.waiting.get() + 1);
-                    either(runtime.sleep(until.saturating_since(now)), self.slots.notified()).await;
+                    either(
+                        either(runtime.sleep(until.saturating_since(now)), self.slots.notified()),
+                        self.shutdown.wait(),
+                    )
+                    .await;
                     self.waiting.set(self.waiting.get().saturating_sub(1));
+                    if self.shutdown.is_triggered() {
+                        return Err(state.stop(StopReason::Closed));
+                    }
                     continue;
                 }
             };
@@ -331,7 +358,10 @@ impl Pipeline {
                 rule: verdict.rule.to_string(),
             });
             if !delay.is_zero() {
-                runtime.sleep(delay).await;
+                either(runtime.sleep(delay), self.shutdown.wait()).await;
+                if self.shutdown.is_triggered() {
+                    return Err(state.stop(StopReason::Closed));
+                }
             }
             after = Some(endpoint);
         }

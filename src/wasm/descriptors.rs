@@ -183,6 +183,7 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
             "no endpoint can serve this request (method not allowed, or every endpoint is on another chain)"
                 .to_string(),
         )),
+        StopReason::Closed => Some(("closed", CODE_DISCONNECTED, "the relayer is closed".to_string())),
         StopReason::NotRetryable | StopReason::AttemptsExhausted => None,
     };
     let base = |kind: &str, code: i64, message: String, obj: Obj| {

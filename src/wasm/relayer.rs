@@ -113,5 +113,6 @@ impl WasmRelayer {
     /// Stops accepting requests; attempts in flight end at their next step.
     pub fn close(&self) {
         self.core.closed.set(true);
+        self.core.pipeline.close();
     }
 }

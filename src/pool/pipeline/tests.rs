@@ -281,3 +281,38 @@ fn a_nodes_answer_is_reported_rather_than_a_later_failure_to_reach_another() {
     assert_eq!(err.last_endpoint(), Some(0));
     assert_eq!(err.last_verdict().map(|v| v.class), Some(ErrorClass::Capability));
 }
+
+#[test]
+fn closing_ends_waits_and_backoffs_at_once() {
+    let raw = RawOptions {
+        base_delay_ms: Some(10_000.0),
+        max_delay_ms: Some(10_000.0),
+        backoff: Some("fixed".into()),
+        ..opts()
+    };
+    let h = harness(vec![vec![Status(503, None)]], raw);
+    let closer = async {
+        h.rt.sleep(MS(50)).await;
+        h.pipeline.close();
+    };
+    let tasks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + '_>>> = vec![
+        Box::pin(async {
+            let err = h.request("eth_blockNumber").await.unwrap_err();
+            assert_eq!(err.reason, StopReason::Closed);
+        }),
+        Box::pin(closer),
+    ];
+    h.rt.block_on(join_all(tasks)).unwrap();
+    assert_eq!(h.now_ms(), 50, "the 10 s backoff was cut short by close()");
+    assert_eq!(h.run("eth_blockNumber").unwrap_err().reason, StopReason::Closed);
+    assert_eq!(h.net.calls(0), 1);
+}
+
+#[test]
+fn waiting_for_shutdown_leaves_nothing_behind() {
+    let h = harness(vec![vec![Status(503, None), Answer("0x1")], vec![Status(503, None), Answer("0x1")]], opts());
+    for _ in 0..50 {
+        let _ = h.run("eth_getBalance");
+    }
+    assert_eq!(h.pipeline.shutdown_waiters(), 0, "every finished wait left the list");
+}
