@@ -12,12 +12,13 @@ import { fileURLToPath } from 'node:url';
 import { startMockNode, deadUrl } from './helpers/mock-node.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-let work; let good; let dead;
+let work; let good; let dead; let tarballPath;
 
 before(async () => {
   work = mkdtempSync(join(tmpdir(), 'breakwater-pack-'));
   execFileSync('npm', ['pack', join(root, 'pkg'), '--pack-destination', work, '--silent'], { stdio: 'pipe' });
   const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'));
+  tarballPath = join(work, tarball);
   const app = join(work, 'app');
   execFileSync('mkdir', ['-p', app]);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
@@ -71,6 +72,15 @@ test('the tarball holds only what users need', () => {
   const files = JSON.parse(listing)[0].files.map((f) => f.path).sort();
   assert.deepEqual(files, [
     'README.md', 'dist/breakwater_rpc.js', 'dist/breakwater_rpc_bg.wasm', 'dist/breakwater_rpc_node.cjs',
-    'dist/node.cjs', 'dist/node.mjs', 'dist/web.js', 'index.d.cts', 'index.d.ts', 'package.json',
+    'dist/node.cjs', 'dist/node.mjs', 'dist/web.js', 'index.d.cts', 'index.d.mts', 'package.json',
   ]);
+});
+
+test('publint (strict) and are-the-types-wrong pass on the packed tarball', () => {
+  const bin = (name) => join(root, 'node_modules/.bin', name);
+  const lint = execFileSync(bin('publint'), ['--strict', tarballPath], { encoding: 'utf8', stdio: 'pipe' });
+  assert.match(lint, /All good/);
+  // attw exits non-zero on any problem in any resolution mode (node10, node16 CJS/ESM, bundler).
+  const types = execFileSync(bin('attw'), [tarballPath, '--format', 'table-flipped'], { encoding: 'utf8', stdio: 'pipe' });
+  assert.match(types, /No problems found/);
 });

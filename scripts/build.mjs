@@ -70,7 +70,9 @@ writeFileSync(join(dist, 'node.cjs'), banner + "'use strict';\n" +
   `const wasm = require('./${CRATE}_node.cjs');\n` + core +
   'module.exports = { ...createApi(wasm), ready: Promise.resolve() };\n');
 
-for (const f of ['package.json', 'README.md', 'index.d.ts']) cpSync(join(root, 'pkg-template', f), join(pkg, f));
+for (const f of ['package.json', 'README.md']) cpSync(join(root, 'pkg-template', f), join(pkg, f));
+// One declaration source, published as ESM (.d.mts) and CommonJS (.d.cts) types.
+cpSync(join(root, 'pkg-template/index.d.ts'), join(pkg, 'index.d.mts'));
 cpSync(join(root, 'pkg-template/index.d.ts'), join(pkg, 'index.d.cts'));
 
 // What a browser downloads: the web entry, its glue and the wasm.
