@@ -43,9 +43,9 @@ export interface ClassifyRule {
 export interface RetryBudgetOptions {
   /** Tokens each first attempt deposits; a retry costs one. @default 0.2 */
   ratio?: number;
-  /** Tokens refilled per second regardless of traffic. @default 1 */
+  /** Tokens refilled per second regardless of traffic. @default 0.5 */
   minPerSecond?: number;
-  /** Largest (and initial) balance. @default 10 */
+  /** Largest (and initial) balance. @default 5 */
   burst?: number;
 }
 
