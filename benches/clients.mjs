@@ -24,30 +24,18 @@ function rawFetch(url) {
   return rpc;
 }
 
+function relayer(urls, options) {
+  const r = new FaultTolerantRelayer(urls, options);
+  return {
+    read: (i) => r.request({ method: 'eth_getBalance', params: [address(i), 'latest'] }),
+    revert: () => r.request({ method: 'eth_call', params: [CALL, 'latest'] }),
+    close: () => r.close(),
+  };
+}
+
 export const CLIENTS = {
-  'breakwater-rpc': {
-    multi: true,
-    make: (urls) => {
-      const r = new FaultTolerantRelayer(urls);
-      return {
-        read: (i) => r.request({ method: 'eth_getBalance', params: [address(i), 'latest'] }),
-        revert: () => r.request({ method: 'eth_call', params: [CALL, 'latest'] }),
-        close: () => r.close(),
-      };
-    },
-  },
-  'breakwater-rpc (chainId: 1)': {
-    multi: true,
-    wellConfigured: true,
-    make: (urls) => {
-      const r = new FaultTolerantRelayer(urls, { chainId: 1 });
-      return {
-        read: (i) => r.request({ method: 'eth_getBalance', params: [address(i), 'latest'] }),
-        revert: () => r.request({ method: 'eth_call', params: [CALL, 'latest'] }),
-        close: () => r.close(),
-      };
-    },
-  },
+  'breakwater-rpc': { multi: true, make: (urls) => relayer(urls) },
+  'breakwater-rpc (chainId: 1)': { multi: true, wellConfigured: true, make: (urls) => relayer(urls, { chainId: 1 }) },
   'raw fetch': {
     multi: false,
     make: (urls) => {

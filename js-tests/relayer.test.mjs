@@ -161,3 +161,12 @@ test('user classification rules come before the built-in table', async () => {
   assert.equal(err.rule, 'user[0]');
   assert.equal(a.count(), 1);
 });
+
+test('method names are sent as exact JSON strings, odd characters included', async () => {
+  const a = await node([{ result: '0x1' }]);
+  const relayer = new FaultTolerantRelayer([a.url], { ...FAST, cache: false });
+  for (const method of ['eth_blockNumber', 'odd"method\\with\nescapes', 'ünïcode_方法']) {
+    await relayer.request({ method });
+    assert.equal(a.requests.filter((r) => !r.chainCheck).at(-1).method, method);
+  }
+});

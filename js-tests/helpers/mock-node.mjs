@@ -38,7 +38,10 @@ export async function startMockNode(script = [{ result: '0x1' }], { host = '127.
       let body = null;
       try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { /* counted anyway */ }
       const chainCheck = Boolean(body && body.method === 'eth_chainId' && body.id === 0);
-      requests.push({ method: body && body.method, params: body && body.params, url: req.url, at: Date.now(), chainCheck });
+      requests.push({
+        method: body && body.method, params: body && body.params, batch: Array.isArray(body) ? body.length : null,
+        url: req.url, at: Date.now(), chainCheck,
+      });
       if (chainCheck && !behaviours[0].proxy) return respond(res, { result: chainId }, body);
       const behaviour = behaviours.length > 1 ? behaviours.shift() : behaviours[0];
       respond(res, behaviour, body, Buffer.concat(chunks));

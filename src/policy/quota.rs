@@ -173,7 +173,8 @@ pub struct QuotaGroup {
     consecutive_limits: u32,
     last_limit: Option<Instant>,
     last_increase: Instant,
-    stats: QuotaStats,
+    cu_charged: f64,
+    limited: u64,
 }
 
 impl QuotaGroup {
@@ -206,7 +207,8 @@ impl QuotaGroup {
             consecutive_limits: 0,
             last_limit: None,
             last_increase: now,
-            stats: QuotaStats { allowed_rate: allowed, ..QuotaStats::default() },
+            cu_charged: 0.0,
+            limited: 0,
         }
     }
 
@@ -224,7 +226,7 @@ impl QuotaGroup {
             return Err(QuotaDenied::Cooling(self.cooldown_until));
         }
         self.bucket.try_take(now, cost).map_err(QuotaDenied::Exhausted)?;
-        self.stats.cu_charged += cost.max(0.0);
+        self.cu_charged += cost.max(0.0);
         self.recent.push_back((now, cost.max(0.0)));
         self.prune(now);
         Ok(())
@@ -260,7 +262,7 @@ impl QuotaGroup {
         long_horizon: bool,
         unit_random: f64,
     ) -> Instant {
-        self.stats.limited += 1;
+        self.limited += 1;
         self.consecutive_limits = self.consecutive_limits.saturating_add(1);
         let cooldown = if long_horizon {
             self.config.long_ejection
@@ -321,7 +323,12 @@ impl QuotaGroup {
 
     /// A snapshot for stats.
     pub fn stats(&self) -> QuotaStats {
-        QuotaStats { allowed_rate: self.allowed, cooldown_until: self.cooldown_until, ..self.stats }
+        QuotaStats {
+            cu_charged: self.cu_charged,
+            limited: self.limited,
+            allowed_rate: self.allowed,
+            cooldown_until: self.cooldown_until,
+        }
     }
 }
 

@@ -161,6 +161,11 @@ impl Pipeline {
         self.shutdown.trigger();
     }
 
+    /// Whether [`Pipeline::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.shutdown.is_triggered()
+    }
+
     /// Waits registered with the shutdown switch (zero when idle).
     pub fn shutdown_waiters(&self) -> usize {
         self.shutdown.waiters()

@@ -200,11 +200,6 @@ impl SimRuntime {
         self.state.seq.set(seq + 1);
         self.state.timers.borrow_mut().push(Reverse(Timer { at, seq, waker }));
     }
-
-    /// Moves the clock forward by hand (for policy tests outside `block_on`).
-    pub fn advance(&self, by: Duration) {
-        self.state.now.set(self.state.now.get() + by);
-    }
 }
 
 impl Runtime for SimRuntime {

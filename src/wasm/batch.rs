@@ -15,14 +15,14 @@ use web_sys::AbortSignal;
 
 use super::core::Core;
 use super::descriptors::{self, Obj, CODE_INVALID_PARAMS};
-use super::fetch::{error_info, json_parse, FetchCall};
+use super::fetch::{error_info, json_parse, method_json, FetchCall};
 use super::js_runtime::JsRuntime;
 use crate::error::{AttemptRecord, Failure, FailureDetail, StopReason};
-use crate::policy::classify::{Observation, Reply, TransportFailure};
+use crate::policy::classify::{Observation, Reply};
 use crate::policy::ErrorClass;
 use crate::pool::{Call, PipelineEvent, SuccessValue};
 use crate::rpc::methods::method_info;
-use crate::runtime::{AttemptTarget, Runtime, Transport};
+use crate::runtime::{AttemptTarget, Runtime};
 
 /// Most items in one batch (geth refuses more than 1,000).
 pub const MAX_BATCH: u32 = 1000;
@@ -85,7 +85,7 @@ impl Core {
                 })?
                 .as_string()
                 .unwrap_or_else(|| "[]".into());
-            let method_json = JSON::stringify(&JsValue::from_str(&item.method))?.as_string().unwrap_or_default();
+            let method_json = method_json(&item.method)?;
             parts.push(format!(
                 "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":{method_json},\"params\":{params_json}}}",
                 id as u64
@@ -98,8 +98,8 @@ impl Core {
     /// Runs `items` (an array of `{ method, params }`) as JSON-RPC batches;
     /// resolves to one `{ status, value | reason }` per item, in order.
     pub(super) async fn batch(self: Rc<Self>, items: JsValue, signal: Option<AbortSignal>) -> Result<JsValue, JsValue> {
-        if self.closed.get() {
-            return Err(descriptors::simple_error("closed", descriptors::CODE_DISCONNECTED, "the relayer is closed"));
+        if self.closed() {
+            return Err(self.closed_error());
         }
         let invalid = |m: &str| descriptors::simple_error("invalidRequest", CODE_INVALID_PARAMS, m);
         if !Array::is_array(&items) {
@@ -127,15 +127,7 @@ impl Core {
             let call = self.encode_batch(&chunk, signal.clone())?;
             let cost: f64 = chunk.iter().map(|(_, it)| method_info(&it.method).cost).sum();
             let emit = |e: PipelineEvent| self.emit(&e, "batch");
-            let attempt = |target: AttemptTarget| {
-                let (core, call) = (&self, &call);
-                async move {
-                    if core.closed.get() {
-                        return Observation::Transport(TransportFailure::Aborted);
-                    }
-                    core.transport.send(call, target).await
-                }
-            };
+            let attempt = |target: AttemptTarget| self.send(&call, target);
             let batch_call = Call { method: "batch", wants_latest: true, cost: Some(cost) };
             let outcome = self.pipeline.execute(&JsRuntime, batch_call, attempt, &emit).await;
             let (replies, answered_by) = match outcome {

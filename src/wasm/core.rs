@@ -32,7 +32,6 @@ pub struct Core {
     pub(super) transport: FetchTransport,
     pub(super) redactor: Redactor,
     pub(super) listener: Option<Function>,
-    pub(super) closed: Cell<bool>,
     pub(super) next_id: Cell<f64>,
     pub(super) cache: RefCell<ResponseCache<JsValue>>,
     pub(super) in_flight: InFlight<Result<JsValue, JsValue>>,
@@ -62,8 +61,22 @@ impl Core {
         }
     }
 
-    fn closed_error(&self) -> JsValue {
+    /// Whether `close()` was called (the pipeline is the one place that knows).
+    pub(super) fn closed(&self) -> bool {
+        self.pipeline.is_closed()
+    }
+
+    pub(super) fn closed_error(&self) -> JsValue {
         descriptors::simple_error("closed", CODE_DISCONNECTED, "the relayer is closed")
+    }
+
+    /// One attempt of a prepared call through the transport; nothing is
+    /// sent once the relayer is closed.
+    pub(super) async fn send(&self, call: &FetchCall, target: AttemptTarget) -> Observation<JsValue> {
+        if self.closed() {
+            return Observation::Transport(TransportFailure::Aborted);
+        }
+        self.transport.send(call, target).await
     }
 
     /// A fresh JSON-RPC id.
@@ -92,7 +105,7 @@ impl Core {
         params: JsValue,
         signal: Option<AbortSignal>,
     ) -> Result<JsValue, JsValue> {
-        if self.closed.get() {
+        if self.closed() {
             return Err(self.closed_error());
         }
         let call = self.encode(&method, &params, signal)?;
@@ -136,12 +149,7 @@ impl Core {
         ttl: Option<Duration>,
     ) -> Result<JsValue, JsValue> {
         let emit = |e: PipelineEvent| self.emit(&e, method);
-        let attempt = |target: AttemptTarget| async move {
-            if self.closed.get() {
-                return Observation::Transport(TransportFailure::Aborted);
-            }
-            self.transport.send(call, target).await
-        };
+        let attempt = |target: AttemptTarget| self.send(call, target);
         let wants_latest = matches!(tag, BlockTag::Latest | BlockTag::Pending);
         let outcome =
             self.pipeline.execute(&JsRuntime, Call { method, wants_latest, cost: None }, attempt, &emit).await;
@@ -155,7 +163,7 @@ impl Core {
                 }
                 SuccessValue::AlreadyKnown => Ok(raw_tx_hash(params)),
             },
-            Err(_) if self.closed.get() => Err(self.closed_error()),
+            Err(_) if self.closed() => Err(self.closed_error()),
             Err(failure) => Err(descriptors::failure(&failure, &self.redactor, self.pipeline.config().max_attempts())),
         }
     }
@@ -168,7 +176,7 @@ impl Core {
         params: JsValue,
         signal: Option<AbortSignal>,
     ) -> Result<JsValue, JsValue> {
-        if self.closed.get() {
+        if self.closed() {
             return Err(self.closed_error());
         }
         let Some(spec) = self.pipeline.config().endpoints.get(endpoint) else {
@@ -203,7 +211,7 @@ impl Core {
 
     /// `op(endpointIndex, attempt, timeoutMs)` under the retry policies.
     pub(super) async fn execute(self: Rc<Self>, op: Function, signal: Option<AbortSignal>) -> Result<JsValue, JsValue> {
-        if self.closed.get() {
+        if self.closed() {
             return Err(self.closed_error());
         }
         let last_error = RefCell::new(JsValue::UNDEFINED);
@@ -215,11 +223,12 @@ impl Core {
                 (&op, &last_error, &success_value, &attempts, &signal);
             let core = &self;
             async move {
-                if core.closed.get() || signal.as_ref().is_some_and(|s| s.aborted()) {
+                if core.closed() || signal.as_ref().is_some_and(|s| s.aborted()) {
                     return Observation::Transport(TransportFailure::Aborted);
                 }
                 if target.purpose == Purpose::ChainId {
-                    return core.transport.send(&core.transport.chain_id_call(), target).await;
+                    // The transport sends its own eth_chainId call for this purpose.
+                    return core.transport.send(&FetchCall::none(), target).await;
                 }
                 let n = attempts.get();
                 attempts.set(n + 1);
@@ -257,7 +266,7 @@ impl Core {
         let outcome = self.pipeline.execute(&JsRuntime, call, attempt, &emit).await;
         match outcome {
             Ok(_) => Ok(success_value.into_inner()),
-            Err(_) if self.closed.get() => Err(self.closed_error()),
+            Err(_) if self.closed() => Err(self.closed_error()),
             Err(failure) => {
                 let descriptor = descriptors::failure(&failure, &self.redactor, self.pipeline.config().max_attempts());
                 let _ = Reflect::set(&descriptor, &"operationError".into(), &last_error.into_inner());

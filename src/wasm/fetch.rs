@@ -59,16 +59,38 @@ pub struct FetchEndpoint {
     pub headers: Vec<(String, String)>,
 }
 
+impl FetchCall {
+    /// An empty call, for attempts whose body the transport chooses itself
+    /// (the chain-id check).
+    pub fn none() -> Self {
+        FetchCall { body: String::new(), key: String::new(), id: 0.0, signal: None, batch: None }
+    }
+}
+
+/// A method name as a JSON string. Method names are plain identifiers, which
+/// need no escaping; anything else goes through the host's `JSON.stringify`
+/// (one call into JS saved per request on the common path).
+pub fn method_json(method: &str) -> Result<String, JsValue> {
+    if method.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Ok(format!("\"{method}\""));
+    }
+    Ok(JSON::stringify(&JsValue::from_str(method))?.as_string().unwrap_or_default())
+}
+
 /// Sends calls to the relayer's endpoint URLs.
 pub struct FetchTransport {
     endpoints: Vec<FetchEndpoint>,
     max_response_bytes: u32,
+    /// The `eth_chainId` call that checks an endpoint before its first request.
+    chain_call: FetchCall,
 }
 
 impl FetchTransport {
     /// A transport over `endpoints` (index = endpoint index).
     pub fn new(endpoints: Vec<FetchEndpoint>, max_response_bytes: u32) -> Self {
-        FetchTransport { endpoints, max_response_bytes }
+        let body = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"eth_chainId\",\"params\":[]}".to_string();
+        let chain_call = FetchCall { body, key: String::new(), id: 0.0, signal: None, batch: None };
+        FetchTransport { endpoints, max_response_bytes, chain_call }
     }
 
     /// Encodes a call; fails (with the JS error) if `params` cannot be
@@ -79,17 +101,11 @@ impl FetchTransport {
         } else {
             JSON::stringify(params)?.as_string().unwrap_or_else(|| "[]".into())
         };
-        let method_json = JSON::stringify(&JsValue::from_str(method))?.as_string().unwrap_or_default();
+        let method_json = method_json(method)?;
         let body =
             format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":{method_json},\"params\":{params_json}}}", id as u64);
         let key = format!("{method}\u{0}{params_json}");
         Ok(FetchCall { body, key, id, signal, batch: None })
-    }
-
-    /// The `eth_chainId` call used to check an endpoint before its first request.
-    pub fn chain_id_call(&self) -> FetchCall {
-        let body = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"eth_chainId\",\"params\":[]}".to_string();
-        FetchCall { body, key: String::new(), id: 0.0, signal: None, batch: None }
     }
 
     async fn exchange(&self, call: &FetchCall, target: AttemptTarget) -> Result<Observation<JsValue>, JsValue> {
@@ -157,13 +173,7 @@ impl Transport for FetchTransport {
     type Call = FetchCall;
 
     async fn send(&self, call: &FetchCall, target: AttemptTarget) -> Observation<JsValue> {
-        let chain_check;
-        let call = if target.purpose == Purpose::ChainId {
-            chain_check = self.chain_id_call();
-            &chain_check
-        } else {
-            call
-        };
+        let call = if target.purpose == Purpose::ChainId { &self.chain_call } else { call };
         match self.exchange(call, target).await {
             Ok(observation) => observation,
             Err(error) => Observation::Transport(transport_failure(&error, false)),

@@ -55,7 +55,6 @@ impl WasmRelayer {
             transport,
             redactor,
             listener: listener.dyn_into::<Function>().ok(),
-            closed: Cell::new(false),
             next_id: Cell::new(1.0),
             cache: RefCell::new(cache),
             in_flight: InFlight::default(),
@@ -112,7 +111,6 @@ impl WasmRelayer {
 
     /// Stops accepting requests; attempts in flight end at their next step.
     pub fn close(&self) {
-        self.core.closed.set(true);
         self.core.pipeline.close();
     }
 }

@@ -72,6 +72,6 @@ pub fn snapshot(core: &Core) -> JsValue {
         .set("waiting", pipeline.waiting() as f64)
         .set("cacheEntries", core.cache.borrow().len() as f64)
         .set("cacheHits", core.cache.borrow().hits() as f64)
-        .set("closed", core.closed.get())
+        .set("closed", core.closed())
         .build()
 }

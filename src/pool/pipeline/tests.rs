@@ -316,3 +316,20 @@ fn waiting_for_shutdown_leaves_nothing_behind() {
     }
     assert_eq!(h.pipeline.shutdown_waiters(), 0, "every finished wait left the list");
 }
+
+#[test]
+fn an_endpoint_on_another_chain_is_disabled_before_it_serves_anything() {
+    let mut raw = opts();
+    raw.pool.chain_id = Some(1);
+    let h = harness(vec![vec![Answer("0xbad")], vec![Answer("0x900d")]], raw);
+    h.net.set_chain_id(0, "0x5");
+    for _ in 0..3 {
+        let ok = h.run("eth_getBalance").unwrap();
+        assert_eq!((ok.endpoint, ok.value), (1, SuccessValue::Result("0x900d".to_string())));
+        assert_eq!(ok.attempts.len(), 1, "the mismatch is not a failed attempt of the request");
+    }
+    assert_eq!((h.net.calls(0), h.net.chain_checks(0)), (0, 1), "checked once, never used");
+    let mismatches: Vec<_> =
+        h.events.borrow().iter().filter(|e| matches!(e, PipelineEvent::ChainMismatch { .. })).cloned().collect();
+    assert_eq!(mismatches, vec![PipelineEvent::ChainMismatch { endpoint: 0, expected: 1, got: 5 }]);
+}

@@ -164,15 +164,16 @@ fn total_outage_hands_out_spaced_early_probes_and_otherwise_says_wait() {
     for e in 0..2 {
         for _ in 0..3 {
             let tried = vec![false, false];
-            let mut q = req(&tried);
-            q.only_untried = false;
-            let res = match r.select(at(0), &q, (0.5, 0.5)) {
+            let res = match r.select(at(0), &req(&tried), (0.5, 0.5)) {
                 Selection::Reserved(res) => res,
                 other => panic!("{other:?}"),
             };
-            assert!(res.endpoint == e || e == 1);
+            assert_eq!(res.endpoint, e, "priority: endpoint 0 until its breaker opens, then endpoint 1");
             finish(&mut r, at(0), res, ErrorClass::Transient, true);
         }
+    }
+    for e in 0..2 {
+        assert!(matches!(r.endpoints[e].breaker.state(at(0)), BreakerState::Open { .. }), "endpoint {e} open");
     }
     let tried = vec![false, false];
     assert_eq!(r.select(at(100), &req(&tried), (0.5, 0.5)), Selection::Wait { until: at(500), quota: false });
