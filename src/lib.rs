@@ -9,6 +9,7 @@
 //!   a deterministic simulated runtime lives here for native tests.
 //! - [`rpc`]: what the library knows about JSON-RPC methods and replies.
 //! - [`pool`]: the request pipeline that combines the policies per request.
+//! - [`tx`]: nonces, fees, outcome-unknown submission, speed-up and cancel.
 //! - `simulation` (native only): thousands of clients against a simulated
 //!   fleet on virtual time, to prove the pool's promises at scale.
 //! - `wasm` (wasm32 only): the `#[wasm_bindgen]` surface, the fetch
@@ -26,6 +27,7 @@ pub mod runtime;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod simulation;
 pub mod time;
+pub mod tx;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;

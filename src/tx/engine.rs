@@ -1,0 +1,496 @@
+//! The async shell of the transaction layer: accounts, their nonce books
+//! and nonce slots, and the loop that watches one nonce until it resolves.
+//!
+//! Per nonce, exactly one loop runs ([`SlotCell::driven`]); a cancel asked
+//! for by another caller only flips the slot's intent and wakes that loop,
+//! then waits for the same result. That is what keeps speed-up and cancel
+//! from racing: there is one writer per nonce.
+//!
+//! One poll of the loop:
+//! ```text
+//!   head ← eth_blockNumber; receipt ← first of our hashes with one
+//!   receipt → confirmations / reorg (event) → confirmed: done
+//!   none    → latest count > nonce twice in a row → replaced by someone else
+//!             slot step: Replace(kind) → price (ceiling → typed error), sign, send
+//!             every N polls: re-broadcast the newest bytes everywhere; if the
+//!             node's pending count is below our nonce, a gap: report, repair
+//!   sleep a jittered interval (a cancel request wakes it early)
+//! ```
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::rc::Rc;
+
+use alloy_primitives::{keccak256, Address, B256};
+
+use super::fees::{self, FeeError, FeeSample, Fees};
+use super::nonce::NonceBook;
+use super::receipt::{poll_delay, ReceiptEvent, ReceiptInfo, ReceiptWatch};
+use super::slot::{NonceSlot, Resolution, SentTx, Step, TxKind};
+use super::{TxOptions, UnsignedTx};
+use crate::pool::notify::{either, Notify, Shutdown};
+use crate::runtime::Runtime;
+
+/// What a broadcast through the pool ended in.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SendOutcome<E> {
+    /// A node took it (or already had these exact bytes).
+    Accepted,
+    /// No answer that settles it: it may or may not have reached a node.
+    Unknown(E),
+    /// The nonce is used on chain. `certain`: no earlier attempt of this
+    /// broadcast could have been accepted (so it was not ours).
+    NonceTooLow {
+        /// No earlier attempt was ambiguous.
+        certain: bool,
+        /// The node's error.
+        error: E,
+    },
+    /// A transaction with this nonce is pooled and pays as much or more.
+    Underpriced(E),
+    /// Refused for certain (funds, gas, fee cap…): nothing was accepted.
+    Rejected(E),
+}
+
+/// The node calls the transaction layer makes, over the provider pool.
+pub trait TxNode {
+    /// A receipt as the node returned it (handed back untouched).
+    type Receipt: Clone;
+    /// A failure as the pool reports it.
+    type Error: Clone;
+    /// `eth_blockNumber`.
+    fn block_number(&self) -> impl Future<Output = Result<u64, Self::Error>>;
+    /// `eth_getTransactionCount(address, pending ? "pending" : "latest")`.
+    fn transaction_count(&self, address: Address, pending: bool) -> impl Future<Output = Result<u64, Self::Error>>;
+    /// Fee data; each part may be missing.
+    fn fee_sample(&self) -> impl Future<Output = FeeSample>;
+    /// `eth_estimateGas` for `tx` (its gas field is ignored).
+    fn estimate_gas(&self, tx: &UnsignedTx) -> impl Future<Output = Result<u64, Self::Error>>;
+    /// `eth_sendRawTransaction` through the pool's retry policies.
+    fn send_raw(&self, raw: &[u8]) -> impl Future<Output = SendOutcome<Self::Error>>;
+    /// The same bytes to every usable endpoint, best effort.
+    fn rebroadcast(&self, raw: &[u8]) -> impl Future<Output = ()>;
+    /// `eth_getTransactionReceipt`.
+    fn receipt(&self, hash: B256) -> impl Future<Output = Result<Option<(ReceiptInfo, Self::Receipt)>, Self::Error>>;
+    /// Whether any endpoint (several are asked) knows the hash, pending or mined.
+    fn known(&self, hash: B256) -> impl Future<Output = bool>;
+    /// Completes when the relayer closes.
+    fn closing(&self) -> impl Future<Output = ()>;
+    /// Whether the relayer is closed.
+    fn is_closed(&self) -> bool;
+}
+
+/// What a signer produced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Signed {
+    /// Signed bytes for us to broadcast.
+    Raw(Vec<u8>),
+    /// A wallet (EIP-1193 `eth_sendTransaction`) signed and sent it itself.
+    SentByWallet(B256),
+}
+
+/// The caller's signer. Keys never cross this trait.
+pub trait TxSigner<E> {
+    /// The account it signs for.
+    fn address(&self) -> Address;
+    /// Signs (or, for a wallet, signs and sends) `tx`.
+    fn sign(&self, tx: &UnsignedTx) -> impl Future<Output = Result<Signed, E>>;
+}
+
+/// The answer for one nonce.
+#[derive(Clone, Debug)]
+pub struct TxOutcome<R> {
+    /// The mined transaction's receipt.
+    pub receipt: R,
+    /// The mined hash.
+    pub hash: B256,
+    /// Which of ours it was.
+    pub resolution: Resolution,
+    /// The nonce.
+    pub nonce: u64,
+    /// Every hash sent for the nonce, oldest first.
+    pub hashes: Vec<B256>,
+    /// Confirmations when resolved.
+    pub confirmations: u64,
+}
+
+/// Why a transaction call failed. Every variant that follows a broadcast
+/// names the nonce and the hashes, so nothing sent is ever lost track of.
+#[derive(Clone, Debug)]
+pub enum TxFailure<E> {
+    /// A request field is invalid (nothing signed).
+    Invalid(super::request::TxFieldError),
+    /// A node call before signing failed (nothing signed).
+    Node(E),
+    /// The signer refused or threw (nothing broadcast; nonce released).
+    Signer(E),
+    /// Refused for certain by the node (nothing accepted; nonce released).
+    Rejected(E),
+    /// No fee data to price the transaction with.
+    Fees(FeeError),
+    /// The next replacement would pass the fee ceiling; the listed
+    /// transactions are still pending and still tracked.
+    FeeCeiling {
+        /// The nonce.
+        nonce: u64,
+        /// Every hash sent, oldest first.
+        hashes: Vec<B256>,
+        /// What the next replacement must pay at least.
+        needed: u128,
+        /// The ceiling.
+        ceiling: u128,
+    },
+    /// The nonce was used by a transaction that is none of ours.
+    ReplacedByOther {
+        /// The nonce.
+        nonce: u64,
+        /// Every hash we sent for it.
+        hashes: Vec<B256>,
+    },
+    /// A cancel or speed-up for a nonce that is already settled.
+    Settled(u64),
+    /// Nothing to cancel: no transaction of ours is known for this nonce.
+    UnknownNonce(u64),
+    /// The relayer closed while waiting; the hashes may still be mined.
+    Closed {
+        /// The nonce.
+        nonce: u64,
+        /// Every hash sent, oldest first.
+        hashes: Vec<B256>,
+    },
+}
+
+/// A transaction-layer event, for the relayer's listeners. Fields are
+/// the nonce concerned, the transaction hash concerned (`replaces`: the
+/// newest hash before a replacement) and the fees it pays.
+#[allow(missing_docs)]
+#[derive(Clone, Debug, PartialEq)]
+pub enum TxEvent {
+    /// Bytes were broadcast and a node took them.
+    Submitted { nonce: u64, hash: B256, kind: TxKind },
+    /// A broadcast ended without an answer: the outcome is unknown.
+    OutcomeUnknown { nonce: u64, hash: B256 },
+    /// The pending bytes were sent again.
+    Rebroadcast { nonce: u64, hash: B256 },
+    /// A replacement was signed and sent.
+    Replacement { nonce: u64, kind: TxKind, hash: B256, replaces: B256, fees: Fees },
+    /// A receipt appeared.
+    Included { nonce: u64, hash: B256, confirmations: u64 },
+    /// A receipt seen before vanished or moved: a reorg.
+    Reorg { nonce: u64, hash: B256 },
+    /// The nonce resolved.
+    Resolved { nonce: u64, hash: B256, resolution: Resolution },
+    /// The account's nonce moved ahead of our book (someone else sent).
+    NonceResync { from: u64, to: u64 },
+    /// Nonces below ours are missing on the node.
+    NonceGap { from: u64, to: u64, repaired: bool },
+}
+
+/// Every nonce slot's shared state: the slot, its wake-up, its result.
+pub struct SlotCell<R, E> {
+    pub(super) slot: RefCell<NonceSlot>,
+    /// The transaction speed-ups re-sign (fees replaced).
+    pub(super) template: RefCell<UnsignedTx>,
+    pub(super) wake: Notify,
+    pub(super) done: Shutdown,
+    pub(super) result: RefCell<Option<Result<TxOutcome<R>, TxFailure<E>>>>,
+    /// Whether a loop is watching this nonce.
+    pub(super) driven: Cell<bool>,
+}
+
+/// One account on one chain.
+pub struct Account<R, E> {
+    pub(super) book: RefCell<NonceBook>,
+    /// Held from nonce allocation to the first broadcast's answer.
+    pub(super) sending: Cell<bool>,
+    pub(super) send_turn: Notify,
+    pub(super) slots: RefCell<BTreeMap<u64, Rc<SlotCell<R, E>>>>,
+}
+
+impl<R, E> Default for Account<R, E> {
+    fn default() -> Self {
+        Account {
+            book: RefCell::default(),
+            sending: Cell::new(false),
+            send_turn: Notify::default(),
+            slots: RefCell::default(),
+        }
+    }
+}
+
+/// The transaction layer over one node (pool).
+pub struct TxEngine<N: TxNode> {
+    pub(super) node: N,
+    pub(super) options: TxOptions,
+    pub(super) accounts: RefCell<BTreeMap<(u64, Address), Rc<Account<N::Receipt, N::Error>>>>,
+}
+
+/// The local hash of signed bytes: what a node reports for them.
+pub fn tx_hash(raw: &[u8]) -> B256 {
+    keccak256(raw)
+}
+
+impl<N: TxNode> TxEngine<N> {
+    /// An engine over `node` with default `options` for every call.
+    pub fn new(node: N, options: TxOptions) -> Self {
+        TxEngine { node, options, accounts: RefCell::new(BTreeMap::new()) }
+    }
+
+    /// The node the engine talks to.
+    pub fn node(&self) -> &N {
+        &self.node
+    }
+
+    /// The default options.
+    pub fn options(&self) -> TxOptions {
+        self.options
+    }
+
+    pub(super) fn account(&self, chain_id: u64, address: Address) -> Rc<Account<N::Receipt, N::Error>> {
+        self.accounts.borrow_mut().entry((chain_id, address)).or_default().clone()
+    }
+
+    /// The nonce book of an account, for stats and tests.
+    pub fn book(&self, chain_id: u64, address: Address) -> Option<NonceBook> {
+        self.accounts.borrow().get(&(chain_id, address)).map(|a| a.book.borrow().clone())
+    }
+
+    pub(super) async fn network_fees(&self) -> Option<Fees> {
+        fees::estimate(self.node.fee_sample().await).ok()
+    }
+
+    /// Waits for the result of a nonce another call is driving.
+    pub(super) async fn join(
+        &self,
+        cell: &SlotCell<N::Receipt, N::Error>,
+    ) -> Result<TxOutcome<N::Receipt>, TxFailure<N::Error>> {
+        loop {
+            if let Some(result) = cell.result.borrow().clone() {
+                return result;
+            }
+            cell.done.wait().await;
+        }
+    }
+
+    /// Watches one nonce until it resolves: receipts of every hash,
+    /// confirmations, reorgs, speed-ups, the cancel, re-broadcasts, gaps.
+    pub async fn drive<R: Runtime, S: TxSigner<N::Error>>(
+        &self,
+        runtime: &R,
+        signer: &S,
+        account: &Account<N::Receipt, N::Error>,
+        cell: &SlotCell<N::Receipt, N::Error>,
+        max_wait_blocks: u64,
+        options: TxOptions,
+        emit: &dyn Fn(TxEvent),
+    ) -> Result<TxOutcome<N::Receipt>, TxFailure<N::Error>> {
+        if cell.driven.replace(true) {
+            return self.join(cell).await;
+        }
+        let result = self.watch(runtime, signer, account, cell, max_wait_blocks, options, emit).await;
+        let nonce = cell.slot.borrow().nonce();
+        let settles = matches!(result, Ok(_) | Err(TxFailure::ReplacedByOther { .. }));
+        if settles {
+            cell.slot.borrow_mut().settle();
+            account.book.borrow_mut().settle(nonce);
+            account.slots.borrow_mut().remove(&nonce);
+        }
+        cell.driven.set(false);
+        *cell.result.borrow_mut() = Some(result.clone());
+        cell.done.trigger();
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn watch<R: Runtime, S: TxSigner<N::Error>>(
+        &self,
+        runtime: &R,
+        signer: &S,
+        account: &Account<N::Receipt, N::Error>,
+        cell: &SlotCell<N::Receipt, N::Error>,
+        max_wait_blocks: u64,
+        options: TxOptions,
+        emit: &dyn Fn(TxEvent),
+    ) -> Result<TxOutcome<N::Receipt>, TxFailure<N::Error>> {
+        let nonce = cell.slot.borrow().nonce();
+        let hashes = || cell.slot.borrow().sent().iter().map(|s| s.hash).collect::<Vec<_>>();
+        let mut watch = ReceiptWatch::new(options.confirmations);
+        let mut head = 0u64;
+        let mut polls = 0u32;
+        let mut consumed_seen = false;
+        loop {
+            if self.node.is_closed() {
+                return Err(TxFailure::Closed { nonce, hashes: hashes() });
+            }
+            polls = polls.wrapping_add(1);
+            if let Ok(h) = self.node.block_number().await {
+                head = head.max(h);
+            }
+            let found = self.find_receipt(&hashes()).await;
+            let info = found.as_ref().map(|(i, _)| *i);
+            match watch.observe(info, head) {
+                ReceiptEvent::Reorged { previous } => {
+                    emit(TxEvent::Reorg { nonce, hash: previous.hash });
+                    cell.slot.borrow_mut().lost_receipt(head);
+                    // Judge what this poll found on the next one.
+                    watch = ReceiptWatch::new(options.confirmations);
+                    continue;
+                }
+                ReceiptEvent::Confirmed { confirmations } => {
+                    let (info, receipt) = found.expect("confirmed implies a receipt");
+                    let resolution = cell.slot.borrow_mut().saw_receipt(info.hash).unwrap_or(Resolution::Mined);
+                    emit(TxEvent::Resolved { nonce, hash: info.hash, resolution });
+                    return Ok(TxOutcome {
+                        receipt,
+                        hash: info.hash,
+                        resolution,
+                        nonce,
+                        hashes: hashes(),
+                        confirmations,
+                    });
+                }
+                ReceiptEvent::Included { confirmations } => {
+                    if let Some((info, _)) = found {
+                        let first = cell.slot.borrow().included() != Some(info.hash);
+                        cell.slot.borrow_mut().saw_receipt(info.hash);
+                        if first {
+                            emit(TxEvent::Included { nonce, hash: info.hash, confirmations });
+                        }
+                    }
+                }
+                ReceiptEvent::Waiting => {
+                    // The nonce is used on chain yet none of our hashes has a
+                    // receipt: twice in a row (receipts can lag a node) means
+                    // someone else's transaction took it.
+                    let latest = self.node.transaction_count(signer.address(), false).await.ok();
+                    if latest.is_some_and(|count| count > nonce) {
+                        if consumed_seen {
+                            return Err(TxFailure::ReplacedByOther { nonce, hashes: hashes() });
+                        }
+                        consumed_seen = true;
+                        continue;
+                    }
+                    consumed_seen = false;
+                    let lowest = account.book.borrow().lowest_live() == Some(nonce);
+                    let step = cell.slot.borrow_mut().next_step(head, max_wait_blocks, lowest);
+                    if let Step::Replace(kind) = step {
+                        self.replace(signer, cell, kind, head, options, emit).await?;
+                    } else if polls % options.rebroadcast_every.max(1) == 0 {
+                        self.rebroadcast(cell, emit).await;
+                        if lowest {
+                            self.check_gap(signer, account, nonce, options, emit).await;
+                        }
+                    }
+                }
+            }
+            let delay = poll_delay(options.poll_interval, runtime.random_unit());
+            either(either(runtime.sleep(delay), cell.wake.notified()), self.node.closing()).await;
+        }
+    }
+
+    /// The first receipt found among `hashes`, newest first.
+    async fn find_receipt(&self, hashes: &[B256]) -> Option<(ReceiptInfo, N::Receipt)> {
+        for hash in hashes.iter().rev() {
+            if let Ok(Some(found)) = self.node.receipt(*hash).await {
+                return Some(found);
+            }
+        }
+        None
+    }
+
+    async fn rebroadcast(&self, cell: &SlotCell<N::Receipt, N::Error>, emit: &dyn Fn(TxEvent)) {
+        let latest = cell.slot.borrow().latest().cloned();
+        if let Some(tx) = latest.filter(|tx| !tx.raw.is_empty()) {
+            emit(TxEvent::Rebroadcast { nonce: cell.slot.borrow().nonce(), hash: tx.hash });
+            self.node.rebroadcast(&tx.raw).await;
+        }
+    }
+
+    /// Signs and sends one replacement of `kind`, priced above the newest.
+    async fn replace<S: TxSigner<N::Error>>(
+        &self,
+        signer: &S,
+        cell: &SlotCell<N::Receipt, N::Error>,
+        kind: TxKind,
+        head: u64,
+        options: TxOptions,
+        emit: &dyn Fn(TxEvent),
+    ) -> Result<(), TxFailure<N::Error>> {
+        let Some(newest) = cell.slot.borrow().latest().cloned() else { return Ok(()) };
+        let nonce = cell.slot.borrow().nonce();
+        let network = self.network_fees().await;
+        let priced = fees::replacement(newest.fees, network, options.bump_percent, options.fee_ceiling);
+        let fees = match priced {
+            Ok(fees) => fees,
+            Err(FeeError::AtCeiling { needed, ceiling }) => {
+                let hashes = cell.slot.borrow().sent().iter().map(|s| s.hash).collect();
+                return Err(TxFailure::FeeCeiling { nonce, hashes, needed, ceiling });
+            }
+            Err(e) => return Err(TxFailure::Fees(e)),
+        };
+        let unsigned = {
+            let template = cell.template.borrow();
+            match kind {
+                TxKind::Cancel => template.cancel(fees),
+                _ => UnsignedTx { fees, ..template.clone() },
+            }
+        };
+        cell.slot.borrow_mut().begin_replacement(kind);
+        let signed = signer.sign(&unsigned).await;
+        let result = match signed {
+            Err(_) => Ok(()), // keep waiting on what was sent; the next step tries again
+            Ok(signed) => {
+                let (hash, raw) = match signed {
+                    Signed::Raw(raw) => (tx_hash(&raw), raw),
+                    Signed::SentByWallet(hash) => (hash, Vec::new()),
+                };
+                let tx = SentTx { hash, raw: Rc::from(raw), fees, kind };
+                cell.slot.borrow_mut().record(tx.clone(), head);
+                emit(TxEvent::Replacement { nonce, kind, hash, replaces: newest.hash, fees });
+                if !tx.raw.is_empty() {
+                    match self.node.send_raw(&tx.raw).await {
+                        SendOutcome::Accepted => emit(TxEvent::Submitted { nonce, hash, kind }),
+                        SendOutcome::Unknown(_) => emit(TxEvent::OutcomeUnknown { nonce, hash }),
+                        // Mined meanwhile, underpriced against a pooled tx, or
+                        // refused: the receipts of every hash decide.
+                        _ => {}
+                    }
+                }
+                Ok(())
+            }
+        };
+        cell.slot.borrow_mut().end_replacement(head);
+        result
+    }
+
+    /// The node lacks nonces below our lowest live one: report; fill the
+    /// ones we have no transaction for with 0-value self-transfers.
+    async fn check_gap<S: TxSigner<N::Error>>(
+        &self,
+        signer: &S,
+        account: &Account<N::Receipt, N::Error>,
+        nonce: u64,
+        options: TxOptions,
+        emit: &dyn Fn(TxEvent),
+    ) {
+        let Ok(pending) = self.node.transaction_count(signer.address(), true).await else { return };
+        let gap = account.book.borrow().gap(pending);
+        let Some(gap) = gap.filter(|g| g.end == nonce) else { return };
+        let ours: Vec<u64> = account.slots.borrow().keys().copied().filter(|n| gap.contains(n)).collect();
+        let repair = options.repair_gaps && gap.end - gap.start <= 16;
+        emit(TxEvent::NonceGap { from: gap.start, to: gap.end, repaired: repair });
+        if !repair {
+            return;
+        }
+        let Some(template) = account.slots.borrow().get(&nonce).map(|c| c.template.borrow().clone()) else { return };
+        let Some(network) = self.network_fees().await else { return };
+        let fees = fees::cap_initial(network, options.fee_ceiling);
+        for missing in gap.filter(|n| !ours.contains(n)) {
+            let filler = UnsignedTx { nonce: missing, ..template.cancel(fees) };
+            if let Ok(Signed::Raw(raw)) = signer.sign(&filler).await {
+                let _ = self.node.send_raw(&raw).await;
+            }
+        }
+    }
+}

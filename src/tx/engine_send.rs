@@ -1,0 +1,224 @@
+//! The entry points of the transaction layer: a first send (nonce, sign,
+//! broadcast with an outcome that may be unknown) and a cancel.
+//!
+//! ```text
+//!   validate → gas / fees (nothing signed yet; failures lose nothing)
+//!   take the account's send turn (FIFO) ─ init the book from "pending" once
+//!   allocate nonce → sign ─ signer fails → release the nonce
+//!   broadcast: Accepted → Live
+//!              Unknown  → Live; look the hash up, re-broadcast the same bytes
+//!              NonceTooLow, certain (not ours) → resync the book, sign again
+//!                   with the next nonce (our bytes are provably dead)
+//!              NonceTooLow after an ambiguous attempt → Live (maybe ours, mined)
+//!              Rejected / Underpriced, certain → release the nonce, fail
+//!   give the turn back → watch the nonce (engine::drive)
+//! ```
+//! Sends of one account are serialised from allocation to the first
+//! answer: a failing send gives its nonce back before the next one is
+//! handed out, so a failure in the middle of fifty sends leaves no gap.
+
+use std::rc::Rc;
+
+use alloy_primitives::B256;
+
+use super::engine::{
+    tx_hash, Account, SendOutcome, Signed, SlotCell, TxEngine, TxEvent, TxFailure, TxNode, TxOutcome, TxSigner,
+};
+use super::fees::{self, FeeError};
+use super::request::{TxFieldError, TxRequest};
+use super::slot::{NonceSlot, SentTx, TxKind};
+use super::{TxOptions, UnsignedTx};
+use crate::pool::notify::{Notify, Shutdown};
+use crate::runtime::Runtime;
+
+/// How many times a send re-signs after finding its nonce taken by another sender.
+const RESYNC_LIMIT: u32 = 3;
+
+/// Holds an account's send turn; gives it to the next in line on drop.
+struct Turn<'a, R, E>(&'a Account<R, E>);
+
+impl<R, E> Drop for Turn<'_, R, E> {
+    fn drop(&mut self) {
+        self.0.sending.set(false);
+        self.0.send_turn.notify_one();
+    }
+}
+
+async fn take_turn<R, E>(account: &Account<R, E>) -> Turn<'_, R, E> {
+    while account.sending.get() {
+        account.send_turn.notified().await;
+    }
+    account.sending.set(true);
+    Turn(account)
+}
+
+impl<N: TxNode> TxEngine<N> {
+    /// Sends `request` from `signer`'s account and watches it until mined,
+    /// speeding it up after `max_wait_blocks` blocks without inclusion.
+    pub async fn send<R: Runtime, S: TxSigner<N::Error>>(
+        &self,
+        runtime: &R,
+        signer: &S,
+        request: &TxRequest,
+        max_wait_blocks: u64,
+        options: TxOptions,
+        emit: &dyn Fn(TxEvent),
+    ) -> Result<TxOutcome<N::Receipt>, TxFailure<N::Error>> {
+        let from = signer.address();
+        if request.from.is_some_and(|f| f != from) {
+            return Err(TxFailure::Invalid(TxFieldError {
+                field: "from".into(),
+                reason: "does not match the signer's address".into(),
+            }));
+        }
+        let fees = match request.given_fees() {
+            Some(given) => {
+                if options.fee_ceiling.is_some_and(|c| given.cap() > c) {
+                    return Err(TxFailure::Invalid(TxFieldError {
+                        field: if request.is_legacy() { "gasPrice" } else { "maxFeePerGas" }.into(),
+                        reason: "is above the fee ceiling".into(),
+                    }));
+                }
+                given
+            }
+            None => {
+                let network = fees::estimate(self.node.fee_sample().await).map_err(TxFailure::Fees)?;
+                let merged = match (network, request.max_fee, request.tip) {
+                    (fees::Fees::Eip1559 { max_fee, tip }, m, t) => {
+                        let tip = t.unwrap_or(tip);
+                        fees::Fees::Eip1559 { max_fee: m.unwrap_or(max_fee).max(tip), tip }
+                    }
+                    (legacy, _, _) => legacy,
+                };
+                fees::cap_initial(merged, options.fee_ceiling)
+            }
+        };
+        let mut unsigned = UnsignedTx {
+            chain_id: request.chain_id,
+            from,
+            nonce: 0,
+            to: request.to,
+            value: request.value,
+            data: request.data.clone(),
+            gas: request.gas.unwrap_or(0),
+            fees,
+        };
+        if request.gas.is_none() {
+            unsigned.gas = self.node.estimate_gas(&unsigned).await.map_err(TxFailure::Node)?;
+        }
+        let account = self.account(request.chain_id, from);
+        let cell = self.submit_first(signer, &account, unsigned, emit).await?;
+        self.drive(runtime, signer, &account, &cell, max_wait_blocks, options, emit).await
+    }
+
+    /// Allocation → signature → first broadcast, under the account's turn.
+    async fn submit_first<S: TxSigner<N::Error>>(
+        &self,
+        signer: &S,
+        account: &Account<N::Receipt, N::Error>,
+        mut unsigned: UnsignedTx,
+        emit: &dyn Fn(TxEvent),
+    ) -> Result<Rc<SlotCell<N::Receipt, N::Error>>, TxFailure<N::Error>> {
+        let _turn = take_turn(account).await;
+        for _ in 0..=RESYNC_LIMIT {
+            if !account.book.borrow().is_ready() {
+                let pending = self.node.transaction_count(unsigned.from, true).await.map_err(TxFailure::Node)?;
+                account.book.borrow_mut().init(pending);
+            }
+            let nonce = account.book.borrow_mut().allocate().map_err(|_| TxFailure::Fees(FeeError::NoFeeData))?;
+            unsigned.nonce = nonce;
+            let signed = match signer.sign(&unsigned).await {
+                Ok(signed) => signed,
+                Err(e) => {
+                    let _ = account.book.borrow_mut().release(nonce);
+                    return Err(TxFailure::Signer(e));
+                }
+            };
+            let (hash, raw) = match signed {
+                Signed::Raw(raw) => (tx_hash(&raw), raw),
+                Signed::SentByWallet(hash) => (hash, Vec::new()),
+            };
+            let outcome = if raw.is_empty() { SendOutcome::Accepted } else { self.node.send_raw(&raw).await };
+            let live = |cell_raw: Vec<u8>| {
+                account.book.borrow_mut().mark_live(nonce);
+                let mut slot = NonceSlot::new(nonce);
+                let tx = SentTx { hash, raw: Rc::from(cell_raw), fees: unsigned.fees, kind: TxKind::Original };
+                slot.record(tx, 0);
+                let cell = Rc::new(SlotCell {
+                    slot: slot.into(),
+                    template: unsigned.clone().into(),
+                    wake: Notify::default(),
+                    done: Shutdown::default(),
+                    result: None.into(),
+                    driven: false.into(),
+                });
+                account.slots.borrow_mut().insert(nonce, cell.clone());
+                cell
+            };
+            match outcome {
+                SendOutcome::Accepted => {
+                    emit(TxEvent::Submitted { nonce, hash, kind: TxKind::Original });
+                    return Ok(live(raw));
+                }
+                SendOutcome::Unknown(_) | SendOutcome::NonceTooLow { certain: false, .. } => {
+                    emit(TxEvent::OutcomeUnknown { nonce, hash });
+                    let cell = live(raw.clone());
+                    if !self.node.known(hash).await {
+                        emit(TxEvent::Rebroadcast { nonce, hash });
+                        self.node.rebroadcast(&raw).await;
+                    }
+                    return Ok(cell);
+                }
+                SendOutcome::NonceTooLow { certain: true, .. } => {
+                    // Not ours: someone else used the nonce. The book catches up.
+                    account.book.borrow_mut().settle(nonce);
+                    let pending = self.node.transaction_count(unsigned.from, true).await.map_err(TxFailure::Node)?;
+                    let skipped = account.book.borrow_mut().resync(pending.max(nonce + 1));
+                    emit(TxEvent::NonceResync { from: nonce, to: skipped.end.max(nonce + 1) });
+                }
+                SendOutcome::Rejected(error) | SendOutcome::Underpriced(error) => {
+                    let _ = account.book.borrow_mut().release(nonce);
+                    return Err(TxFailure::Rejected(error));
+                }
+            }
+        }
+        Err(TxFailure::Fees(FeeError::NoFeeData))
+    }
+
+    /// Cancels the transaction of `signer`'s account with `nonce`: a 0-value
+    /// self-transfer priced above everything sent for it. If a loop already
+    /// watches the nonce (a speed-up may be mid-flight), the cancel is handed
+    /// to it and goes next; both callers get the same result.
+    pub async fn cancel<R: Runtime, S: TxSigner<N::Error>>(
+        &self,
+        runtime: &R,
+        signer: &S,
+        chain_id: u64,
+        nonce: u64,
+        options: TxOptions,
+        emit: &dyn Fn(TxEvent),
+    ) -> Result<TxOutcome<N::Receipt>, TxFailure<N::Error>> {
+        let account = self.account(chain_id, signer.address());
+        let existing = account.slots.borrow().get(&nonce).cloned();
+        let cell = match existing {
+            Some(cell) => cell,
+            None => return Err(TxFailure::UnknownNonce(nonce)),
+        };
+        cell.slot.borrow_mut().request_cancel().map_err(|_| TxFailure::Settled(nonce))?;
+        if cell.driven.get() {
+            cell.wake.notify_one();
+            return self.join(&cell).await;
+        }
+        // Nobody watches it (an earlier call gave up at the ceiling): watch it here.
+        *cell.result.borrow_mut() = None;
+        self.drive(runtime, signer, &account, &cell, 0, options, emit).await
+    }
+
+    /// The hashes of every transaction still tracked for an account.
+    pub fn pending(&self, chain_id: u64, address: alloy_primitives::Address) -> Vec<(u64, Vec<B256>)> {
+        let account = self.accounts.borrow().get(&(chain_id, address)).cloned();
+        let Some(account) = account else { return Vec::new() };
+        let slots = account.slots.borrow();
+        slots.iter().map(|(n, c)| (*n, c.slot.borrow().sent().iter().map(|s| s.hash).collect())).collect()
+    }
+}

@@ -1,0 +1,324 @@
+//! A transaction request, validated before anything is signed or sent.
+//!
+//! Why strict: a float fee (`1.5e9`), a negative value or a typo'd field
+//! name (`maxFeePerGass`) silently "fixed" by a library ends up signed. Each
+//! field here is parsed exactly, and an error names the field and says why.
+
+use alloy_primitives::{hex, Address, U256};
+use thiserror::Error;
+
+use super::fees::Fees;
+
+/// A field as the JS side delivered it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FieldValue {
+    /// Missing, `undefined` or `null`.
+    Absent,
+    /// A string (hex `0x…` or decimal for numbers).
+    Text(String),
+    /// A JS number.
+    Number(f64),
+    /// A JS bigint, as its decimal text.
+    BigInt(String),
+    /// Anything else (an object, a boolean…), described for the error.
+    Other(&'static str),
+}
+
+/// A bad field, named.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+#[error("transaction field `{field}` {reason}")]
+pub struct TxFieldError {
+    /// The field's name as the caller spelled it.
+    pub field: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+fn bad(field: &str, reason: impl Into<String>) -> TxFieldError {
+    TxFieldError { field: field.to_string(), reason: reason.into() }
+}
+
+/// The fields a request may carry; anything else is refused as a likely typo.
+pub const KNOWN_FIELDS: &[&str] = &[
+    "to",
+    "from",
+    "value",
+    "data",
+    "input",
+    "gas",
+    "gasLimit",
+    "maxFeePerGas",
+    "maxPriorityFeePerGas",
+    "gasPrice",
+    "chainId",
+    "type",
+    "nonce",
+    "accessList",
+];
+
+/// A validated request. Fees the caller left out are estimated later.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TxRequest {
+    /// Recipient; `None` deploys a contract.
+    pub to: Option<Address>,
+    /// Wei sent.
+    pub value: U256,
+    /// Calldata.
+    pub data: Vec<u8>,
+    /// Gas limit, estimated when absent.
+    pub gas: Option<u64>,
+    /// `maxFeePerGas` as given.
+    pub max_fee: Option<u128>,
+    /// `maxPriorityFeePerGas` as given.
+    pub tip: Option<u128>,
+    /// `gasPrice` as given: makes the transaction legacy.
+    pub gas_price: Option<u128>,
+    /// The chain the signature is bound to.
+    pub chain_id: u64,
+    /// `from`, when given (must match the signer).
+    pub from: Option<Address>,
+}
+
+impl TxRequest {
+    /// Whether the caller asked for a legacy transaction.
+    pub fn is_legacy(&self) -> bool {
+        self.gas_price.is_some()
+    }
+
+    /// The fees the caller fixed, if complete.
+    pub fn given_fees(&self) -> Option<Fees> {
+        match (self.gas_price, self.max_fee, self.tip) {
+            (Some(gas_price), _, _) => Some(Fees::Legacy { gas_price }),
+            (None, Some(max_fee), Some(tip)) => Some(Fees::Eip1559 { max_fee, tip }),
+            _ => None,
+        }
+    }
+}
+
+/// Parses an unsigned integer field of at most `bits` bits.
+pub fn parse_uint(field: &str, value: &FieldValue, bits: usize) -> Result<Option<U256>, TxFieldError> {
+    let parsed = match value {
+        FieldValue::Absent => return Ok(None),
+        FieldValue::Number(n) => {
+            if !n.is_finite() || n.fract() != 0.0 {
+                return Err(bad(field, "must be a whole number (fees and values are integers in wei)"));
+            }
+            if *n < 0.0 {
+                return Err(bad(field, "must not be negative"));
+            }
+            if *n > 9_007_199_254_740_991.0 {
+                return Err(bad(
+                    field,
+                    "is above 2^53 as a JS number and has lost precision; pass a bigint or a hex string",
+                ));
+            }
+            U256::from(*n as u64)
+        }
+        FieldValue::BigInt(text) | FieldValue::Text(text) => {
+            let text = text.trim();
+            if text.starts_with('-') {
+                return Err(bad(field, "must not be negative"));
+            }
+            let parsed = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+                Some(hex) if !hex.is_empty() && hex.len() <= 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                    U256::from_str_radix(hex, 16).ok()
+                }
+                Some(_) => None,
+                None if !text.is_empty() && text.len() <= 78 && text.bytes().all(|b| b.is_ascii_digit()) => {
+                    U256::from_str_radix(text, 10).ok()
+                }
+                None => None,
+            };
+            parsed.ok_or_else(|| {
+                bad(field, "must be a non-negative integer (a bigint, a safe integer, a 0x hex or decimal string)")
+            })?
+        }
+        FieldValue::Other(kind) => return Err(bad(field, format!("must be a number, bigint or string, got {kind}"))),
+    };
+    if parsed.bit_len() > bits {
+        return Err(bad(field, format!("does not fit in {bits} bits")));
+    }
+    Ok(Some(parsed))
+}
+
+fn uint64(field: &str, value: &FieldValue) -> Result<Option<u64>, TxFieldError> {
+    Ok(parse_uint(field, value, 64)?.map(|v| v.to::<u64>()))
+}
+
+fn uint128(field: &str, value: &FieldValue) -> Result<Option<u128>, TxFieldError> {
+    Ok(parse_uint(field, value, 128)?.map(|v| v.to::<u128>()))
+}
+
+/// Parses a `0x` address; mixed case must be a valid EIP-55 checksum.
+pub fn parse_address(field: &str, value: &FieldValue) -> Result<Option<Address>, TxFieldError> {
+    let text = match value {
+        FieldValue::Absent => return Ok(None),
+        FieldValue::Text(t) => t.trim(),
+        _ => return Err(bad(field, "must be a 0x-prefixed 20-byte hex string")),
+    };
+    let Some(digits) = text.strip_prefix("0x") else {
+        return Err(bad(field, "must be a 0x-prefixed 20-byte hex string"));
+    };
+    if digits.len() != 40 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(bad(field, "must be a 0x-prefixed 20-byte hex string"));
+    }
+    let mixed = digits.bytes().any(|b| b.is_ascii_lowercase()) && digits.bytes().any(|b| b.is_ascii_uppercase());
+    if mixed {
+        return Address::parse_checksummed(text, None)
+            .map(Some)
+            .map_err(|_| bad(field, "has mixed case but an invalid EIP-55 checksum (a typo?)"));
+    }
+    let mut bytes = [0u8; 20];
+    hex::decode_to_slice(digits, &mut bytes).map_err(|_| bad(field, "is not valid hex"))?;
+    Ok(Some(Address::from(bytes)))
+}
+
+/// Parses `0x` hex data (empty allowed).
+pub fn parse_data(field: &str, value: &FieldValue) -> Result<Vec<u8>, TxFieldError> {
+    match value {
+        FieldValue::Absent => Ok(Vec::new()),
+        FieldValue::Text(t) => {
+            let digits = t.trim().strip_prefix("0x").ok_or_else(|| bad(field, "must be 0x-prefixed hex"))?;
+            hex::decode(digits).map_err(|_| bad(field, "must be 0x-prefixed hex with an even number of digits"))
+        }
+        _ => Err(bad(field, "must be 0x-prefixed hex")),
+    }
+}
+
+/// Builds a request from named fields. `default_chain` is the relayer's
+/// configured chain id, used when the request has none.
+pub fn build(fields: &[(String, FieldValue)], default_chain: Option<u64>) -> Result<TxRequest, TxFieldError> {
+    if let Some((name, _)) = fields.iter().find(|(n, _)| !KNOWN_FIELDS.contains(&n.as_str())) {
+        return Err(bad(name, "is not a transaction field (a typo?)"));
+    }
+    let get = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or(FieldValue::Absent);
+    if get("nonce") != FieldValue::Absent {
+        return Err(bad("nonce", "is managed by the relayer (per account, never reused); leave it out"));
+    }
+    match get("accessList") {
+        FieldValue::Absent => {}
+        _ => return Err(bad("accessList", "is not supported yet")),
+    }
+    let data = match (get("data"), get("input")) {
+        (FieldValue::Absent, input) => parse_data("input", &input)?,
+        (data, FieldValue::Absent) => parse_data("data", &data)?,
+        _ => return Err(bad("input", "conflicts with `data`; give one of them")),
+    };
+    let gas = match (get("gas"), get("gasLimit")) {
+        (FieldValue::Absent, limit) => uint64("gasLimit", &limit)?,
+        (gas, FieldValue::Absent) => uint64("gas", &gas)?,
+        _ => return Err(bad("gasLimit", "conflicts with `gas`; give one of them")),
+    };
+    let gas_price = uint128("gasPrice", &get("gasPrice"))?;
+    let max_fee = uint128("maxFeePerGas", &get("maxFeePerGas"))?;
+    let tip = uint128("maxPriorityFeePerGas", &get("maxPriorityFeePerGas"))?;
+    if gas_price.is_some() && (max_fee.is_some() || tip.is_some()) {
+        return Err(bad("gasPrice", "cannot be combined with maxFeePerGas / maxPriorityFeePerGas"));
+    }
+    if let (Some(m), Some(t)) = (max_fee, tip) {
+        if t > m {
+            return Err(bad("maxPriorityFeePerGas", "is above maxFeePerGas"));
+        }
+    }
+    match get("type") {
+        FieldValue::Absent => {}
+        kind => {
+            let t = uint64("type", &kind)?;
+            let legacy = gas_price.is_some();
+            match t {
+                Some(0) if !legacy && (max_fee.is_some() || tip.is_some()) => {
+                    return Err(bad("type", "is 0 (legacy) but EIP-1559 fees were given"))
+                }
+                Some(2) if legacy => return Err(bad("type", "is 2 (EIP-1559) but gasPrice was given")),
+                Some(0) | Some(2) => {}
+                _ => return Err(bad("type", "must be 0 (legacy) or 2 (EIP-1559)")),
+            }
+        }
+    }
+    let chain_id = uint64("chainId", &get("chainId"))?.or(default_chain).ok_or_else(|| {
+        bad("chainId", "is missing (set it on the request or the relayer's `chainId` option); a signature must be bound to a chain")
+    })?;
+    if chain_id == 0 {
+        return Err(bad("chainId", "must not be 0"));
+    }
+    Ok(TxRequest {
+        to: parse_address("to", &get("to"))?,
+        from: parse_address("from", &get("from"))?,
+        value: parse_uint("value", &get("value"), 256)?.unwrap_or_default(),
+        data,
+        gas,
+        max_fee,
+        tip,
+        gas_price,
+        chain_id,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(s: &str) -> FieldValue {
+        FieldValue::Text(s.into())
+    }
+
+    fn fields(list: &[(&str, FieldValue)]) -> Vec<(String, FieldValue)> {
+        list.iter().map(|(n, v)| (n.to_string(), v.clone())).collect()
+    }
+
+    fn field_of(list: &[(&str, FieldValue)], chain: Option<u64>) -> String {
+        build(&fields(list), chain).unwrap_err().field
+    }
+
+    #[test]
+    fn a_complete_request_parses_every_spelling_of_a_number() {
+        let request = build(
+            &fields(&[
+                ("to", text("0x70997970c51812dc3a010c7d01b50e0d17dc79c8")),
+                ("value", FieldValue::BigInt("1000000000000000000".into())),
+                ("gasLimit", FieldValue::Number(21000.0)),
+                ("maxFeePerGas", text("0x77359400")),
+                ("maxPriorityFeePerGas", text("1000000000")),
+                ("chainId", FieldValue::Number(31337.0)),
+            ]),
+            None,
+        )
+        .unwrap();
+        assert_eq!(request.value, U256::from(10u64.pow(18)));
+        assert_eq!(request.gas, Some(21000));
+        assert_eq!(request.given_fees(), Some(Fees::Eip1559 { max_fee: 2_000_000_000, tip: 1_000_000_000 }));
+        assert_eq!(request.chain_id, 31337);
+    }
+
+    #[test]
+    fn bad_fields_are_named() {
+        let chain = Some(1);
+        assert_eq!(field_of(&[("value", FieldValue::BigInt("-1".into()))], chain), "value");
+        assert_eq!(field_of(&[("value", FieldValue::Number(-3.0))], chain), "value");
+        assert_eq!(field_of(&[("to", text("0x1234"))], chain), "to");
+        assert_eq!(field_of(&[("to", text("0x70997970C51812dc3A010C7d01b50e0d17dc79c9"))], chain), "to");
+        assert_eq!(field_of(&[("maxFeePerGas", FieldValue::Number(1.5e9 + 0.5))], chain), "maxFeePerGas");
+        assert_eq!(field_of(&[("gasPrice", FieldValue::Number(1e30))], chain), "gasPrice");
+        assert_eq!(field_of(&[("maxFeePerGass", text("1"))], chain), "maxFeePerGass");
+        assert_eq!(field_of(&[("to", text("0x70997970c51812dc3a010c7d01b50e0d17dc79c8"))], None), "chainId");
+        assert_eq!(field_of(&[("nonce", FieldValue::Number(1.0))], chain), "nonce");
+        assert_eq!(field_of(&[("data", text("0xabc"))], chain), "data");
+        assert_eq!(field_of(&[("gasPrice", text("1")), ("maxFeePerGas", text("2"))], chain), "gasPrice");
+        assert_eq!(
+            field_of(&[("maxFeePerGas", text("1")), ("maxPriorityFeePerGas", text("2"))], chain),
+            "maxPriorityFeePerGas"
+        );
+        assert_eq!(field_of(&[("value", FieldValue::Other("object"))], chain), "value");
+        assert_eq!(field_of(&[("type", FieldValue::Number(3.0))], chain), "type");
+        assert_eq!(field_of(&[("value", text(&format!("0x1{}", "0".repeat(64))))], chain), "value");
+    }
+
+    #[test]
+    fn a_checksummed_address_and_the_relayers_chain_are_accepted() {
+        let request =
+            build(&fields(&[("to", text("0x70997970C51812dc3A010C7d01b50e0d17dc79C8"))]), Some(31337)).unwrap();
+        assert_eq!(request.chain_id, 31337);
+        assert!(request.to.is_some());
+        assert!(!request.is_legacy());
+    }
+}
