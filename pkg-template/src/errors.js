@@ -21,6 +21,10 @@ class BreakwaterError extends Error {
     this.attempts = typeof d.attempts === 'number' ? d.attempts : 0;
     this.history = Array.isArray(d.history) ? d.history : [];
     if (d.retryAfterMs !== undefined) this.retryAfterMs = d.retryAfterMs;
+    // Transaction context: which nonce, which hashes are still out there.
+    if (d.nonce !== undefined) this.nonce = d.nonce;
+    if (Array.isArray(d.hashes)) this.hashes = d.hashes;
+    if (d.hash !== undefined) this.hash = d.hash;
     Object.defineProperty(this, BRAND, { value: true });
     if (d.observation) Object.defineProperty(this, 'observation', { value: d.observation });
     if (this.attempts > 1) this.message = `${short} (after ${this.attempts} attempts)`;
@@ -80,7 +84,37 @@ const InvalidRequestError = plainErrorClass('InvalidRequestError');
 const OverloadError = plainErrorClass('OverloadError');
 const NoEndpointError = plainErrorClass('NoEndpointError');
 
+class InvalidTransactionError extends BreakwaterError {
+  constructor(d, options) {
+    super(d, options);
+    this.name = 'InvalidTransactionError';
+    this.field = d.field;
+  }
+}
+
+class FeeCeilingError extends BreakwaterError {
+  constructor(d, options) {
+    super(d, options);
+    this.name = 'FeeCeilingError';
+    this.needed = d.needed === undefined ? undefined : BigInt(d.needed);
+    this.ceiling = d.ceiling === undefined ? undefined : BigInt(d.ceiling);
+  }
+}
+
+const SignerError = plainErrorClass('SignerError');
+const InvalidSignerError = plainErrorClass('InvalidSignerError');
+const TransactionReplacedError = plainErrorClass('TransactionReplacedError');
+const NonceStateError = plainErrorClass('NonceStateError');
+const FeeDataError = plainErrorClass('FeeDataError');
+
 const ERROR_CLASSES = {
+  invalidTransaction: InvalidTransactionError,
+  feeCeiling: FeeCeilingError,
+  signer: SignerError,
+  invalidSigner: InvalidSignerError,
+  replacedByOther: TransactionReplacedError,
+  nonceState: NonceStateError,
+  feeData: FeeDataError,
   config: ConfigError,
   rpc: RpcError,
   http: HttpError,
@@ -105,7 +139,8 @@ function toError(descriptor, extraCause) {
   const d = descriptor || {};
   const Class = ERROR_CLASSES[d.kind] || BreakwaterError;
   let cause = extraCause;
-  if (d.cause) cause = toError(d.cause, extraCause);
+  // A foreign error (a signer's own, say) stays itself as the cause.
+  if (d.cause) cause = d.cause instanceof Error && !isBreakwaterError(d.cause) ? d.cause : toError(d.cause, extraCause);
   return cause === undefined ? new Class(d) : new Class(d, { cause });
 }
 
@@ -125,3 +160,10 @@ const isClosedError = isKind('closed');
 const isInvalidRequestError = isKind('invalidRequest');
 const isOverloadError = isKind('overload');
 const isNoEndpointError = isKind('noEndpoint');
+const isInvalidTransactionError = isKind('invalidTransaction');
+const isFeeCeilingError = isKind('feeCeiling');
+const isSignerError = isKind('signer');
+const isInvalidSignerError = isKind('invalidSigner');
+const isTransactionReplacedError = isKind('replacedByOther');
+const isNonceStateError = isKind('nonceState');
+const isFeeDataError = isKind('feeData');

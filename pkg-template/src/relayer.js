@@ -3,7 +3,11 @@
 // validates arguments, turns descriptors into typed errors and dispatches
 // events; it never decides whether or when to retry.
 
-const KNOWN_EVENTS = new Set(['retry', 'failover', 'breaker', 'rateLimited', 'chainMismatch', 'overload']);
+const KNOWN_EVENTS = new Set([
+  'retry', 'failover', 'breaker', 'rateLimited', 'chainMismatch', 'overload',
+  'txSubmitted', 'txUnknown', 'txRebroadcast', 'speedUp', 'cancel', 'txIncluded', 'reorg', 'txMined', 'replaced',
+  'nonceResync', 'nonceGap',
+]);
 
 function invalid(message, field) {
   return new InvalidRequestError({ kind: 'invalidRequest', code: -32602, message, field });
@@ -123,6 +127,98 @@ function createRelayerClass(wasm) {
         : { status: 'rejected', reason: toError(item.reason) }));
     }
 
+    /**
+     * Sends `tx` from `signer` (ethers Signer, viem local account or
+     * EIP-1193 wallet) with a relayer-managed nonce, re-broadcasting the
+     * same bytes when the outcome is unknown and speeding it up after
+     * `maxWaitBlockCount` blocks without inclusion. Resolves to the receipt
+     * of whichever transaction for the nonce was mined, plus
+     * `{ hash, hashes, nonce, outcome, replaced, cancelled, confirmations }`.
+     */
+    async sendTransactionWithSpeedup(signer, tx, maxWaitBlockCount = 3, options) {
+      const adapted = await adaptSigner(signer);
+      try {
+        return await this.#engine.sendTransaction(adapted, tx, maxWaitBlockCount, options);
+      } catch (descriptor) {
+        throw toError(descriptor);
+      }
+    }
+
+    /**
+     * Cancels a pending transaction sent through this relayer: a 0-value
+     * self-transfer with the same nonce and higher fees. `target` is
+     * `{ nonce }` or `{ hash }` (any hash sent for the nonce), optionally
+     * with `chainId`. If a speed-up is in flight, the cancel goes right
+     * after it and wins; both calls resolve to the same outcome.
+     */
+    async cancelTransaction(signer, target, options) {
+      if (target === null || typeof target !== 'object') throw invalid('cancelTransaction() takes { nonce } or { hash }', 'target');
+      // Hand the cancel to the nonce's watcher before anything awaits, so a
+      // speed-up being signed right now is dropped unsent and the cancel wins.
+      const early = knownSigner(signer);
+      if (early && Number.isSafeInteger(target.nonce)) {
+        this.#engine.requestCancel(early.address, target.nonce, target.chainId ?? Number.NaN);
+      }
+      const adapted = await adaptSigner(signer);
+      const chainId = target.chainId ?? Number(await this.request({ method: 'eth_chainId' }));
+      let { nonce } = target;
+      if (nonce === undefined && typeof target.hash === 'string') {
+        const wanted = target.hash.toLowerCase();
+        const entry = this.#engine.pendingTransactions(chainId, adapted.address).find((p) => p.hashes.includes(wanted));
+        if (!entry) {
+          throw new NonceStateError({ kind: 'nonceState', code: -32602, hash: target.hash,
+            message: `no pending transaction with hash ${target.hash} is tracked by this relayer` });
+        }
+        nonce = entry.nonce;
+      }
+      if (!Number.isSafeInteger(nonce) || nonce < 0) throw invalid('`nonce` must be a non-negative integer', 'nonce');
+      try {
+        return await this.#engine.cancelTransaction(adapted, chainId, nonce, options);
+      } catch (descriptor) {
+        throw toError(descriptor);
+      }
+    }
+
+    /**
+     * Broadcasts already-signed bytes. A lost answer is not a failure:
+     * resolves to `{ hash, status: 'accepted' | 'unknown' | 'mined' }`
+     * (unknown: looked up and re-broadcast; watch the hash).
+     */
+    async submitRaw(raw) {
+      if (typeof raw !== 'string') throw invalid('submitRaw() takes signed 0x hex bytes', 'raw');
+      try {
+        return await this.#engine.submitRaw(raw);
+      } catch (descriptor) {
+        throw toError(descriptor);
+      }
+    }
+
+    /**
+     * Waits for a receipt with `confirmations` (default 1), polling with
+     * jitter; a reorg that drops it emits `reorg` and the wait goes on.
+     * `timeoutMs` bounds the wait (DeadlineError naming the hash).
+     */
+    async waitForReceipt(hash, options = {}) {
+      if (typeof hash !== 'string') throw invalid('waitForReceipt() takes a transaction hash', 'hash');
+      if (options === null || typeof options !== 'object') throw invalid('options must be an object', 'options');
+      const { timeoutMs = 0, ...rest } = options;
+      if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) throw invalid('`timeoutMs` must be a non-negative number', 'timeoutMs');
+      try {
+        return await this.#engine.waitForReceipt(hash, rest, timeoutMs);
+      } catch (descriptor) {
+        throw toError(descriptor);
+      }
+    }
+
+    /** Pending nonces and their hashes for an account (what the relayer still watches). */
+    pendingTransactions(chainId, address) {
+      try {
+        return this.#engine.pendingTransactions(chainId, address);
+      } catch (descriptor) {
+        throw toError(descriptor);
+      }
+    }
+
     /** Subscribes to an event (see RelayerEventMap); returns a disposer. */
     on(event, listener) {
       if (!KNOWN_EVENTS.has(event)) throw invalid(`unknown event \`${String(event)}\`; known: ${[...KNOWN_EVENTS].join(', ')}`, 'event');
@@ -227,5 +323,9 @@ function createApi(wasm) {
     isBreakwaterError, isConfigError, isRpcError, isHttpError, isTransportError, isDeadlineError,
     isRetryBudgetError, isRateLimitedError, isOutcomeUnknownError, isClosedError, isInvalidRequestError,
     isOverloadError, isNoEndpointError,
+    InvalidTransactionError, FeeCeilingError, SignerError, InvalidSignerError, TransactionReplacedError,
+    NonceStateError, FeeDataError,
+    isInvalidTransactionError, isFeeCeilingError, isSignerError, isInvalidSignerError, isTransactionReplacedError,
+    isNonceStateError, isFeeDataError,
   };
 }

@@ -166,6 +166,12 @@ impl Pipeline {
         self.shutdown.is_triggered()
     }
 
+    /// Completes when [`Pipeline::close`] is called (for loops outside the
+    /// pipeline, like transaction watchers, that must stop with it).
+    pub async fn closing(&self) {
+        self.shutdown.wait().await;
+    }
+
     /// Waits registered with the shutdown switch (zero when idle).
     pub fn shutdown_waiters(&self) -> usize {
         self.shutdown.waiters()

@@ -92,7 +92,8 @@ pub fn method_info(method: &str) -> MethodInfo {
         "eth_getBlockByHash" | "eth_getBlockTransactionCountByHash" | "eth_getUncleCountByBlockHash" => {
             m(Call, 16, Immutable, None, true)
         }
-        "eth_getTransactionByHash" | "eth_getTransactionReceipt" => m(Call, 15, Immutable, None, true),
+        // Not immutable: a reorg can remove or move a receipt.
+        "eth_getTransactionByHash" | "eth_getTransactionReceipt" => m(Call, 15, Head, None, true),
         "eth_getTransactionByBlockHashAndIndex" => m(Call, 15, Immutable, None, true),
         "eth_getTransactionByBlockNumberAndIndex" => m(Call, 15, ByBlock, Some(0), true),
         "eth_getProof" => m(Heavy, 21, ByBlock, Some(2), true),

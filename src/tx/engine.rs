@@ -176,9 +176,9 @@ pub enum TxEvent {
     /// A replacement was signed and sent.
     Replacement { nonce: u64, kind: TxKind, hash: B256, replaces: B256, fees: Fees },
     /// A receipt appeared.
-    Included { nonce: u64, hash: B256, confirmations: u64 },
+    Included { nonce: Option<u64>, hash: B256, confirmations: u64 },
     /// A receipt seen before vanished or moved: a reorg.
-    Reorg { nonce: u64, hash: B256 },
+    Reorg { nonce: Option<u64>, hash: B256 },
     /// The nonce resolved.
     Resolved { nonce: u64, hash: B256, resolution: Resolution },
     /// The account's nonce moved ahead of our book (someone else sent).
@@ -193,7 +193,8 @@ pub struct SlotCell<R, E> {
     /// The transaction speed-ups re-sign (fees replaced).
     pub(super) template: RefCell<UnsignedTx>,
     pub(super) wake: Notify,
-    pub(super) done: Shutdown,
+    /// Thrown when `result` is set; replaced when a new loop starts.
+    pub(super) done: RefCell<Rc<Shutdown>>,
     pub(super) result: RefCell<Option<Result<TxOutcome<R>, TxFailure<E>>>>,
     /// Whether a loop is watching this nonce.
     pub(super) driven: Cell<bool>,
@@ -219,11 +220,14 @@ impl<R, E> Default for Account<R, E> {
     }
 }
 
+/// Accounts by (chain id, address).
+pub(super) type Accounts<R, E> = RefCell<BTreeMap<(u64, Address), Rc<Account<R, E>>>>;
+
 /// The transaction layer over one node (pool).
 pub struct TxEngine<N: TxNode> {
     pub(super) node: N,
     pub(super) options: TxOptions,
-    pub(super) accounts: RefCell<BTreeMap<(u64, Address), Rc<Account<N::Receipt, N::Error>>>>,
+    pub(super) accounts: Accounts<N::Receipt, N::Error>,
 }
 
 /// The local hash of signed bytes: what a node reports for them.
@@ -269,26 +273,30 @@ impl<N: TxNode> TxEngine<N> {
             if let Some(result) = cell.result.borrow().clone() {
                 return result;
             }
-            cell.done.wait().await;
+            let done = cell.done.borrow().clone();
+            done.wait().await;
         }
     }
 
     /// Watches one nonce until it resolves: receipts of every hash,
-    /// confirmations, reorgs, speed-ups, the cancel, re-broadcasts, gaps.
+    /// confirmations, reorgs, speed-ups (after `options.max_wait_blocks`),
+    /// the cancel, re-broadcasts, gaps.
     pub async fn drive<R: Runtime, S: TxSigner<N::Error>>(
         &self,
         runtime: &R,
         signer: &S,
         account: &Account<N::Receipt, N::Error>,
         cell: &SlotCell<N::Receipt, N::Error>,
-        max_wait_blocks: u64,
         options: TxOptions,
         emit: &dyn Fn(TxEvent),
     ) -> Result<TxOutcome<N::Receipt>, TxFailure<N::Error>> {
         if cell.driven.replace(true) {
             return self.join(cell).await;
         }
-        let result = self.watch(runtime, signer, account, cell, max_wait_blocks, options, emit).await;
+        // A loop that ended earlier (at the fee ceiling) left its result: start afresh.
+        *cell.result.borrow_mut() = None;
+        *cell.done.borrow_mut() = Rc::new(Shutdown::default());
+        let result = self.watch(runtime, signer, account, cell, options, emit).await;
         let nonce = cell.slot.borrow().nonce();
         let settles = matches!(result, Ok(_) | Err(TxFailure::ReplacedByOther { .. }));
         if settles {
@@ -298,18 +306,16 @@ impl<N: TxNode> TxEngine<N> {
         }
         cell.driven.set(false);
         *cell.result.borrow_mut() = Some(result.clone());
-        cell.done.trigger();
+        cell.done.borrow().trigger();
         result
     }
 
-    #[allow(clippy::too_many_arguments)]
     async fn watch<R: Runtime, S: TxSigner<N::Error>>(
         &self,
         runtime: &R,
         signer: &S,
         account: &Account<N::Receipt, N::Error>,
         cell: &SlotCell<N::Receipt, N::Error>,
-        max_wait_blocks: u64,
         options: TxOptions,
         emit: &dyn Fn(TxEvent),
     ) -> Result<TxOutcome<N::Receipt>, TxFailure<N::Error>> {
@@ -331,7 +337,7 @@ impl<N: TxNode> TxEngine<N> {
             let info = found.as_ref().map(|(i, _)| *i);
             match watch.observe(info, head) {
                 ReceiptEvent::Reorged { previous } => {
-                    emit(TxEvent::Reorg { nonce, hash: previous.hash });
+                    emit(TxEvent::Reorg { nonce: Some(nonce), hash: previous.hash });
                     cell.slot.borrow_mut().lost_receipt(head);
                     // Judge what this poll found on the next one.
                     watch = ReceiptWatch::new(options.confirmations);
@@ -355,7 +361,7 @@ impl<N: TxNode> TxEngine<N> {
                         let first = cell.slot.borrow().included() != Some(info.hash);
                         cell.slot.borrow_mut().saw_receipt(info.hash);
                         if first {
-                            emit(TxEvent::Included { nonce, hash: info.hash, confirmations });
+                            emit(TxEvent::Included { nonce: Some(nonce), hash: info.hash, confirmations });
                         }
                     }
                 }
@@ -373,7 +379,7 @@ impl<N: TxNode> TxEngine<N> {
                     }
                     consumed_seen = false;
                     let lowest = account.book.borrow().lowest_live() == Some(nonce);
-                    let step = cell.slot.borrow_mut().next_step(head, max_wait_blocks, lowest);
+                    let step = cell.slot.borrow_mut().next_step(head, options.max_wait_blocks, lowest);
                     if let Step::Replace(kind) = step {
                         self.replace(signer, cell, kind, head, options, emit).await?;
                     } else if polls % options.rebroadcast_every.max(1) == 0 {
@@ -438,8 +444,12 @@ impl<N: TxNode> TxEngine<N> {
         };
         cell.slot.borrow_mut().begin_replacement(kind);
         let signed = signer.sign(&unsigned).await;
+        // A cancel asked for while this speed-up was being signed wins: the
+        // speed-up is dropped unsent, so it cannot be mined ahead of the cancel.
+        let superseded = kind == TxKind::SpeedUp && cell.slot.borrow().cancel_requested();
         let result = match signed {
-            Err(_) => Ok(()), // keep waiting on what was sent; the next step tries again
+            Err(_) => Ok(()),                           // keep waiting on what was sent; the next step tries again
+            Ok(Signed::Raw(_)) if superseded => Ok(()), // a wallet-sent one is out there: recorded below
             Ok(signed) => {
                 let (hash, raw) = match signed {
                     Signed::Raw(raw) => (tx_hash(&raw), raw),

@@ -54,13 +54,12 @@ async fn take_turn<R, E>(account: &Account<R, E>) -> Turn<'_, R, E> {
 
 impl<N: TxNode> TxEngine<N> {
     /// Sends `request` from `signer`'s account and watches it until mined,
-    /// speeding it up after `max_wait_blocks` blocks without inclusion.
+    /// speeding it up after `options.max_wait_blocks` blocks without inclusion.
     pub async fn send<R: Runtime, S: TxSigner<N::Error>>(
         &self,
         runtime: &R,
         signer: &S,
         request: &TxRequest,
-        max_wait_blocks: u64,
         options: TxOptions,
         emit: &dyn Fn(TxEvent),
     ) -> Result<TxOutcome<N::Receipt>, TxFailure<N::Error>> {
@@ -108,7 +107,7 @@ impl<N: TxNode> TxEngine<N> {
         }
         let account = self.account(request.chain_id, from);
         let cell = self.submit_first(signer, &account, unsigned, emit).await?;
-        self.drive(runtime, signer, &account, &cell, max_wait_blocks, options, emit).await
+        self.drive(runtime, signer, &account, &cell, options, emit).await
     }
 
     /// Allocation → signature → first broadcast, under the account's turn.
@@ -148,7 +147,7 @@ impl<N: TxNode> TxEngine<N> {
                     slot: slot.into(),
                     template: unsigned.clone().into(),
                     wake: Notify::default(),
-                    done: Shutdown::default(),
+                    done: Rc::new(Shutdown::default()).into(),
                     result: None.into(),
                     driven: false.into(),
                 });
@@ -210,8 +209,32 @@ impl<N: TxNode> TxEngine<N> {
             return self.join(&cell).await;
         }
         // Nobody watches it (an earlier call gave up at the ceiling): watch it here.
-        *cell.result.borrow_mut() = None;
-        self.drive(runtime, signer, &account, &cell, 0, options, emit).await
+        self.drive(runtime, signer, &account, &cell, TxOptions { max_wait_blocks: 0, ..options }, emit).await
+    }
+
+    /// Flags a cancel on every tracked slot of `address` with `nonce` (on
+    /// `chain_id`, or on any chain) and wakes its watcher, synchronously:
+    /// a speed-up being signed at this moment is then dropped unsent.
+    /// Returns how many slots were flagged.
+    pub fn request_cancel(&self, address: alloy_primitives::Address, nonce: u64, chain_id: Option<u64>) -> usize {
+        let accounts: Vec<_> = self
+            .accounts
+            .borrow()
+            .iter()
+            .filter(|((chain, a), _)| *a == address && chain_id.is_none_or(|c| c == *chain))
+            .map(|(_, account)| account.clone())
+            .collect();
+        let mut flagged = 0;
+        for account in accounts {
+            let cell = account.slots.borrow().get(&nonce).cloned();
+            if let Some(cell) = cell {
+                if cell.slot.borrow_mut().request_cancel().is_ok() {
+                    cell.wake.notify_one();
+                    flagged += 1;
+                }
+            }
+        }
+        flagged
     }
 
     /// The hashes of every transaction still tracked for an account.

@@ -17,6 +17,7 @@ use std::time::Duration;
 use alloy_primitives::{Address, U256};
 
 pub mod engine;
+pub mod engine_raw;
 mod engine_send;
 pub mod fees;
 pub mod nonce;
@@ -66,6 +67,8 @@ impl UnsignedTx {
 /// Transaction-layer settings (relayer option `transactions`, overridable per call).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TxOptions {
+    /// Blocks without inclusion before a speed-up (`maxWaitBlockCount`).
+    pub max_wait_blocks: u64,
     /// Mean interval between receipt polls (each one jittered ±50 %).
     pub poll_interval: Duration,
     /// Fee increase of each replacement, in percent (at least 10; the
@@ -84,6 +87,7 @@ pub struct TxOptions {
 impl Default for TxOptions {
     fn default() -> Self {
         TxOptions {
+            max_wait_blocks: 3,
             poll_interval: Duration::from_millis(4000),
             bump_percent: 12,
             fee_ceiling: None,

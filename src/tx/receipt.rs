@@ -93,7 +93,7 @@ impl ReceiptWatch {
 
 /// The next poll delay: `interval × [0.5, 1.5)`, from a uniform draw.
 pub fn poll_delay(interval: Duration, unit: f64) -> Duration {
-    let factor = 0.5 + if unit.is_finite() { unit.max(0.0).min(0.999_999) } else { 0.5 };
+    let factor = 0.5 + if unit.is_finite() { crate::policy::bound(unit, 0.0, 0.999_999) } else { 0.5 };
     interval.mul_f64(factor)
 }
 

@@ -37,6 +37,7 @@ const OPTIONS: &[&str] = &[
     "dedup",
     "cache",
     "adaptiveTimeout",
+    "transactions",
 ];
 const ENDPOINT: &[&str] =
     &["url", "label", "headers", "quotaGroup", "weight", "priority", "methods", "costs", "maxConcurrency", "timeoutMs"];

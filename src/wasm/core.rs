@@ -26,6 +26,16 @@ use crate::pool::{Call, Pipeline, PipelineEvent, SuccessValue};
 use crate::rpc::methods::{block_tag, cache_ttl, method_info, BlockTag, CachePolicy, MethodInfo};
 use crate::runtime::{AttemptTarget, Purpose, Runtime, Transport};
 
+/// Why a [`Core::call`] failed.
+pub enum CallFailure {
+    /// The relayer is closed.
+    Closed,
+    /// The params could not be encoded (the descriptor says why).
+    Invalid(JsValue),
+    /// The pipeline gave up; every attempt is in the history.
+    Failed(Failure<JsValue>),
+}
+
 /// Shared state of one relayer.
 pub struct Core {
     pub(super) pipeline: Pipeline,
@@ -165,6 +175,33 @@ impl Core {
             },
             Err(_) if self.closed() => Err(self.closed_error()),
             Err(failure) => Err(descriptors::failure(&failure, &self.redactor, self.pipeline.config().max_attempts())),
+        }
+    }
+
+    /// One logical request through the pipeline only (no cache, no dedup),
+    /// keeping the failure's attempt history: the transaction layer needs
+    /// fresh answers and must know whether a send may have been accepted.
+    pub(super) async fn call(&self, method: &str, params: &JsValue) -> Result<SuccessValue<JsValue>, CallFailure> {
+        if self.closed() {
+            return Err(CallFailure::Closed);
+        }
+        let call = self.encode(method, params, None).map_err(CallFailure::Invalid)?;
+        let emit = |e: PipelineEvent| self.emit(&e, method);
+        let attempt = |target: AttemptTarget| self.send(&call, target);
+        let request = Call { method, wants_latest: true, cost: None };
+        match self.pipeline.execute(&JsRuntime, request, attempt, &emit).await {
+            Ok(success) => Ok(success.value),
+            Err(_) if self.closed() => Err(CallFailure::Closed),
+            Err(failure) => Err(CallFailure::Failed(failure)),
+        }
+    }
+
+    /// The JS error for a failed [`Core::call`].
+    pub(super) fn call_error(&self, failure: &CallFailure) -> JsValue {
+        match failure {
+            CallFailure::Closed => self.closed_error(),
+            CallFailure::Invalid(e) => e.clone(),
+            CallFailure::Failed(f) => descriptors::failure(f, &self.redactor, self.pipeline.config().max_attempts()),
         }
     }
 

@@ -13,3 +13,5 @@ mod js_runtime;
 mod observation;
 mod relayer;
 mod stats;
+mod tx;
+mod tx_node;

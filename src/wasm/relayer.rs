@@ -18,18 +18,23 @@ use super::descriptors::{self, Redactor};
 use super::fetch::{FetchEndpoint, FetchTransport};
 use super::js_runtime::JsRuntime;
 use super::stats;
-use crate::config::RelayerConfig;
+use super::tx;
+use super::tx_node::CoreNode;
+use crate::config::{ConfigError, RelayerConfig};
 use crate::policy::Classifier;
 use crate::pool::cache::ResponseCache;
 use crate::pool::dedup::InFlight;
 use crate::pool::Pipeline;
 use crate::runtime::Runtime;
+use crate::tx::engine::TxEngine;
+use crate::tx::TxOptions;
 
 /// The relayer core exposed to JS. Use the `FaultTolerantRelayer` wrapper;
 /// this class is its engine.
 #[wasm_bindgen]
 pub struct WasmRelayer {
-    core: Rc<Core>,
+    pub(super) core: Rc<Core>,
+    pub(super) tx: Rc<TxEngine<CoreNode>>,
 }
 
 #[wasm_bindgen]
@@ -40,6 +45,13 @@ impl WasmRelayer {
     pub fn new(upstreams: JsValue, options: JsValue, listener: JsValue) -> Result<WasmRelayer, JsValue> {
         let specs = config::upstreams(&upstreams).map_err(|e| descriptors::config_error(&e))?;
         let (raw, rules) = config::options(&options).map_err(|e| descriptors::config_error(&e))?;
+        let tx_defaults = if options.is_object() {
+            let value = js_sys::Reflect::get(&options, &"transactions".into()).unwrap_or(JsValue::UNDEFINED);
+            tx::tx_options(&value, TxOptions::default(), "transactions")
+                .map_err(|e| descriptors::config_error(&ConfigError::new(&e.field, e.reason)))?
+        } else {
+            TxOptions::default()
+        };
         let relayer_config = RelayerConfig::build(specs, raw).map_err(|e| descriptors::config_error(&e))?;
         let endpoints = relayer_config
             .endpoints
@@ -59,7 +71,8 @@ impl WasmRelayer {
             cache: RefCell::new(cache),
             in_flight: InFlight::default(),
         };
-        Ok(WasmRelayer { core: Rc::new(core) })
+        let core = Rc::new(core);
+        Ok(WasmRelayer { tx: tx::engine(core.clone(), tx_defaults), core })
     }
 
     /// One logical JSON-RPC request under every policy. Resolves to the

@@ -1,0 +1,431 @@
+//! The transaction entry points of `WasmRelayer`: JS signers, request and
+//! option parsing, outcomes, typed failures and events.
+//!
+//! The JS wrapper turns an ethers signer, a viem account or an EIP-1193
+//! wallet into one shape, `{ address, sign(tx) → { raw } | { hash } }`, so
+//! this side never sees a key and never depends on either library.
+
+use std::rc::Rc;
+
+use alloy_primitives::{hex, Address, B256};
+use js_sys::{Array, Function, Object, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+
+use super::descriptors::{simple_error, Obj, CODE_INVALID_PARAMS};
+use super::fields::absent;
+use super::js_runtime::JsRuntime;
+use super::relayer::WasmRelayer;
+use super::tx_node::{hex_quantity, CoreNode};
+use crate::tx::engine::{Signed, TxEngine, TxEvent, TxFailure, TxOutcome, TxSigner};
+use crate::tx::engine_raw::{RawStatus, WaitEnd};
+use crate::tx::fees::Fees;
+use crate::tx::request::{self, FieldValue, TxFieldError};
+use crate::tx::slot::Resolution;
+use crate::tx::{TxOptions, UnsignedTx};
+
+fn get(target: &JsValue, key: &str) -> JsValue {
+    Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// A signer adapted by the JS wrapper.
+pub struct JsSigner {
+    address: Address,
+    sign: Function,
+}
+
+impl JsSigner {
+    fn from_js(value: &JsValue) -> Result<Self, JsValue> {
+        let bad = |why: &str| simple_error("invalidSigner", CODE_INVALID_PARAMS, why);
+        let address = get(value, "address").as_string().ok_or_else(|| bad("the signer has no address"))?;
+        let address = request::parse_address("signer.address", &FieldValue::Text(address))
+            .map_err(|e| bad(&e.to_string()))?
+            .ok_or_else(|| bad("the signer has no address"))?;
+        let sign = get(value, "sign").dyn_into::<Function>().map_err(|_| bad("the signer has no sign function"))?;
+        Ok(JsSigner { address, sign })
+    }
+}
+
+fn tx_to_js(tx: &UnsignedTx) -> JsValue {
+    let o = Obj::new()
+        .set("chainId", tx.chain_id as f64)
+        .set("nonce", tx.nonce as f64)
+        .set("from", format!("{:#x}", tx.from))
+        .set("to", tx.to.map(|a| JsValue::from_str(&format!("{a:#x}"))).unwrap_or(JsValue::NULL))
+        .set("value", format!("{:#x}", tx.value))
+        .set("data", format!("0x{}", hex::encode(&tx.data)))
+        .set("gas", hex_quantity(tx.gas.into()));
+    match tx.fees {
+        Fees::Eip1559 { max_fee, tip } => {
+            o.set("type", 2).set("maxFeePerGas", hex_quantity(max_fee)).set("maxPriorityFeePerGas", hex_quantity(tip))
+        }
+        Fees::Legacy { gas_price } => o.set("type", 0).set("gasPrice", hex_quantity(gas_price)),
+    }
+    .build()
+}
+
+impl TxSigner<JsValue> for JsSigner {
+    fn address(&self) -> Address {
+        self.address
+    }
+
+    async fn sign(&self, tx: &UnsignedTx) -> Result<Signed, JsValue> {
+        let promise = self.sign.call1(&JsValue::UNDEFINED, &tx_to_js(tx))?;
+        let out = JsFuture::from(Promise::resolve(&promise)).await?;
+        let bad = |why: &str| simple_error("invalidSigner", CODE_INVALID_PARAMS, why);
+        if let Some(raw) = get(&out, "raw").as_string() {
+            let bytes = raw.strip_prefix("0x").and_then(|h| hex::decode(h).ok()).filter(|b| !b.is_empty());
+            return bytes.map(Signed::Raw).ok_or_else(|| bad("the signer returned raw bytes that are not 0x hex"));
+        }
+        if let Some(hash) = get(&out, "hash").as_string() {
+            let mut bytes = [0u8; 32];
+            return match hash.strip_prefix("0x").map(|h| hex::decode_to_slice(h, &mut bytes)) {
+                Some(Ok(())) => Ok(Signed::SentByWallet(B256::from(bytes))),
+                _ => Err(bad("the wallet returned a transaction hash that is not 32 bytes of 0x hex")),
+            };
+        }
+        Err(bad("the signer returned neither signed bytes nor a hash"))
+    }
+}
+
+fn field_value(value: &JsValue) -> FieldValue {
+    if absent(value) {
+        FieldValue::Absent
+    } else if let Some(s) = value.as_string() {
+        FieldValue::Text(s)
+    } else if let Some(n) = value.as_f64() {
+        FieldValue::Number(n)
+    } else if value.is_bigint() {
+        let text = value.clone().unchecked_into::<js_sys::BigInt>().to_string(10).ok().and_then(|s| s.as_string());
+        text.map_or(FieldValue::Other("an unreadable bigint"), FieldValue::BigInt)
+    } else if value.is_object() {
+        FieldValue::Other("an object")
+    } else {
+        FieldValue::Other("a boolean or symbol")
+    }
+}
+
+fn js_fields(value: &JsValue) -> Result<Vec<(String, FieldValue)>, TxFieldError> {
+    if absent(value) || !value.is_object() || Array::is_array(value) {
+        return Err(TxFieldError { field: "tx".into(), reason: "must be a transaction request object".into() });
+    }
+    let keys = Object::keys(&Object::from(value.clone()));
+    Ok(keys.iter().filter_map(|k| k.as_string()).map(|k| (k.clone(), field_value(&get(value, &k)))).collect())
+}
+
+fn field_error(e: &TxFieldError) -> JsValue {
+    Obj::new()
+        .set("kind", "invalidTransaction")
+        .set("code", CODE_INVALID_PARAMS as f64)
+        .set("field", e.field.as_str())
+        .set("message", e.to_string())
+        .build()
+}
+
+/// Per-call options over the relayer's defaults.
+pub fn tx_options(value: &JsValue, base: TxOptions, path: &str) -> Result<TxOptions, TxFieldError> {
+    let mut o = base;
+    if absent(value) {
+        return Ok(o);
+    }
+    let err = |k: &str, why: &str| TxFieldError { field: format!("{path}.{k}"), reason: why.into() };
+    let known = ["pollIntervalMs", "bumpPercent", "feeCeiling", "confirmations", "rebroadcastEveryPolls", "repairGaps"];
+    for (k, v) in js_fields(value).map_err(|_| err("", "must be an object"))? {
+        if v == FieldValue::Absent {
+            continue;
+        }
+        let int = |max: u64| -> Result<u64, TxFieldError> {
+            let n = request::parse_uint(&format!("{path}.{k}"), &v, 64)?.map(|n| n.to::<u64>()).unwrap_or(0);
+            if n > max {
+                return Err(err(&k, "is too large"));
+            }
+            Ok(n)
+        };
+        match k.as_str() {
+            "pollIntervalMs" => o.poll_interval = std::time::Duration::from_millis(int(86_400_000)?.max(1)),
+            "bumpPercent" => {
+                let p = int(1000)?;
+                if p < 10 {
+                    return Err(err(&k, "must be at least 10 (nodes refuse smaller replacements)"));
+                }
+                o.bump_percent = p as u32;
+            }
+            "feeCeiling" => {
+                o.fee_ceiling = request::parse_uint(&format!("{path}.{k}"), &v, 128)?.map(|n| n.to::<u128>())
+            }
+            "confirmations" => o.confirmations = int(1000)?.max(1),
+            "rebroadcastEveryPolls" => o.rebroadcast_every = int(1000)?.max(1) as u32,
+            "repairGaps" => {
+                o.repair_gaps = get(value, "repairGaps").as_bool().ok_or_else(|| err(&k, "must be a boolean"))?
+            }
+            _ => {
+                let _ = known;
+                return Err(err(&k, "is not a transaction option (a typo?)"));
+            }
+        }
+    }
+    Ok(o)
+}
+
+fn hashes_js(hashes: &[B256]) -> Array {
+    hashes.iter().map(|h| JsValue::from_str(&format!("{h:#x}"))).collect()
+}
+
+fn outcome_js(o: &TxOutcome<JsValue>) -> JsValue {
+    let out = Object::assign(&Object::new(), &Object::from(o.receipt.clone()));
+    let extra = Obj::new()
+        .set("receipt", o.receipt.clone())
+        .set("hash", format!("{:#x}", o.hash))
+        .set("nonce", o.nonce as f64)
+        .set("hashes", hashes_js(&o.hashes))
+        .set("outcome", o.resolution.as_str())
+        .set("replaced", o.resolution != Resolution::Mined)
+        .set("cancelled", o.resolution == Resolution::Cancelled)
+        .set("confirmations", o.confirmations as f64)
+        .build();
+    Object::assign(&out, &Object::from(extra)).into()
+}
+
+fn failure_js(f: TxFailure<JsValue>) -> JsValue {
+    let with_hashes = |kind: &str, code: i64, message: String, nonce: u64, hashes: &[B256]| {
+        Obj::new()
+            .set("kind", kind)
+            .set("code", code as f64)
+            .set("message", message)
+            .set("nonce", nonce as f64)
+            .set("hashes", hashes_js(hashes))
+    };
+    match f {
+        TxFailure::Invalid(e) => field_error(&e),
+        TxFailure::Node(e) | TxFailure::Rejected(e) => e,
+        TxFailure::Signer(e) => Obj::new()
+            .set("kind", "signer")
+            .set("code", 4001.0)
+            .set("message", "the signer refused or failed; nothing was broadcast and the nonce was released")
+            .set("cause", e)
+            .build(),
+        TxFailure::Fees(e) => simple_error("feeData", -32603, &e.to_string()),
+        TxFailure::FeeCeiling { nonce, hashes, needed, ceiling } => with_hashes(
+            "feeCeiling",
+            -32603,
+            format!("nonce {nonce}: the next replacement must pay at least {needed} wei/gas, above the ceiling of {ceiling}; its transactions are still pending and tracked"),
+            nonce,
+            &hashes,
+        )
+        .set("needed", format!("{needed}"))
+        .set("ceiling", format!("{ceiling}"))
+        .build(),
+        TxFailure::ReplacedByOther { nonce, hashes } => with_hashes(
+            "replacedByOther",
+            -32603,
+            format!("nonce {nonce} was used by a transaction that is not one of ours"),
+            nonce,
+            &hashes,
+        )
+        .build(),
+        TxFailure::Settled(nonce) => Obj::new()
+            .set("kind", "nonceState")
+            .set("code", CODE_INVALID_PARAMS as f64)
+            .set("nonce", nonce as f64)
+            .set("message", format!("nonce {nonce} is already settled on chain; nothing to cancel"))
+            .build(),
+        TxFailure::UnknownNonce(nonce) => Obj::new()
+            .set("kind", "nonceState")
+            .set("code", CODE_INVALID_PARAMS as f64)
+            .set("nonce", nonce as f64)
+            .set("message", format!("no pending transaction of this account with nonce {nonce} is tracked by this relayer"))
+            .build(),
+        TxFailure::Closed { nonce, hashes } => with_hashes(
+            "closed",
+            4900,
+            format!("the relayer closed while nonce {nonce} was pending; its transactions may still be mined"),
+            nonce,
+            &hashes,
+        )
+        .build(),
+    }
+}
+
+fn fees_js(o: Obj, fees: Fees) -> Obj {
+    match fees {
+        Fees::Eip1559 { max_fee, tip } => {
+            o.set("maxFeePerGas", format!("{max_fee}")).set("maxPriorityFeePerGas", format!("{tip}"))
+        }
+        Fees::Legacy { gas_price } => o.set("gasPrice", format!("{gas_price}")),
+    }
+}
+
+/// The JS form of a transaction event.
+pub fn event_js(e: &TxEvent) -> JsValue {
+    let h = |h: &B256| format!("{h:#x}");
+    match e {
+        TxEvent::Submitted { nonce, hash, kind } => Obj::new()
+            .set("type", "txSubmitted")
+            .set("nonce", *nonce as f64)
+            .set("hash", h(hash))
+            .set("kind", kind.as_str()),
+        TxEvent::OutcomeUnknown { nonce, hash } => {
+            Obj::new().set("type", "txUnknown").set("nonce", *nonce as f64).set("hash", h(hash))
+        }
+        TxEvent::Rebroadcast { nonce, hash } => {
+            Obj::new().set("type", "txRebroadcast").set("nonce", *nonce as f64).set("hash", h(hash))
+        }
+        TxEvent::Replacement { nonce, kind, hash, replaces, fees } => fees_js(
+            Obj::new()
+                .set("type", if *kind == crate::tx::slot::TxKind::Cancel { "cancel" } else { "speedUp" })
+                .set("nonce", *nonce as f64)
+                .set("hash", h(hash))
+                .set("replaces", h(replaces)),
+            *fees,
+        ),
+        TxEvent::Included { nonce, hash, confirmations } => Obj::new()
+            .set("type", "txIncluded")
+            .maybe("nonce", nonce.map(|n| n as f64))
+            .set("hash", h(hash))
+            .set("confirmations", *confirmations as f64),
+        TxEvent::Reorg { nonce, hash } => {
+            Obj::new().set("type", "reorg").maybe("nonce", nonce.map(|n| n as f64)).set("hash", h(hash))
+        }
+        TxEvent::Resolved { nonce, hash, resolution } => Obj::new()
+            .set("type", if *resolution == Resolution::Mined { "txMined" } else { "replaced" })
+            .set("nonce", *nonce as f64)
+            .set("hash", h(hash))
+            .set("outcome", resolution.as_str()),
+        TxEvent::NonceResync { from, to } => {
+            Obj::new().set("type", "nonceResync").set("from", *from as f64).set("to", *to as f64)
+        }
+        TxEvent::NonceGap { from, to, repaired } => Obj::new()
+            .set("type", "nonceGap")
+            .set("from", *from as f64)
+            .set("to", *to as f64)
+            .set("repaired", *repaired),
+    }
+    .build()
+}
+
+#[wasm_bindgen]
+impl WasmRelayer {
+    /// Sends `tx` from `signer` (an adapted signer), speeds it up after
+    /// `maxWaitBlocks` blocks without inclusion, resolves to the outcome.
+    #[wasm_bindgen(js_name = sendTransaction)]
+    pub fn send_transaction(&self, signer: JsValue, tx: JsValue, max_wait_blocks: f64, options: JsValue) -> Promise {
+        let (engine, listener, chain) =
+            (self.tx.clone(), self.core.listener.clone(), self.core.pipeline.config().pool.chain_id);
+        future_to_promise(async move {
+            let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
+            let fields = js_fields(&tx).map_err(|e| field_error(&e))?;
+            let request = request::build(&fields, chain).map_err(|e| field_error(&e))?;
+            let signer = JsSigner::from_js(&signer)?;
+            if !(max_wait_blocks.is_finite() && max_wait_blocks >= 1.0 && max_wait_blocks.fract() == 0.0) {
+                let e =
+                    TxFieldError { field: "maxWaitBlockCount".into(), reason: "must be a whole number ≥ 1".into() };
+                return Err(field_error(&e));
+            }
+            let emit = emitter(listener);
+            let options = TxOptions { max_wait_blocks: max_wait_blocks as u64, ..options };
+            let result = engine.send(&JsRuntime, &signer, &request, options, &emit).await;
+            result.map(|o| outcome_js(&o)).map_err(failure_js)
+        })
+    }
+
+    /// Cancels the tracked transaction of `signer`'s account with `nonce`.
+    #[wasm_bindgen(js_name = cancelTransaction)]
+    pub fn cancel_transaction(&self, signer: JsValue, chain_id: f64, nonce: f64, options: JsValue) -> Promise {
+        let (engine, listener) = (self.tx.clone(), self.core.listener.clone());
+        future_to_promise(async move {
+            let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
+            let signer = JsSigner::from_js(&signer)?;
+            let emit = emitter(listener);
+            let result = engine.cancel(&JsRuntime, &signer, chain_id as u64, nonce as u64, options, &emit).await;
+            result.map(|o| outcome_js(&o)).map_err(failure_js)
+        })
+    }
+
+    /// Broadcasts signed bytes with the outcome-unknown rules. Resolves to
+    /// `{ hash, status: 'accepted' | 'unknown' | 'mined' }`.
+    #[wasm_bindgen(js_name = submitRaw)]
+    pub fn submit_raw(&self, raw: String) -> Promise {
+        let engine = self.tx.clone();
+        future_to_promise(async move {
+            let bytes = request::parse_data("raw", &FieldValue::Text(raw)).map_err(|e| field_error(&e))?;
+            if bytes.is_empty() {
+                return Err(field_error(&TxFieldError { field: "raw".into(), reason: "is empty".into() }));
+            }
+            let (hash, status) = engine.submit_raw(&bytes).await;
+            let status = match status {
+                RawStatus::Accepted => "accepted",
+                RawStatus::Unknown => "unknown",
+                RawStatus::Mined => "mined",
+                RawStatus::Refused(error) => return Err(error),
+            };
+            Ok(Obj::new().set("hash", format!("{hash:#x}")).set("status", status).build())
+        })
+    }
+
+    /// Waits for `hash`'s receipt with `options.confirmations`, polling with
+    /// jitter and noticing reorgs; `timeoutMs` (0: none) bounds the wait.
+    #[wasm_bindgen(js_name = waitForReceipt)]
+    pub fn wait_for_receipt(&self, hash: String, options: JsValue, timeout_ms: f64) -> Promise {
+        let (engine, listener) = (self.tx.clone(), self.core.listener.clone());
+        future_to_promise(async move {
+            let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
+            let mut bytes = [0u8; 32];
+            let parsed = hash.strip_prefix("0x").map(|h| hex::decode_to_slice(h, &mut bytes));
+            if !matches!(parsed, Some(Ok(()))) {
+                let e =
+                    TxFieldError { field: "hash".into(), reason: "must be a 0x-prefixed 32-byte hex string".into() };
+                return Err(field_error(&e));
+            }
+            let timeout =
+                (timeout_ms.is_finite() && timeout_ms > 0.0).then(|| crate::time::duration_from_millis_f64(timeout_ms));
+            let emit = emitter(listener);
+            match engine.wait_for_receipt(&JsRuntime, B256::from(bytes), options, timeout, &emit).await {
+                Ok(receipt) => Ok(receipt),
+                Err(WaitEnd::Closed) => {
+                    Err(simple_error("closed", 4900, "the relayer closed while waiting for the receipt"))
+                }
+                Err(WaitEnd::TimedOut) => Err(Obj::new()
+                    .set("kind", "deadline")
+                    .set("code", -32002.0)
+                    .set("hash", hash.as_str())
+                    .set("message", format!("no receipt for {hash} within the time limit; it may still be mined"))
+                    .build()),
+            }
+        })
+    }
+
+    /// Flags a cancel for `nonce` of `address` at once (the async cancel
+    /// call follows); `chainId` NaN means any chain. Returns the count flagged.
+    #[wasm_bindgen(js_name = requestCancel)]
+    pub fn request_cancel(&self, address: String, nonce: f64, chain_id: f64) -> u32 {
+        let Ok(Some(address)) = request::parse_address("address", &FieldValue::Text(address)) else { return 0 };
+        let chain = chain_id.is_finite().then_some(chain_id as u64);
+        self.tx.request_cancel(address, nonce as u64, chain) as u32
+    }
+
+    /// The nonces and hashes still pending for an account.
+    #[wasm_bindgen(js_name = pendingTransactions)]
+    pub fn pending_transactions(&self, chain_id: f64, address: String) -> Result<Array, JsValue> {
+        let address = request::parse_address("address", &FieldValue::Text(address))
+            .map_err(|e| field_error(&e))?
+            .ok_or_else(|| field_error(&TxFieldError { field: "address".into(), reason: "is required".into() }))?;
+        let list = self.tx.pending(chain_id as u64, address);
+        Ok(list
+            .into_iter()
+            .map(|(nonce, hashes)| Obj::new().set("nonce", nonce as f64).set("hashes", hashes_js(&hashes)).build())
+            .collect())
+    }
+}
+
+fn emitter(listener: Option<Function>) -> impl Fn(TxEvent) {
+    move |e: TxEvent| {
+        if let Some(l) = &listener {
+            let _ = l.call1(&JsValue::UNDEFINED, &event_js(&e));
+        }
+    }
+}
+
+/// The engine a relayer owns.
+pub fn engine(core: Rc<super::core::Core>, options: TxOptions) -> Rc<TxEngine<CoreNode>> {
+    Rc::new(TxEngine::new(CoreNode { core }, options))
+}
