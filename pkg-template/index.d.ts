@@ -196,6 +196,108 @@ export interface RelayerOptions {
    * @default { multiplier: 5, floorMs: 2000 }
    */
   adaptiveTimeout?: boolean | { multiplier?: number; floorMs?: number };
+  /** Defaults of the transaction layer (each call may override them). */
+  transactions?: TransactionOptions;
+}
+
+/** A wei amount or count: bigint, safe integer, or a 0x-hex / decimal string. Never a fractional number. */
+export type Quantity = bigint | number | string;
+
+/** Options of the transaction layer. Unknown keys are rejected. */
+export interface TransactionOptions {
+  /** Mean interval between receipt polls; each delay is drawn from [0.5, 1.5) × this. @default 4000 */
+  pollIntervalMs?: number;
+  /** Fee increase of each replacement in percent (≥ 10; results are always strictly above +10 %). @default 12 */
+  bumpPercent?: number;
+  /** Highest maxFeePerGas (or gasPrice) in wei any transaction may pay; replacements stop there. @default none */
+  feeCeiling?: Quantity;
+  /** Blocks (the receipt's own included) before a transaction counts as done. @default 1 */
+  confirmations?: number;
+  /** Re-broadcast the pending bytes to every endpoint every this many polls. @default 3 */
+  rebroadcastEveryPolls?: number;
+  /** Fill nonce gaps below our transactions with 0-value self-transfers. @default true */
+  repairGaps?: boolean;
+}
+
+/** A transaction request. The nonce is always the relayer's; unknown fields are rejected. */
+export interface TransactionRequest {
+  to?: string | null;
+  from?: string;
+  value?: Quantity;
+  data?: string;
+  input?: string;
+  /** Gas limit; estimated when absent. */
+  gas?: Quantity;
+  gasLimit?: Quantity;
+  /** EIP-1559 fees; estimated (eth_feeHistory / eth_maxPriorityFeePerGas) when absent. */
+  maxFeePerGas?: Quantity;
+  maxPriorityFeePerGas?: Quantity;
+  /** A legacy (type 0) transaction. */
+  gasPrice?: Quantity;
+  /** Required unless the relayer has a `chainId` option. */
+  chainId?: Quantity;
+  type?: 0 | 2 | number | string;
+}
+
+/** An ethers v6 Signer (e.g. `Wallet`): keys stay in it. */
+export interface EthersLikeSigner {
+  getAddress(): Promise<string>;
+  signTransaction(tx: object): Promise<string>;
+}
+/** A viem local account (`privateKeyToAccount`, `mnemonicToAccount`…). */
+export interface ViemLikeAccount {
+  address: string;
+  type: 'local';
+  signTransaction(tx: any): Promise<string>;
+}
+/** Anything the transaction calls accept as a signer; an EIP-1193 wallet sends with `eth_sendTransaction`. */
+export type TransactionSigner = EthersLikeSigner | ViemLikeAccount | Eip1193Provider;
+
+/** A JSON-RPC transaction receipt, as the node returned it (hex quantities). */
+export interface RpcReceipt {
+  transactionHash: string;
+  blockHash: string;
+  blockNumber: string;
+  status?: string;
+  from: string;
+  to: string | null;
+  gasUsed: string;
+  effectiveGasPrice?: string;
+  contractAddress?: string | null;
+  logs: unknown[];
+  [field: string]: unknown;
+}
+
+/** The receipt of whichever transaction took the nonce, plus what happened. */
+export interface TxOutcome extends RpcReceipt {
+  /** The receipt alone. */
+  receipt: RpcReceipt;
+  /** The mined hash. */
+  hash: string;
+  nonce: number;
+  /** Every hash sent for the nonce, oldest first. */
+  hashes: string[];
+  /** mined: the original; replaced: a speed-up; cancelled: the cancel. */
+  outcome: 'mined' | 'replaced' | 'cancelled';
+  /** The mined transaction is not the original. */
+  replaced: boolean;
+  cancelled: boolean;
+  confirmations: number;
+}
+
+/** Per-call transaction options. */
+export interface SendOptions extends TransactionOptions {}
+
+/** What `submitRaw` found. `unknown`: no settling answer; looked up and re-broadcast, watch the hash. */
+export interface RawSubmission {
+  hash: string;
+  status: 'accepted' | 'unknown' | 'mined';
+}
+
+/** A nonce still watched, with every hash sent for it. */
+export interface PendingTransaction {
+  nonce: number;
+  hashes: string[];
 }
 
 /** One attempt in an error's history. */
@@ -258,6 +360,34 @@ export interface RateLimitedEvent {
   cooldownMs: number;
   longHorizon: boolean;
 }
+/** A transaction was broadcast and a node took it. */
+export interface TxSubmittedEvent { type: 'txSubmitted'; nonce: number; hash: string; kind: 'original' | 'speedUp' | 'cancel'; }
+/** A broadcast got no settling answer: the outcome is unknown (the same bytes will be re-broadcast). */
+export interface TxUnknownEvent { type: 'txUnknown'; nonce: number; hash: string; }
+/** The pending bytes were sent again to every endpoint. */
+export interface TxRebroadcastEvent { type: 'txRebroadcast'; nonce: number; hash: string; }
+/** A replacement was signed and sent (fees in wei, decimal strings). */
+export interface ReplacementEvent {
+  type: 'speedUp' | 'cancel';
+  nonce: number;
+  hash: string;
+  /** The newest hash before this one. */
+  replaces: string;
+  maxFeePerGas?: string;
+  maxPriorityFeePerGas?: string;
+  gasPrice?: string;
+}
+/** A receipt appeared (not yet final). */
+export interface TxIncludedEvent { type: 'txIncluded'; nonce?: number; hash: string; confirmations: number; }
+/** A receipt seen before vanished or moved: a reorg. The wait goes on. */
+export interface ReorgEvent { type: 'reorg'; nonce?: number; hash: string; }
+/** The nonce resolved: `txMined` for the original, `replaced` for a speed-up or cancel. */
+export interface TxResolvedEvent { type: 'txMined' | 'replaced'; nonce: number; hash: string; outcome: 'mined' | 'replaced' | 'cancelled'; }
+/** The account's nonce was ahead of the relayer's book (another sender). */
+export interface NonceResyncEvent { type: 'nonceResync'; from: number; to: number; }
+/** Nonces [from, to) are missing on the node below ours; `repaired`: filled with 0-value self-transfers. */
+export interface NonceGapEvent { type: 'nonceGap'; from: number; to: number; repaired: boolean; }
+
 export interface RelayerEventMap {
   retry: RetryEvent;
   failover: FailoverEvent;
@@ -265,6 +395,17 @@ export interface RelayerEventMap {
   rateLimited: RateLimitedEvent;
   chainMismatch: ChainMismatchEvent;
   overload: OverloadEvent;
+  txSubmitted: TxSubmittedEvent;
+  txUnknown: TxUnknownEvent;
+  txRebroadcast: TxRebroadcastEvent;
+  speedUp: ReplacementEvent;
+  cancel: ReplacementEvent;
+  txIncluded: TxIncludedEvent;
+  reorg: ReorgEvent;
+  txMined: TxResolvedEvent;
+  replaced: TxResolvedEvent;
+  nonceResync: NonceResyncEvent;
+  nonceGap: NonceGapEvent;
 }
 export type RelayerEvent = keyof RelayerEventMap;
 
@@ -331,7 +472,8 @@ export interface CallOptions {
 /** Kinds of breakwater errors. */
 export type ErrorKind =
   | 'config' | 'rpc' | 'http' | 'transport' | 'deadline' | 'budget' | 'rateLimited'
-  | 'outcomeUnknown' | 'closed' | 'invalidRequest' | 'overload' | 'noEndpoint' | 'internal' | 'unknown';
+  | 'outcomeUnknown' | 'closed' | 'invalidRequest' | 'overload' | 'noEndpoint' | 'internal' | 'unknown'
+  | 'invalidTransaction' | 'feeCeiling' | 'signer' | 'invalidSigner' | 'replacedByOther' | 'nonceState' | 'feeData';
 
 /** Base of every error this library throws. */
 export declare class BreakwaterError extends Error {
@@ -355,6 +497,12 @@ export declare class BreakwaterError extends Error {
   readonly history: AttemptInfo[];
   /** Server-requested wait, if any. */
   readonly retryAfterMs?: number;
+  /** Transaction errors: the nonce concerned. */
+  readonly nonce?: number;
+  /** Transaction errors after a broadcast: every hash sent (they may still be mined). */
+  readonly hashes?: string[];
+  /** The transaction hash concerned (waitForReceipt timeouts, unknown hashes). */
+  readonly hash?: string;
 }
 export declare class ConfigError extends BreakwaterError { readonly kind: 'config'; readonly field: string; }
 export declare class RpcError extends BreakwaterError { readonly kind: 'rpc'; readonly data?: unknown; }
@@ -371,6 +519,26 @@ export declare class ClosedError extends BreakwaterError { readonly kind: 'close
 export declare class InvalidRequestError extends BreakwaterError { readonly kind: 'invalidRequest'; }
 export declare class OverloadError extends BreakwaterError { readonly kind: 'overload'; }
 export declare class NoEndpointError extends BreakwaterError { readonly kind: 'noEndpoint'; }
+/** A transaction request field is wrong; nothing was signed or sent. */
+export declare class InvalidTransactionError extends BreakwaterError { readonly kind: 'invalidTransaction'; readonly field: string; }
+/** The next replacement would pass the fee ceiling; `hashes` are still pending and still tracked. */
+export declare class FeeCeilingError extends BreakwaterError {
+  readonly kind: 'feeCeiling';
+  readonly nonce: number;
+  readonly hashes: string[];
+  readonly needed: bigint;
+  readonly ceiling: bigint;
+}
+/** The signer refused or threw (its error is `cause`); nothing was broadcast and the nonce was released. */
+export declare class SignerError extends BreakwaterError { readonly kind: 'signer'; }
+/** Not an ethers Signer, viem local account or EIP-1193 wallet. */
+export declare class InvalidSignerError extends BreakwaterError { readonly kind: 'invalidSigner'; }
+/** The nonce was used by a transaction that is not one of ours. */
+export declare class TransactionReplacedError extends BreakwaterError { readonly kind: 'replacedByOther'; readonly nonce: number; readonly hashes: string[]; }
+/** Nothing to cancel: the nonce is settled, or not tracked by this relayer. */
+export declare class NonceStateError extends BreakwaterError { readonly kind: 'nonceState'; }
+/** No fee data could be read from the network. */
+export declare class FeeDataError extends BreakwaterError { readonly kind: 'feeData'; }
 
 export declare function isBreakwaterError(e: unknown): e is BreakwaterError;
 export declare function isConfigError(e: unknown): e is ConfigError;
@@ -385,6 +553,13 @@ export declare function isClosedError(e: unknown): e is ClosedError;
 export declare function isInvalidRequestError(e: unknown): e is InvalidRequestError;
 export declare function isOverloadError(e: unknown): e is OverloadError;
 export declare function isNoEndpointError(e: unknown): e is NoEndpointError;
+export declare function isInvalidTransactionError(e: unknown): e is InvalidTransactionError;
+export declare function isFeeCeilingError(e: unknown): e is FeeCeilingError;
+export declare function isSignerError(e: unknown): e is SignerError;
+export declare function isInvalidSignerError(e: unknown): e is InvalidSignerError;
+export declare function isTransactionReplacedError(e: unknown): e is TransactionReplacedError;
+export declare function isNonceStateError(e: unknown): e is NonceStateError;
+export declare function isFeeDataError(e: unknown): e is FeeDataError;
 
 /** A fault-tolerant JSON-RPC client that is also an EIP-1193 provider. */
 export declare class FaultTolerantRelayer implements Eip1193Provider {
@@ -405,6 +580,33 @@ export declare class FaultTolerantRelayer implements Eip1193Provider {
    * in order (like Promise.allSettled). Retryable item failures are re-sent in a smaller batch.
    */
   batch(calls: readonly RequestArguments[], options?: CallOptions): Promise<BatchResult[]>;
+  /**
+   * Sends `tx` with a relayer-managed nonce; a lost answer re-broadcasts the same bytes (never a new nonce);
+   * after `maxWaitBlockCount` blocks without inclusion the lowest pending nonce is sped up (both fees
+   * raised > 10 %, never above `feeCeiling`). Resolves to the receipt of whichever transaction was mined.
+   * @throws InvalidTransactionError, InvalidSignerError, SignerError, FeeCeilingError, TransactionReplacedError, RpcError
+   */
+  sendTransactionWithSpeedup(
+    signer: TransactionSigner,
+    tx: TransactionRequest,
+    maxWaitBlockCount?: number,
+    options?: SendOptions,
+  ): Promise<TxOutcome>;
+  /**
+   * Cancels a pending transaction sent through this relayer (0-value self-transfer, same nonce, higher fees).
+   * A speed-up in flight is dropped unsent and the cancel goes next; every caller for the nonce gets one outcome.
+   */
+  cancelTransaction(
+    signer: TransactionSigner,
+    target: { nonce: number; chainId?: number } | { hash: string; chainId?: number },
+    options?: SendOptions,
+  ): Promise<TxOutcome>;
+  /** Broadcasts signed bytes; a lost answer is `status: 'unknown'` (looked up, re-broadcast), not an error. */
+  submitRaw(raw: string): Promise<RawSubmission>;
+  /** Waits for a receipt with jittered polling; a reorg emits `reorg` and the wait goes on. */
+  waitForReceipt(hash: string, options?: TransactionOptions & { timeoutMs?: number }): Promise<RpcReceipt>;
+  /** Nonces (and their hashes) still watched for an account. */
+  pendingTransactions(chainId: number, address: string): PendingTransaction[];
   /** Subscribes to an event; returns a disposer. */
   on<E extends RelayerEvent>(event: E, listener: (event: RelayerEventMap[E]) => void): () => void;
   /** Removes a listener. */

@@ -9,6 +9,11 @@ import {
   RateLimitedError, OutcomeUnknownError, ClosedError, InvalidRequestError,
   isBreakwaterError, isConfigError, isRpcError, isHttpError, isTransportError, isDeadlineError,
   isRetryBudgetError, isRateLimitedError, isOutcomeUnknownError, isClosedError, isInvalidRequestError,
+  type TransactionRequest, type TxOutcome, type RawSubmission, type PendingTransaction, type RpcReceipt,
+  type ReplacementEvent, type TxSubmittedEvent, type ReorgEvent, type NonceGapEvent, type TransactionSigner,
+  InvalidTransactionError, FeeCeilingError, SignerError, InvalidSignerError, TransactionReplacedError, NonceStateError,
+  FeeDataError, isInvalidTransactionError, isFeeCeilingError, isSignerError, isInvalidSignerError,
+  isTransactionReplacedError, isNonceStateError, isFeeDataError,
 } from 'breakwater-rpc';
 
 const options: RelayerOptions = {
@@ -18,6 +23,7 @@ const options: RelayerOptions = {
   strategy: 'latency', breaker: { consecutiveFailures: 5, openMs: 10000, probePermits: 2 }, slowStart: { warmupMs: 5000, floor: 0.2, minRps: 2 },
   quota: { alchemy: { cuPerSecond: 330, share: 0.5 } }, chainId: '0x1', checkChainId: true, maxLagBlocks: 3, maxQueue: 50,
   dedup: true, cache: { latestTtlMs: 500, immutableTtlMs: 60000, maxEntries: 100 },
+  transactions: { pollIntervalMs: 3000, bumpPercent: 15, feeCeiling: '200000000000', confirmations: 2, rebroadcastEveryPolls: 4, repairGaps: true },
 };
 const endpoint: EndpointConfig = {
   url: 'https://eth-mainnet.g.alchemy.com/v2/key', label: 'alchemy', headers: { 'x-api-key': 'k' }, quotaGroup: 'alchemy',
@@ -63,6 +69,34 @@ async function main(): Promise<void> {
       isOverloadError, isNoEndpointError];
     void guards.map((g) => g(e));
   }
+  // Transactions: an ethers-like signer, a viem-like account and an EIP-1193 wallet all type-check.
+  const ethersSigner: TransactionSigner = { getAddress: async () => '0x0', signTransaction: async () => '0x' };
+  const viemAccount: TransactionSigner = { address: '0x0', type: 'local', signTransaction: async () => '0x' };
+  const wallet: TransactionSigner = relayer;
+  const tx: TransactionRequest = { to: '0x0', value: 1n, gas: 21000, maxFeePerGas: '0x77359400', maxPriorityFeePerGas: 10n ** 9n, chainId: 1 };
+  relayer.on('txSubmitted', (e: TxSubmittedEvent) => { const k: 'original' | 'speedUp' | 'cancel' = e.kind; void k; });
+  relayer.on('speedUp', (e: ReplacementEvent) => { const r: string = e.replaces; void r; });
+  relayer.on('reorg', (e: ReorgEvent) => { const h: string = e.hash; void h; });
+  relayer.on('nonceGap', (e: NonceGapEvent) => { const r: boolean = e.repaired; void r; });
+  try {
+    const outcome: TxOutcome = await relayer.sendTransactionWithSpeedup(ethersSigner, tx, 3, { feeCeiling: 10n ** 11n, confirmations: 2 });
+    const replaced: boolean = outcome.replaced; const hashes: string[] = outcome.hashes; const r: RpcReceipt = outcome.receipt;
+    void replaced; void hashes; void r;
+    const cancelled: TxOutcome = await relayer.cancelTransaction(viemAccount, { nonce: outcome.nonce });
+    void cancelled;
+    await relayer.cancelTransaction(wallet, { hash: outcome.hash, chainId: 1 }, { bumpPercent: 20 });
+    const sub: RawSubmission = await relayer.submitRaw('0x02');
+    const receipt: RpcReceipt = await relayer.waitForReceipt(sub.hash, { confirmations: 3, timeoutMs: 60000 });
+    const pending: PendingTransaction[] = relayer.pendingTransactions(1, '0x0');
+    void receipt; void pending;
+  } catch (e: unknown) {
+    if (isFeeCeilingError(e)) { const c: bigint = e.ceiling; const h: string[] = e.hashes; void c; void h; }
+    if (isInvalidTransactionError(e)) { const f: string = e.field; void f; }
+    if (isTransactionReplacedError(e)) { const n: number = e.nonce; void n; }
+    const txGuards = [isSignerError, isInvalidSignerError, isNonceStateError, isFeeDataError];
+    void txGuards.map((g) => g(e));
+  }
+  void [InvalidTransactionError, FeeCeilingError, SignerError, InvalidSignerError, TransactionReplacedError, NonceStateError, FeeDataError];
   const classes = [BreakwaterError, ConfigError, RpcError, HttpError, TransportError, DeadlineError, RetryBudgetError,
     RateLimitedError, OutcomeUnknownError, ClosedError, InvalidRequestError, OverloadError, NoEndpointError];
   void classes;

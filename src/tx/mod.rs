@@ -97,3 +97,6 @@ impl Default for TxOptions {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -22,7 +22,7 @@ use crate::policy::ErrorClass;
 use crate::pool::cache::ResponseCache;
 use crate::pool::dedup::{InFlight, Joined};
 use crate::pool::pipeline::detail;
-use crate::pool::{Call, Pipeline, PipelineEvent, SuccessValue};
+use crate::pool::{Call, Pipeline, PipelineEvent, Success, SuccessValue};
 use crate::rpc::methods::{block_tag, cache_ttl, method_info, BlockTag, CachePolicy, MethodInfo};
 use crate::runtime::{AttemptTarget, Purpose, Runtime, Transport};
 
@@ -158,12 +158,8 @@ impl Core {
         tag: BlockTag,
         ttl: Option<Duration>,
     ) -> Result<JsValue, JsValue> {
-        let emit = |e: PipelineEvent| self.emit(&e, method);
-        let attempt = |target: AttemptTarget| self.send(call, target);
         let wants_latest = matches!(tag, BlockTag::Latest | BlockTag::Pending);
-        let outcome =
-            self.pipeline.execute(&JsRuntime, Call { method, wants_latest, cost: None }, attempt, &emit).await;
-        match outcome {
+        match self.execute_prepared(method, call, wants_latest).await {
             Ok(success) => match success.value {
                 SuccessValue::Result(value) => {
                     if let Some(ttl) = ttl.filter(|_| !value.is_null() && !value.is_undefined()) {
@@ -178,6 +174,19 @@ impl Core {
         }
     }
 
+    /// The pipeline over the fetch transport for one prepared call (one
+    /// monomorphised copy of the pipeline for every caller: size matters).
+    async fn execute_prepared(
+        &self,
+        method: &str,
+        call: &FetchCall,
+        wants_latest: bool,
+    ) -> Result<Success<JsValue>, Failure<JsValue>> {
+        let emit = |e: PipelineEvent| self.emit(&e, method);
+        let attempt = |target: AttemptTarget| self.send(call, target);
+        self.pipeline.execute(&JsRuntime, Call { method, wants_latest, cost: None }, attempt, &emit).await
+    }
+
     /// One logical request through the pipeline only (no cache, no dedup),
     /// keeping the failure's attempt history: the transaction layer needs
     /// fresh answers and must know whether a send may have been accepted.
@@ -186,10 +195,7 @@ impl Core {
             return Err(CallFailure::Closed);
         }
         let call = self.encode(method, params, None).map_err(CallFailure::Invalid)?;
-        let emit = |e: PipelineEvent| self.emit(&e, method);
-        let attempt = |target: AttemptTarget| self.send(&call, target);
-        let request = Call { method, wants_latest: true, cost: None };
-        match self.pipeline.execute(&JsRuntime, request, attempt, &emit).await {
+        match self.execute_prepared(method, &call, true).await {
             Ok(success) => Ok(success.value),
             Err(_) if self.closed() => Err(CallFailure::Closed),
             Err(failure) => Err(CallFailure::Failed(failure)),
