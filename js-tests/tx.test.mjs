@@ -317,3 +317,20 @@ test('bad transaction requests fail typed before anything is signed or sent', as
   assert.equal(signed, 0);
   assert.equal(node.proxy.raws.length, 0);
 });
+
+test('an EIP-1193 wallet signs and sends by itself; its speed-up re-sends the same nonce with higher fees', async () => {
+  const node = await chain();
+  const relayer = relayerFor(node.proxy.url);
+  const log = recorder(relayer);
+  // anvil's unlocked account 0 behind a bare EIP-1193 object: the wallet, not us, holds the key and broadcasts.
+  const wallet = { request: ({ method, params }) => node.rpc(method, params) };
+  const sending = relayer.sendTransactionWithSpeedup(wallet, { to: RECIPIENT, value: 2n, gas: 21000n, ...lowFee }, 1);
+  const submitted = await log.next('txSubmitted');
+  const speedUp = await stallUntil(node, log, 'speedUp');
+  const outcome = await mineUntil(node, sending);
+  assert.deepEqual(outcome.hashes, [submitted.hash, speedUp.hash]);
+  assert.equal(outcome.hash, speedUp.hash);
+  assert.equal(outcome.outcome, 'replaced');
+  assert.equal(outcome.nonce, 0);
+  assert.equal(node.proxy.raws.length, 0, 'a wallet broadcasts itself: no raw bytes went through the relayer');
+});

@@ -473,7 +473,8 @@ export interface CallOptions {
 export type ErrorKind =
   | 'config' | 'rpc' | 'http' | 'transport' | 'deadline' | 'budget' | 'rateLimited'
   | 'outcomeUnknown' | 'closed' | 'invalidRequest' | 'overload' | 'noEndpoint' | 'internal' | 'unknown'
-  | 'invalidTransaction' | 'feeCeiling' | 'signer' | 'invalidSigner' | 'replacedByOther' | 'nonceState' | 'feeData';
+  | 'invalidTransaction' | 'feeCeiling' | 'signer' | 'invalidSigner' | 'replacedByOther' | 'nonceState' | 'feeData'
+  | 'dropped';
 
 /** Base of every error this library throws. */
 export declare class BreakwaterError extends Error {
@@ -537,6 +538,8 @@ export declare class InvalidSignerError extends BreakwaterError { readonly kind:
 export declare class TransactionReplacedError extends BreakwaterError { readonly kind: 'replacedByOther'; readonly nonce: number; readonly hashes: string[]; }
 /** Nothing to cancel: the nonce is settled, or not tracked by this relayer. */
 export declare class NonceStateError extends BreakwaterError { readonly kind: 'nonceState'; }
+/** No node has the transaction any more and re-sending it is refused (`cause`); its nonce is free again. */
+export declare class TransactionDroppedError extends BreakwaterError { readonly kind: 'dropped'; readonly nonce: number; readonly hashes: string[]; }
 /** No fee data could be read from the network. */
 export declare class FeeDataError extends BreakwaterError { readonly kind: 'feeData'; }
 
@@ -560,6 +563,7 @@ export declare function isInvalidSignerError(e: unknown): e is InvalidSignerErro
 export declare function isTransactionReplacedError(e: unknown): e is TransactionReplacedError;
 export declare function isNonceStateError(e: unknown): e is NonceStateError;
 export declare function isFeeDataError(e: unknown): e is FeeDataError;
+export declare function isTransactionDroppedError(e: unknown): e is TransactionDroppedError;
 
 /** A fault-tolerant JSON-RPC client that is also an EIP-1193 provider. */
 export declare class FaultTolerantRelayer implements Eip1193Provider {

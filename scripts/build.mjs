@@ -55,7 +55,7 @@ const NAMES = ['FaultTolerantRelayer', 'BreakwaterError', 'ConfigError', 'RpcErr
   'isRetryBudgetError', 'isRateLimitedError', 'isOutcomeUnknownError', 'isClosedError', 'isInvalidRequestError',
   'isOverloadError', 'isNoEndpointError',
   'InvalidTransactionError', 'FeeCeilingError', 'SignerError', 'InvalidSignerError', 'TransactionReplacedError',
-  'NonceStateError', 'FeeDataError',
+  'NonceStateError', 'FeeDataError', 'TransactionDroppedError', 'isTransactionDroppedError',
   'isInvalidTransactionError', 'isFeeCeilingError', 'isSignerError', 'isInvalidSignerError',
   'isTransactionReplacedError', 'isNonceStateError', 'isFeeDataError'];
 const esmExports = 'export const FaultTolerantRelayer = createRelayerClass(wasm);\n' +

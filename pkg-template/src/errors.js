@@ -106,6 +106,7 @@ const InvalidSignerError = plainErrorClass('InvalidSignerError');
 const TransactionReplacedError = plainErrorClass('TransactionReplacedError');
 const NonceStateError = plainErrorClass('NonceStateError');
 const FeeDataError = plainErrorClass('FeeDataError');
+const TransactionDroppedError = plainErrorClass('TransactionDroppedError');
 
 const ERROR_CLASSES = {
   invalidTransaction: InvalidTransactionError,
@@ -115,6 +116,7 @@ const ERROR_CLASSES = {
   replacedByOther: TransactionReplacedError,
   nonceState: NonceStateError,
   feeData: FeeDataError,
+  dropped: TransactionDroppedError,
   config: ConfigError,
   rpc: RpcError,
   http: HttpError,
@@ -167,3 +169,4 @@ const isInvalidSignerError = isKind('invalidSigner');
 const isTransactionReplacedError = isKind('replacedByOther');
 const isNonceStateError = isKind('nonceState');
 const isFeeDataError = isKind('feeData');
+const isTransactionDroppedError = isKind('dropped');

@@ -324,7 +324,7 @@ function createApi(wasm) {
     isRetryBudgetError, isRateLimitedError, isOutcomeUnknownError, isClosedError, isInvalidRequestError,
     isOverloadError, isNoEndpointError,
     InvalidTransactionError, FeeCeilingError, SignerError, InvalidSignerError, TransactionReplacedError,
-    NonceStateError, FeeDataError,
+    NonceStateError, FeeDataError, TransactionDroppedError, isTransactionDroppedError,
     isInvalidTransactionError, isFeeCeilingError, isSignerError, isInvalidSignerError, isTransactionReplacedError,
     isNonceStateError, isFeeDataError,
   };

@@ -152,6 +152,16 @@ pub enum TxFailure<E> {
     Settled(u64),
     /// Nothing to cancel: no transaction of ours is known for this nonce.
     UnknownNonce(u64),
+    /// No node has any of our transactions for the nonce and re-sending
+    /// them is refused for certain (`error`): dropped. The nonce is free again.
+    Dropped {
+        /// The nonce.
+        nonce: u64,
+        /// Every hash sent, oldest first.
+        hashes: Vec<B256>,
+        /// Why the last re-send was refused.
+        error: E,
+    },
     /// The relayer closed while waiting; the hashes may still be mined.
     Closed {
         /// The nonce.
@@ -299,10 +309,16 @@ impl<N: TxNode> TxEngine<N> {
         let result = self.watch(runtime, signer, account, cell, options, emit).await;
         let nonce = cell.slot.borrow().nonce();
         let settles = matches!(result, Ok(_) | Err(TxFailure::ReplacedByOther { .. }));
-        if settles {
+        let dropped = matches!(result, Err(TxFailure::Dropped { .. }));
+        if settles || dropped {
             cell.slot.borrow_mut().settle();
-            account.book.borrow_mut().settle(nonce);
             account.slots.borrow_mut().remove(&nonce);
+            let mut book = account.book.borrow_mut();
+            if dropped {
+                book.abandon(nonce); // not consumed on chain: the next send reuses it
+            } else {
+                book.settle(nonce);
+            }
         }
         cell.driven.set(false);
         *cell.result.borrow_mut() = Some(result.clone());
@@ -383,7 +399,9 @@ impl<N: TxNode> TxEngine<N> {
                     if let Step::Replace(kind) = step {
                         self.replace(signer, cell, kind, head, options, emit).await?;
                     } else if polls % options.rebroadcast_every.max(1) == 0 {
-                        self.rebroadcast(cell, emit).await;
+                        if let Some(error) = self.rebroadcast(cell, emit).await {
+                            return Err(TxFailure::Dropped { nonce, hashes: hashes(), error });
+                        }
                         if lowest {
                             self.check_gap(signer, account, nonce, options, emit).await;
                         }
@@ -405,11 +423,24 @@ impl<N: TxNode> TxEngine<N> {
         None
     }
 
-    async fn rebroadcast(&self, cell: &SlotCell<N::Receipt, N::Error>, emit: &dyn Fn(TxEvent)) {
+    /// Sends the newest bytes to every endpoint again. If no node knows any
+    /// of our hashes afterwards, one more send through the pool asks why:
+    /// a certain refusal (funds, fee floor…) means the transaction is
+    /// dropped, and that error is returned.
+    async fn rebroadcast(&self, cell: &SlotCell<N::Receipt, N::Error>, emit: &dyn Fn(TxEvent)) -> Option<N::Error> {
         let latest = cell.slot.borrow().latest().cloned();
-        if let Some(tx) = latest.filter(|tx| !tx.raw.is_empty()) {
-            emit(TxEvent::Rebroadcast { nonce: cell.slot.borrow().nonce(), hash: tx.hash });
-            self.node.rebroadcast(&tx.raw).await;
+        let tx = latest.filter(|tx| !tx.raw.is_empty())?;
+        emit(TxEvent::Rebroadcast { nonce: cell.slot.borrow().nonce(), hash: tx.hash });
+        self.node.rebroadcast(&tx.raw).await;
+        let hashes: Vec<B256> = cell.slot.borrow().sent().iter().map(|s| s.hash).collect();
+        for hash in hashes {
+            if self.node.known(hash).await {
+                return None;
+            }
+        }
+        match self.node.send_raw(&tx.raw).await {
+            SendOutcome::Rejected(error) => Some(error),
+            _ => None,
         }
     }
 

@@ -112,6 +112,15 @@ impl NonceBook {
         }
     }
 
+    /// A live nonce whose transactions no node has any more and that the
+    /// chain has not consumed (a dropped transaction): handed out again
+    /// first, so it does not leave a gap.
+    pub fn abandon(&mut self, nonce: u64) {
+        if self.used.remove(&nonce).is_some() && self.next.is_some_and(|n| nonce < n) {
+            self.holes.insert(nonce);
+        }
+    }
+
     /// Forgets a nonce that is done with (mined, replaced or given up).
     pub fn settle(&mut self, nonce: u64) {
         self.used.remove(&nonce);
@@ -202,6 +211,18 @@ mod tests {
         assert_eq!(book.release(n), Err(NonceError::NotReleasable(n)));
         assert_eq!(book.release(42), Err(NonceError::NotReleasable(42)));
         assert_eq!(book.allocate(), Ok(1));
+    }
+
+    #[test]
+    fn an_abandoned_nonce_is_reused_first() {
+        let mut book = ready(0);
+        for _ in 0..3 {
+            let n = book.allocate().unwrap();
+            book.mark_live(n);
+        }
+        book.abandon(1);
+        assert_eq!(book.allocate(), Ok(1));
+        assert_eq!(book.allocate(), Ok(3));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::time::Duration;
@@ -43,6 +44,8 @@ struct Chain {
     lose_sends: u32,
     sends: Vec<B256>,
     polls: Vec<Instant>,
+    /// Refuse every send for certain (say, the balance is gone).
+    refuse: bool,
 }
 
 impl Chain {
@@ -62,6 +65,9 @@ impl Chain {
         let hash = tx_hash(raw);
         let (nonce, max_fee, tip) = parse(raw);
         self.sends.push(hash);
+        if self.refuse {
+            return SendOutcome::Rejected("insufficient funds for gas * price + value".into());
+        }
         if self.mined.contains_key(&hash) || self.pool.get(&nonce).is_some_and(|p| p.hash == hash) {
             return SendOutcome::Accepted;
         }
@@ -233,7 +239,7 @@ impl World {
     }
 }
 
-type Task<'a> = Pin<Box<dyn std::future::Future<Output = ()> + 'a>>;
+type Task<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
 
 #[test]
 fn a_stuck_transaction_is_sped_up_after_max_wait_blocks_and_the_replacement_wins() {
@@ -350,4 +356,69 @@ fn receipt_polls_are_jittered_not_periodic() {
     assert!(gaps.iter().all(|g| (2.0..6.0).contains(g)), "{gaps:?}");
     let distinct: std::collections::BTreeSet<u64> = gaps.iter().map(|g| (g * 1000.0) as u64).collect();
     assert!(distinct.len() > gaps.len() / 2, "intervals repeat: {gaps:?}");
+}
+
+#[test]
+fn a_gap_below_our_nonce_is_reported_and_filled() {
+    let w = world(0);
+    // Someone else's transaction with nonce 0 sits in the pool: our send takes nonce 1.
+    let outsider = Pooled { hash: B256::repeat_byte(0xee), max_fee: 30 * GWEI, tip: GWEI };
+    w.chain.borrow_mut().pool.insert(0, outsider);
+    let emit = w.emit();
+    let done = Cell::new(false);
+    let run = async {
+        let ours = request(30 * GWEI);
+        let send = w.engine.send(&*w.rt, &w.signer, &ours, w.engine.options(), &emit);
+        let mut send = std::pin::pin!(send);
+        // Once ours is accepted, the outsider vanishes from the pool: nonce 0 is a gap.
+        std::future::poll_fn(|cx| {
+            let _ = send.as_mut().poll(cx);
+            std::task::Poll::Ready(())
+        })
+        .await;
+        w.chain.borrow_mut().pool.remove(&0);
+        let outcome = send.await.unwrap();
+        assert_eq!(outcome.nonce, 1);
+        done.set(true);
+    };
+    let tasks: Vec<Task> = vec![Box::pin(run), Box::pin(w.miner(&done))];
+    w.rt.block_on(join_all(tasks)).unwrap();
+    let gap = w.events.borrow().iter().find_map(|(_, e)| match e {
+        TxEvent::NonceGap { from, to, repaired } => Some((*from, *to, *repaired)),
+        _ => None,
+    });
+    assert_eq!(gap, Some((0, 1, true)));
+    assert_eq!(w.chain.borrow().next_nonce, 2, "the filler took nonce 0, ours nonce 1");
+}
+
+#[test]
+fn a_transaction_no_node_keeps_and_every_node_refuses_is_dropped_and_its_nonce_reused() {
+    let w = world(u128::MAX); // never mined
+    let emit = w.emit();
+    let done = Cell::new(false);
+    let run = async {
+        let ours = request(30 * GWEI);
+        let send = w.engine.send(&*w.rt, &w.signer, &ours, w.engine.options(), &emit);
+        let mut send = std::pin::pin!(send);
+        std::future::poll_fn(|cx| {
+            let _ = send.as_mut().poll(cx);
+            std::task::Poll::Ready(())
+        })
+        .await;
+        {
+            // The node evicts it, and the account can no longer pay for it.
+            let mut chain = w.chain.borrow_mut();
+            chain.pool.clear();
+            chain.refuse = true;
+        }
+        let failure = send.await.unwrap_err();
+        assert!(matches!(failure, super::engine::TxFailure::Dropped { nonce: 0, .. }), "{failure:?}");
+        w.chain.borrow_mut().refuse = false;
+        w.chain.borrow_mut().min_fee = 0;
+        let next = w.engine.send(&*w.rt, &w.signer, &request(31 * GWEI), w.engine.options(), &emit).await.unwrap();
+        assert_eq!(next.nonce, 0, "the dropped nonce is reused: no gap");
+        done.set(true);
+    };
+    let tasks: Vec<Task> = vec![Box::pin(run), Box::pin(w.miner(&done))];
+    w.rt.block_on(join_all(tasks)).unwrap();
 }

@@ -235,6 +235,15 @@ fn failure_js(f: TxFailure<JsValue>) -> JsValue {
             .set("nonce", nonce as f64)
             .set("message", format!("no pending transaction of this account with nonce {nonce} is tracked by this relayer"))
             .build(),
+        TxFailure::Dropped { nonce, hashes, error } => with_hashes(
+            "dropped",
+            -32603,
+            format!("nonce {nonce}: no node has our transaction any more and re-sending it is refused; the nonce is free again"),
+            nonce,
+            &hashes,
+        )
+        .set("cause", error)
+        .build(),
         TxFailure::Closed { nonce, hashes } => with_hashes(
             "closed",
             4900,
