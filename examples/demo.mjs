@@ -10,6 +10,7 @@
 import { FaultTolerantRelayer, isRpcError, isBreakwaterError } from '../pkg/dist/node.mjs';
 import { startAnvil } from '../js-tests/helpers/anvil.mjs';
 import { startMockNode } from '../js-tests/helpers/mock-node.mjs';
+import { mnemonicToAccount } from 'viem/accounts';
 
 const t0 = Date.now();
 const stamp = () => `${String(Date.now() - t0).padStart(6)} ms`;
@@ -21,6 +22,7 @@ const fleet = {};
 for (const name of ['alpha', 'bravo', 'charlie']) fleet[name] = await startMockNode([{ proxy: anvil.url }]);
 const healthy = [{ proxy: anvil.url }];
 let logical = 0;
+let txSceneRequests = 0;
 
 try {
   // alpha's URL carries a (fake) API key: watch it stay out of every line below.
@@ -89,6 +91,30 @@ try {
   }
   log(receipt ? `✔ mined in block ${parseInt(receipt.blockNumber, 16)}, status ${receipt.status}` : '✘ not mined');
 
+  scene('gas spike: a transfer signed by a viem account goes out at today\'s fee, then the base fee jumps 20×; the node evicts it, and after 2 blocks the relayer replaces it (same nonce, both fees up, priced at the new estimate) — never a second nonce');
+  // anvil's public dev account #2; its key never enters the relayer, only the account's signTransaction is called.
+  const account = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 2 });
+  const txLog = (e) => log(`  ⛓ ${e.type} nonce ${e.nonce ?? '-'} ${e.hash ? e.hash.slice(0, 12) + '…' : ''}${e.maxFeePerGas ? ` maxFee ${(Number(e.maxFeePerGas) / 1e9).toFixed(2)} gwei` : ''}${e.kind ? ` (${e.kind})` : ''}`);
+  const offs = ['txSubmitted', 'txUnknown', 'speedUp', 'cancel', 'txIncluded', 'reorg', 'txMined', 'replaced'].map((t) => relayer.on(t, txLog));
+  const fleetCount = () => Object.values(fleet).reduce((n, f) => n + f.count(), 0);
+  const txSceneStart = fleetCount();
+  const base = BigInt(await relayer.request({ method: 'eth_gasPrice' }));
+  const sending = relayer.sendTransactionWithSpeedup(account, { to: '0x000000000000000000000000000000000000dEaD', value: 1n, chainId: 31337,
+    maxFeePerGas: base + base / 10n, maxPriorityFeePerGas: base / 10n }, 2, { pollIntervalMs: 250 });
+  await Promise.race([new Promise((r) => relayer.on('txSubmitted', r)), sending.catch(() => {})]);
+  await fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_setNextBlockBaseFeePerGas', params: [`0x${(base * 20n).toString(16)}`] }) });
+  log(`  (base fee set to ${(Number(base * 20n) / 1e9).toFixed(2)} gwei for the next block)`);
+  try {
+    const outcome = await sending;
+    log(`✔ nonce ${outcome.nonce} ${outcome.outcome} in block ${parseInt(outcome.blockNumber, 16)}: ${outcome.hashes.length} transaction(s) sent for it, the mined one is ${outcome.hash.slice(0, 12)}…`);
+  } catch (e) {
+    log(`✘ ${e.name}: ${e.message}`);
+  }
+  offs.forEach((off) => off());
+  txSceneRequests = fleetCount() - txSceneStart;
+  log(`  (the transaction layer made ${txSceneRequests} upstream requests: fee data, nonce, sends, jittered receipt polls; left out of the amplification below)`);
+
   scene('total outage: bravo and charlie fail too (alpha is still down); both are back 1.5 s later');
   fleet.bravo.setScript([{ status: 503 }]);
   fleet.charlie.setScript([{ status: 503 }]);
@@ -105,7 +131,7 @@ try {
   for (const e of relayer.stats().endpoints) {
     log(`${e.endpoint.padEnd(8)} breaker ${e.state.padEnd(8)} ok ${String(e.successes).padStart(3)}  failed ${String(e.failures).padStart(3)}  latency ${Object.values(e.latencyMs).map((v) => v.toFixed(0)).join('/')} ms`);
   }
-  const upstream = Object.values(fleet).reduce((n, f) => n + f.count(), 0);
+  const upstream = Object.values(fleet).reduce((n, f) => n + f.count(), 0) - txSceneRequests;
   for (const [name, f] of Object.entries(fleet)) log(`${name.padEnd(8)} received ${f.count()} requests`);
   log(`logical requests ${logical}, upstream requests ${upstream}, amplification ${(upstream / logical).toFixed(2)}`);
   log(`retry budget left: ${relayer.stats().retryBudget.toFixed(2)} tokens`);

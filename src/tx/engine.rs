@@ -49,6 +49,9 @@ pub enum SendOutcome<E> {
     },
     /// A transaction with this nonce is pooled and pays as much or more.
     Underpriced(E),
+    /// Refused for its fees (below the base fee or the node's floor): a
+    /// higher-priced replacement would be taken, so this is no drop.
+    FeeTooLow(E),
     /// Refused for certain (funds, gas, fee cap…): nothing was accepted.
     Rejected(E),
 }

@@ -56,7 +56,9 @@ impl<N: TxNode> TxEngine<N> {
                 Ok(Some(_)) => RawStatus::Mined,
                 _ => RawStatus::Refused(error),
             },
-            SendOutcome::Underpriced(error) | SendOutcome::Rejected(error) => RawStatus::Refused(error),
+            SendOutcome::Underpriced(error) | SendOutcome::Rejected(error) | SendOutcome::FeeTooLow(error) => {
+                RawStatus::Refused(error)
+            }
         };
         (hash, status)
     }

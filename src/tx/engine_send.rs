@@ -175,7 +175,7 @@ impl<N: TxNode> TxEngine<N> {
                     let skipped = account.book.borrow_mut().resync(pending.max(nonce + 1));
                     emit(TxEvent::NonceResync { from: nonce, to: skipped.end.max(nonce + 1) });
                 }
-                SendOutcome::Rejected(error) | SendOutcome::Underpriced(error) => {
+                SendOutcome::Rejected(error) | SendOutcome::Underpriced(error) | SendOutcome::FeeTooLow(error) => {
                     let _ = account.book.borrow_mut().release(nonce);
                     return Err(TxFailure::Rejected(error));
                 }

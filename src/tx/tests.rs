@@ -46,11 +46,16 @@ struct Chain {
     polls: Vec<Instant>,
     /// Refuse every send for certain (say, the balance is gone).
     refuse: bool,
+    /// Below this max fee a send is refused as too cheap, and a pooled
+    /// transaction is evicted when a block is mined (as anvil does).
+    base_fee: u128,
 }
 
 impl Chain {
     fn mine(&mut self) {
         self.head += 1;
+        let base_fee = self.base_fee;
+        self.pool.retain(|_, tx| tx.max_fee >= base_fee);
         while let Some(tx) = self.pool.get(&self.next_nonce).cloned() {
             if tx.max_fee < self.min_fee {
                 break;
@@ -70,6 +75,9 @@ impl Chain {
         }
         if self.mined.contains_key(&hash) || self.pool.get(&nonce).is_some_and(|p| p.hash == hash) {
             return SendOutcome::Accepted;
+        }
+        if max_fee < self.base_fee {
+            return SendOutcome::FeeTooLow("max fee per gas less than block base fee".into());
         }
         if nonce < self.next_nonce {
             return SendOutcome::NonceTooLow { certain: true, error: "nonce too low".into() };
@@ -127,7 +135,8 @@ impl TxNode for SimNode {
         Ok(if pending { chain.pending_count() } else { chain.next_nonce })
     }
     async fn fee_sample(&self) -> FeeSample {
-        FeeSample { next_base_fee: Some(10 * GWEI), tip_hint: Some(GWEI), ..Default::default() }
+        let base = self.chain.borrow().base_fee.max(10 * GWEI);
+        FeeSample { next_base_fee: Some(base), tip_hint: Some(GWEI), ..Default::default() }
     }
     async fn estimate_gas(&self, _: &UnsignedTx) -> Result<u64, String> {
         Ok(21_000)
@@ -421,4 +430,29 @@ fn a_transaction_no_node_keeps_and_every_node_refuses_is_dropped_and_its_nonce_r
     };
     let tasks: Vec<Task> = vec![Box::pin(run), Box::pin(w.miner(&done))];
     w.rt.block_on(join_all(tasks)).unwrap();
+}
+
+#[test]
+fn a_gas_spike_that_evicts_our_transaction_is_cured_by_a_speed_up_not_reported_as_dropped() {
+    let w = world(0);
+    let emit = w.emit();
+    let done = Cell::new(false);
+    let run = async {
+        let ours = request(30 * GWEI);
+        let options = TxOptions { max_wait_blocks: 2, rebroadcast_every: 1, ..w.engine.options() };
+        let send = w.engine.send(&*w.rt, &w.signer, &ours, options, &emit);
+        let mut send = std::pin::pin!(send);
+        std::future::poll_fn(|cx| {
+            let _ = send.as_mut().poll(cx);
+            std::task::Poll::Ready(())
+        })
+        .await;
+        w.chain.borrow_mut().base_fee = 40 * GWEI; // the next block evicts it; re-sends are refused as too cheap
+        let outcome = send.await.unwrap();
+        assert_eq!(outcome.resolution, super::slot::Resolution::Replaced);
+        done.set(true);
+    };
+    let tasks: Vec<Task> = vec![Box::pin(run), Box::pin(w.miner(&done))];
+    w.rt.block_on(join_all(tasks)).unwrap();
+    assert_eq!(w.replacements(), vec![(0, TxKind::SpeedUp)], "priced at the spiked estimate: one bump is enough");
 }

@@ -94,6 +94,27 @@ impl CoreNode {
     }
 }
 
+/// Refusals that a higher fee cures (anvil/geth/reth "max fee per gas less
+/// than block base fee", geth "transaction underpriced" and "gas price below
+/// minimum", Besu "below configured minimum" / "below current base fee",
+/// Erigon "fee too low", Nethermind "FeeTooLow"): a speed-up, not a drop.
+fn fee_too_low(f: &Failure<JsValue>) -> bool {
+    let Some(FailureDetail::Rpc(info)) = &f.last else { return false };
+    let message = info.message.to_ascii_lowercase();
+    [
+        "less than block base fee",
+        "underpriced",
+        "gas price below",
+        "below current base fee",
+        "below configured minimum",
+        "fee too low",
+        "feetoolow",
+        "fee cap less than",
+    ]
+    .iter()
+    .any(|fragment| message.contains(fragment))
+}
+
 /// Reads a failed `eth_sendRawTransaction`: did any attempt possibly land?
 fn classify_send(f: &Failure<JsValue>, error: JsValue) -> SendOutcome<JsValue> {
     let Some((last, earlier)) = f.attempts.split_last() else { return SendOutcome::Unknown(error) };
@@ -104,6 +125,7 @@ fn classify_send(f: &Failure<JsValue>, error: JsValue) -> SendOutcome<JsValue> {
     match last.verdict.class {
         ErrorClass::NonceTooLow => SendOutcome::NonceTooLow { certain: earlier_certain, error },
         ErrorClass::ReplacementUnderpriced if earlier_certain => SendOutcome::Underpriced(error),
+        _ if earlier_certain && certain(last) && fee_too_low(f) => SendOutcome::FeeTooLow(error),
         _ if earlier_certain && certain(last) => SendOutcome::Rejected(error),
         _ => SendOutcome::Unknown(error),
     }
