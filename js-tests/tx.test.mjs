@@ -334,3 +334,20 @@ test('an EIP-1193 wallet signs and sends by itself; its speed-up re-sends the sa
   assert.equal(outcome.nonce, 0);
   assert.equal(node.proxy.raws.length, 0, 'a wallet broadcasts itself: no raw bytes went through the relayer');
 });
+
+test('a legacy gasPrice transaction stays legacy through its speed-up', async () => {
+  const node = await chain();
+  const relayer = relayerFor(node.proxy.url);
+  const log = recorder(relayer);
+  const wallet = new ethers.Wallet(KEYS[8]);
+  const sending = relayer.sendTransactionWithSpeedup(wallet, { to: RECIPIENT, value: 6n, gasPrice: 2n * GWEI }, 1);
+  const submitted = await log.next('txSubmitted');
+  const speedUp = await stallUntil(node, log, 'speedUp');
+  assert.ok(BigInt(speedUp.gasPrice) * 10n > 2n * GWEI * 11n, 'gas price raised by more than 10 %');
+  assert.equal(speedUp.maxFeePerGas, undefined);
+  const outcome = await mineUntil(node, sending);
+  assert.equal(outcome.outcome, 'replaced');
+  assert.equal(outcome.type, '0x0', 'mined as a legacy transaction');
+  assert.deepEqual(outcome.hashes, [submitted.hash, speedUp.hash]);
+  assert.equal(BigInt(outcome.gasUsed), 21000n, 'the gas limit was estimated');
+});

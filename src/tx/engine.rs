@@ -155,6 +155,9 @@ pub enum TxFailure<E> {
     Settled(u64),
     /// Nothing to cancel: no transaction of ours is known for this nonce.
     UnknownNonce(u64),
+    /// Another sender kept taking the nonce we signed for (each time our
+    /// bytes were refused for certain, so nothing of ours is out there).
+    NonceContention(u64),
     /// No node has any of our transactions for the nonce and re-sending
     /// them is refused for certain (`error`): dropped. The nonce is free again.
     Dropped {

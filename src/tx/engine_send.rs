@@ -24,7 +24,7 @@ use alloy_primitives::B256;
 use super::engine::{
     tx_hash, Account, SendOutcome, Signed, SlotCell, TxEngine, TxEvent, TxFailure, TxNode, TxOutcome, TxSigner,
 };
-use super::fees::{self, FeeError};
+use super::fees;
 use super::request::{TxFieldError, TxRequest};
 use super::slot::{NonceSlot, SentTx, TxKind};
 use super::{TxOptions, UnsignedTx};
@@ -124,7 +124,7 @@ impl<N: TxNode> TxEngine<N> {
                 let pending = self.node.transaction_count(unsigned.from, true).await.map_err(TxFailure::Node)?;
                 account.book.borrow_mut().init(pending);
             }
-            let nonce = account.book.borrow_mut().allocate().map_err(|_| TxFailure::Fees(FeeError::NoFeeData))?;
+            let nonce = account.book.borrow_mut().allocate().map_err(|_| TxFailure::NonceContention(unsigned.nonce))?;
             unsigned.nonce = nonce;
             let signed = match signer.sign(&unsigned).await {
                 Ok(signed) => signed,
@@ -181,7 +181,7 @@ impl<N: TxNode> TxEngine<N> {
                 }
             }
         }
-        Err(TxFailure::Fees(FeeError::NoFeeData))
+        Err(TxFailure::NonceContention(unsigned.nonce))
     }
 
     /// Cancels the transaction of `signer`'s account with `nonce`: a 0-value

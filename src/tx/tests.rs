@@ -456,3 +456,36 @@ fn a_gas_spike_that_evicts_our_transaction_is_cured_by_a_speed_up_not_reported_a
     w.rt.block_on(join_all(tasks)).unwrap();
     assert_eq!(w.replacements(), vec![(0, TxKind::SpeedUp)], "priced at the spiked estimate: one bump is enough");
 }
+
+#[test]
+fn a_nonce_taken_by_a_transaction_that_is_not_ours_is_reported_with_our_hashes() {
+    let w = world(u128::MAX); // ours is never mined
+    let emit = w.emit();
+    let done = Cell::new(false);
+    let run = async {
+        let ours = request(30 * GWEI);
+        let send = w.engine.send(&*w.rt, &w.signer, &ours, w.engine.options(), &emit);
+        let mut send = std::pin::pin!(send);
+        std::future::poll_fn(|cx| {
+            let _ = send.as_mut().poll(cx);
+            std::task::Poll::Ready(())
+        })
+        .await;
+        {
+            // Another wallet with the same key gets its own nonce-0 transaction mined.
+            let mut chain = w.chain.borrow_mut();
+            chain.pool.clear();
+            chain.next_nonce = 1;
+            let head = chain.head;
+            chain.mined.insert(B256::repeat_byte(0xee), head);
+        }
+        match send.await {
+            Err(super::engine::TxFailure::ReplacedByOther { nonce: 0, hashes }) => assert_eq!(hashes.len(), 1),
+            other => panic!("{other:?}"),
+        }
+        done.set(true);
+    };
+    let tasks: Vec<Task> = vec![Box::pin(run), Box::pin(w.miner(&done))];
+    w.rt.block_on(join_all(tasks)).unwrap();
+    assert_eq!(w.engine.pending(1, Address::repeat_byte(0xaa)), vec![], "settled: nothing left to watch");
+}

@@ -244,6 +244,12 @@ fn failure_js(f: TxFailure<JsValue>) -> JsValue {
         )
         .set("cause", error)
         .build(),
+        TxFailure::NonceContention(nonce) => Obj::new()
+            .set("kind", "nonceState")
+            .set("code", -32603.0)
+            .set("nonce", nonce as f64)
+            .set("message", format!("another sender kept taking this account's nonces (last tried {nonce}); nothing of ours was broadcast"))
+            .build(),
         TxFailure::Closed { nonce, hashes } => with_hashes(
             "closed",
             4900,
