@@ -342,7 +342,9 @@ test('a legacy gasPrice transaction stays legacy through its speed-up', async ()
   const wallet = new ethers.Wallet(KEYS[8]);
   const sending = relayer.sendTransactionWithSpeedup(wallet, { to: RECIPIENT, value: 6n, gasPrice: 2n * GWEI }, 1);
   const submitted = await log.next('txSubmitted');
+  const accepted = log.accepted('speedUp');
   const speedUp = await stallUntil(node, log, 'speedUp');
+  await accepted; // mine only once the node holds the replacement
   assert.ok(BigInt(speedUp.gasPrice) * 10n > 2n * GWEI * 11n, 'gas price raised by more than 10 %');
   assert.equal(speedUp.maxFeePerGas, undefined);
   const outcome = await mineUntil(node, sending);
