@@ -3,7 +3,7 @@
 # each step checks first and skips what is already there, so reruns take
 # seconds. Needs the crate, npm and Debian registries only.
 #   scripts/setup.sh            everything
-#   scripts/setup.sh --no-browser   skip Chromium (the demo does not need it)
+#   scripts/setup.sh --no-browser   skip Chromium and Node 18 (the demo needs neither)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,5 +40,9 @@ if [ "$want_browser" = 1 ] && [ ! -x /usr/bin/chromium ]; then
   [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+if [ "$want_browser" = 1 ]; then
+  # Node 18 beside the system Node, for the compatibility test (skips when present).
+  scripts/node18.sh >/dev/null
 fi
 say "ready"
