@@ -49,10 +49,19 @@ export interface RetryBudgetOptions {
   burst?: number;
 }
 
-/** One upstream as an object (a plain URL string is the same with every default). */
+/** An ethers v6 provider (JsonRpcProvider, BrowserProvider…): anything with `send(method, params)`. */
+export interface SendProvider {
+  send(method: string, params: any[] | Record<string, any>): Promise<any>;
+}
+/** A provider wrapped as an upstream: its calls get the same retry, breaker, quota and routing as a URL. */
+export type UpstreamProvider = Eip1193Provider | SendProvider;
+
+/** One upstream as an object (a plain URL string is the same with every default). Give `url` or `provider`. */
 export interface EndpointConfig {
   /** The http(s) JSON-RPC URL. API keys in it are redacted everywhere. */
-  url: string;
+  url?: string;
+  /** Instead of a URL: an existing provider to wrap (label defaults to `provider<index>`). */
+  provider?: UpstreamProvider;
   /** A label for events and stats (secrets in it are masked too). @default the redacted URL */
   label?: string;
   /** Extra HTTP headers; their values are treated as secrets. */
@@ -568,7 +577,7 @@ export declare function isTransactionDroppedError(e: unknown): e is TransactionD
 /** A fault-tolerant JSON-RPC client that is also an EIP-1193 provider. */
 export declare class FaultTolerantRelayer implements Eip1193Provider {
   /** @throws ConfigError naming the bad option, e.g. an empty list or a non-URL. */
-  constructor(upstreams: readonly (string | EndpointConfig)[], options?: RelayerOptions);
+  constructor(upstreams: readonly (string | EndpointConfig | UpstreamProvider)[], options?: RelayerOptions);
   /** One request under every policy; resolves to the node's `result` untouched. */
   request(args: RequestArguments, options?: CallOptions): Promise<unknown>;
   /**

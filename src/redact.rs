@@ -83,6 +83,12 @@ impl EndpointUrl {
         Ok(EndpointUrl { url: url.to_string(), label, secrets })
     }
 
+    /// An endpoint without a URL (a wrapped provider object): only a label,
+    /// nothing to scrub.
+    pub fn labelled(label: &str) -> Self {
+        EndpointUrl { url: String::new(), label: label.to_string(), secrets: Vec::new() }
+    }
+
     /// The full URL, secrets included: only for the transport.
     pub fn url(&self) -> &str {
         &self.url
@@ -109,7 +115,7 @@ impl EndpointUrl {
 
     /// Masks this endpoint's secrets (and its full URL) inside `text`.
     pub fn scrub(&self, text: &str) -> String {
-        let mut out = text.replace(&self.url, &self.label);
+        let mut out = if self.url.is_empty() { text.to_string() } else { text.replace(&self.url, &self.label) };
         for secret in &self.secrets {
             if secret.len() >= 4 {
                 out = out.replace(secret.as_str(), MASK);
@@ -132,6 +138,13 @@ fn looks_like_secret(segment: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_labelled_endpoint_scrubs_nothing_and_keeps_text_intact() {
+        let e = EndpointUrl::labelled("my-provider");
+        assert_eq!(e.label(), "my-provider");
+        assert_eq!(e.scrub("error at node"), "error at node");
+    }
 
     #[test]
     fn provider_keys_are_masked_in_labels() {

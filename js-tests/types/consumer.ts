@@ -33,6 +33,10 @@ const endpoint: EndpointConfig = {
 async function main(): Promise<void> {
   await ready;
   const relayer = new FaultTolerantRelayer(['http://127.0.0.1:8545', endpoint], options);
+  // Providers as upstreams: a bare EIP-1193 object, an ethers-like `send`, and an endpoint object around one.
+  const eip1193: Eip1193Provider = { request: async () => '0x1' };
+  const wrapped = new FaultTolerantRelayer([eip1193, { send: async () => '0x1' }, { provider: relayer, label: 'inner', quotaGroup: 'alchemy' }], options);
+  await wrapped.close();
   relayer.on('breaker', (e: BreakerEvent) => { const to: 'closed' | 'open' | 'halfOpen' = e.to; void to; });
   relayer.on('chainMismatch', (e: ChainMismatchEvent) => { const got: number = e.got; void got; });
   relayer.on('overload', (e: OverloadEvent) => { const w: number = e.waiting; void w; });

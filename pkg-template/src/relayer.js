@@ -56,7 +56,7 @@ function createRelayerClass(wasm) {
     constructor(rpcUrls, options) {
       // Every option (and unknown keys) is checked by the engine, which names the field.
       try {
-        this.#engine = new wasm.WasmRelayer(rpcUrls, options, (event) => this.#dispatch(event));
+        this.#engine = new wasm.WasmRelayer(wrapUpstreams(rpcUrls), options, (event) => this.#dispatch(event));
       } catch (descriptor) {
         throw toError(descriptor);
       }

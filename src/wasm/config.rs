@@ -2,7 +2,7 @@
 //! validated configuration. Type errors name the option; range checks
 //! happen in the pure core (`RelayerConfig::build`, `PoolOptions::validate`).
 
-use js_sys::Array;
+use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
 
 use super::fields::{absent, Fields};
@@ -39,28 +39,58 @@ const OPTIONS: &[&str] = &[
     "adaptiveTimeout",
     "transactions",
 ];
-const ENDPOINT: &[&str] =
-    &["url", "label", "headers", "quotaGroup", "weight", "priority", "methods", "costs", "maxConcurrency", "timeoutMs"];
+const ENDPOINT: &[&str] = &[
+    "url",
+    "provider",
+    "label",
+    "headers",
+    "quotaGroup",
+    "weight",
+    "priority",
+    "methods",
+    "costs",
+    "maxConcurrency",
+    "timeoutMs",
+];
 
-/// Parses the upstream list: URL strings or endpoint objects.
-pub fn upstreams(value: &JsValue) -> Result<Vec<EndpointSpec>, ConfigError> {
+/// One upstream: its spec, and for a wrapped provider the JS function that
+/// performs its calls (`(body, timeoutMs) → Promise<{ text } | { observation }>`,
+/// made by the JS wrapper).
+pub type Upstream = (EndpointSpec, Option<Function>);
+
+/// Parses the upstream list: URL strings, endpoint objects, or wrapped providers.
+pub fn upstreams(value: &JsValue) -> Result<Vec<Upstream>, ConfigError> {
     if !Array::is_array(value) {
-        return Err(ConfigError::new("upstreams", "must be an array of RPC URLs or endpoint objects"));
+        return Err(ConfigError::new("upstreams", "must be an array of RPC URLs, endpoint objects or providers"));
     }
     Array::from(value).iter().enumerate().map(|(i, item)| endpoint(&item, i)).collect()
 }
 
-fn endpoint(item: &JsValue, i: usize) -> Result<EndpointSpec, ConfigError> {
+fn endpoint(item: &JsValue, i: usize) -> Result<Upstream, ConfigError> {
     let path = format!("upstreams[{i}]");
     if let Some(url) = item.as_string() {
-        return Ok(EndpointSpec::from_url(EndpointUrl::parse(&url, &path)?, i));
+        return Ok((EndpointSpec::from_url(EndpointUrl::parse(&url, &path)?, i), None));
     }
     if absent(item) || !item.is_object() {
-        return Err(ConfigError::new(&path, "must be an http(s) URL string or an endpoint object"));
+        return Err(ConfigError::new(
+            &path,
+            "must be an http(s) URL string, an endpoint object or an EIP-1193 provider",
+        ));
     }
     let f = Fields::new(item, &path, ENDPOINT)?;
-    let url = f.string("url")?.ok_or_else(|| ConfigError::new(f.field("url"), "is required"))?;
-    let mut url = EndpointUrl::parse(&url, &f.field("url"))?;
+    let provider = f.raw("provider");
+    let (mut url, provider) = if absent(&provider) {
+        let url = f.string("url")?.ok_or_else(|| ConfigError::new(f.field("url"), "is required"))?;
+        (EndpointUrl::parse(&url, &f.field("url"))?, None)
+    } else {
+        let call = provider.dyn_into::<Function>().map_err(|_| {
+            ConfigError::new(f.field("provider"), "must be an EIP-1193 provider (request) or an ethers provider (send)")
+        })?;
+        if !absent(&f.raw("url")) {
+            return Err(ConfigError::new(f.field("url"), "cannot be combined with `provider`"));
+        }
+        (EndpointUrl::labelled(&format!("provider{i}")), Some(call))
+    };
     let mut headers = Vec::new();
     for (name, value) in f.entries("headers")?.unwrap_or_default() {
         let value =
@@ -90,7 +120,7 @@ fn endpoint(item: &JsValue, i: usize) -> Result<EndpointSpec, ConfigError> {
         spec.max_concurrency = c;
     }
     spec.timeout = f.ms("timeoutMs")?.filter(|d| !d.is_zero());
-    Ok(spec)
+    Ok((spec, provider))
 }
 
 /// Parses the relayer options object (`undefined` means all defaults).

@@ -57,6 +57,8 @@ pub struct FetchEndpoint {
     pub url: String,
     /// Extra headers.
     pub headers: Vec<(String, String)>,
+    /// A wrapped provider's call function, used instead of fetch.
+    pub provider: Option<js_sys::Function>,
 }
 
 impl FetchCall {
@@ -116,6 +118,9 @@ impl FetchTransport {
         if call.signal.as_ref().is_some_and(|s| s.aborted()) {
             return Ok(Observation::Transport(TransportFailure::Aborted));
         }
+        if let Some(provider) = &endpoint.provider {
+            return self.provider_exchange(provider, call, target).await;
+        }
         let controller = AbortController::new()?;
         let timed_out = Rc::new(Cell::new(false));
         let _link = call.signal.as_ref().map(|signal| SignalLink::new(signal, &controller));
@@ -165,6 +170,31 @@ impl FetchTransport {
             Ok(observation) => Ok(observation),
             Err(error) => Ok(Observation::Transport(transport_failure(&error, timed_out.get()))),
         }
+    }
+}
+
+impl FetchTransport {
+    /// One attempt through a wrapped provider: the JS adapter answers with
+    /// the JSON text a node would have sent, or with an observation of the
+    /// provider's failure (it enforces the attempt timeout itself).
+    async fn provider_exchange(
+        &self,
+        provider: &js_sys::Function,
+        call: &FetchCall,
+        target: AttemptTarget,
+    ) -> Result<Observation<JsValue>, JsValue> {
+        let timeout_ms = crate::time::millis_f64(target.timeout);
+        let promise = provider.call2(&JsValue::UNDEFINED, &JsValue::from_str(&call.body), &timeout_ms.into())?;
+        let out = JsFuture::from(Promise::resolve(&promise)).await?;
+        let get = |key: &str| Reflect::get(&out, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED);
+        if let Ok(text) = get("text").dyn_into::<js_sys::JsString>() {
+            let reply = match &call.batch {
+                Some(ids) => super::batch::summarise(&text, ids),
+                None => summarise(&text, call.id),
+            };
+            return Ok(Observation::Http { status: 200, retry_after: None, reply });
+        }
+        Ok(super::observation::observation_from_js(&get("observation")))
     }
 }
 

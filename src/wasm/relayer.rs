@@ -43,7 +43,8 @@ impl WasmRelayer {
     /// naming the bad field. `listener(event)` receives pipeline events.
     #[wasm_bindgen(constructor)]
     pub fn new(upstreams: JsValue, options: JsValue, listener: JsValue) -> Result<WasmRelayer, JsValue> {
-        let specs = config::upstreams(&upstreams).map_err(|e| descriptors::config_error(&e))?;
+        let (specs, providers): (Vec<_>, Vec<_>) =
+            config::upstreams(&upstreams).map_err(|e| descriptors::config_error(&e))?.into_iter().unzip();
         let (raw, rules) = config::options(&options).map_err(|e| descriptors::config_error(&e))?;
         let tx_defaults = if options.is_object() {
             let value = js_sys::Reflect::get(&options, &"transactions".into()).unwrap_or(JsValue::UNDEFINED);
@@ -56,7 +57,8 @@ impl WasmRelayer {
         let endpoints = relayer_config
             .endpoints
             .iter()
-            .map(|s| FetchEndpoint { url: s.url.url().to_string(), headers: s.headers.clone() })
+            .zip(providers)
+            .map(|(s, provider)| FetchEndpoint { url: s.url.url().to_string(), headers: s.headers.clone(), provider })
             .collect();
         let transport = FetchTransport::new(endpoints, relayer_config.max_response_bytes);
         let redactor = Redactor::new(relayer_config.endpoints.iter().map(|s| s.url.clone()).collect());
