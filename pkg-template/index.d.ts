@@ -207,6 +207,20 @@ export interface RelayerOptions {
   adaptiveTimeout?: boolean | { multiplier?: number; floorMs?: number };
   /** Defaults of the transaction layer (each call may override them). */
   transactions?: TransactionOptions;
+  /**
+   * Where events are logged, one line each (console works). Silent by default.
+   * Levels: retry, txRebroadcast, txIncluded → debug; failover, rateLimited, breaker closing, tx outcomes → info;
+   * breaker opening, overload, reorg, nonce gaps, disconnect → warn; chainMismatch → error.
+   */
+  logger?: Logger;
+}
+
+/** A console-like logger; any subset of the levels. */
+export interface Logger {
+  debug?(message: string, event: object): void;
+  info?(message: string, event: object): void;
+  warn?(message: string, event: object): void;
+  error?(message: string, event: object): void;
 }
 
 /** A wei amount or count: bigint, safe integer, or a 0x-hex / decimal string. Never a fractional number. */
@@ -397,7 +411,17 @@ export interface NonceResyncEvent { type: 'nonceResync'; from: number; to: numbe
 /** Nonces [from, to) are missing on the node below ours; `repaired`: filled with 0-value self-transfers. */
 export interface NonceGapEvent { type: 'nonceGap'; from: number; to: number; repaired: boolean; }
 
+/** EIP-1193 `connect`: a node answered; `chainId` is hex. */
+export interface ConnectEvent { type: 'connect'; chainId: string; }
+/** EIP-1193 `disconnect`: every endpoint's breaker is open, or the relayer closed (code 4900). */
+export interface DisconnectEvent { type: 'disconnect'; code: 4900; message: string; error: ClosedError; }
+/** EIP-1193 `chainChanged`: never emitted (the relayer serves one chain); accepted for compatibility. */
+export interface ChainChangedEvent { type: 'chainChanged'; chainId: string; }
+
 export interface RelayerEventMap {
+  connect: ConnectEvent;
+  disconnect: DisconnectEvent;
+  chainChanged: ChainChangedEvent;
   retry: RetryEvent;
   failover: FailoverEvent;
   breaker: BreakerEvent;

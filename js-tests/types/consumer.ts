@@ -78,6 +78,10 @@ async function main(): Promise<void> {
   const viemAccount: TransactionSigner = { address: '0x0', type: 'local', signTransaction: async () => '0x' };
   const wallet: TransactionSigner = relayer;
   const tx: TransactionRequest = { to: '0x0', value: 1n, gas: 21000, maxFeePerGas: '0x77359400', maxPriorityFeePerGas: 10n ** 9n, chainId: 1 };
+  relayer.on('connect', (e) => { const id: string = e.chainId; void id; });
+  relayer.on('disconnect', (e) => { const c: 4900 = e.code; void c; });
+  const logged = new FaultTolerantRelayer(['http://127.0.0.1:8545'], { logger: console });
+  await logged.close();
   relayer.on('txSubmitted', (e: TxSubmittedEvent) => { const k: 'original' | 'speedUp' | 'cancel' = e.kind; void k; });
   relayer.on('speedUp', (e: ReplacementEvent) => { const r: string = e.replaces; void r; });
   relayer.on('reorg', (e: ReorgEvent) => { const h: string = e.hash; void h; });

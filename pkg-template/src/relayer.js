@@ -7,7 +7,38 @@ const KNOWN_EVENTS = new Set([
   'retry', 'failover', 'breaker', 'rateLimited', 'chainMismatch', 'overload',
   'txSubmitted', 'txUnknown', 'txRebroadcast', 'speedUp', 'cancel', 'txIncluded', 'reorg', 'txMined', 'replaced',
   'nonceResync', 'nonceGap',
+  // EIP-1193: `connect` { chainId } once a node answered, `disconnect` (a 4900 error) when every
+  // endpoint's breaker is open, `connect` again when one recovers. `chainChanged` is accepted but never
+  // fires: the relayer serves one chain (a node on another one is disabled: `chainMismatch`).
+  'connect', 'disconnect', 'chainChanged',
 ]);
+
+// Log levels of events for the `logger` option (silent by default).
+const LOG_LEVELS = {
+  retry: 'debug', failover: 'info', rateLimited: 'info', overload: 'warn', chainMismatch: 'error',
+  txSubmitted: 'info', txUnknown: 'warn', txRebroadcast: 'debug', speedUp: 'info', cancel: 'info',
+  txIncluded: 'debug', reorg: 'warn', txMined: 'info', replaced: 'info', nonceResync: 'warn', nonceGap: 'warn',
+  connect: 'info', disconnect: 'warn',
+};
+
+/** A one-line description of an event, for loggers (labels are already redacted). */
+function describe(event) {
+  const fields = Object.entries(event).filter(([k]) => k !== 'type')
+    .map(([k, v]) => `${k}=${typeof v === 'object' && v !== null ? JSON.stringify(v) : v}`);
+  return `breakwater-rpc ${event.type}${fields.length ? ` ${fields.join(' ')}` : ''}`;
+}
+
+/** Checks the `logger` option: console-like, with any of debug/info/warn/error. */
+function checkLogger(logger) {
+  if (logger === undefined) return undefined;
+  const ok = logger !== null && typeof logger === 'object'
+    && ['debug', 'info', 'warn', 'error'].some((level) => typeof logger[level] === 'function');
+  if (!ok) {
+    throw new ConfigError({ kind: 'config', code: -32602, field: 'logger',
+      message: 'logger: must be an object with debug/info/warn/error functions (console works)' });
+  }
+  return logger;
+}
 
 function invalid(message, field) {
   return new InvalidRequestError({ kind: 'invalidRequest', code: -32602, message, field });
@@ -48,15 +79,26 @@ function createRelayerClass(wasm) {
     #engine;
     #listeners = new Map();
     #closed = false;
+    #logger;
+    #chainId;
+    #connected = false;
+    #open = new Set();
 
     /**
      * @param {string[]} rpcUrls upstream JSON-RPC URLs, in priority order
      * @param {object} [options] see RelayerOptions in index.d.ts
      */
     constructor(rpcUrls, options) {
-      // Every option (and unknown keys) is checked by the engine, which names the field.
+      // Every option (and unknown keys) is checked by the engine, which names the field;
+      // `logger` is the wrapper's own.
+      let engineOptions = options;
+      if (options !== null && typeof options === 'object' && 'logger' in options) {
+        this.#logger = checkLogger(options.logger);
+        const { logger, ...rest } = options;
+        engineOptions = rest;
+      }
       try {
-        this.#engine = new wasm.WasmRelayer(wrapUpstreams(rpcUrls), options, (event) => this.#dispatch(event));
+        this.#engine = new wasm.WasmRelayer(wrapUpstreams(rpcUrls), engineOptions, (event) => this.#dispatch(event));
       } catch (descriptor) {
         throw toError(descriptor);
       }
@@ -225,6 +267,7 @@ function createRelayerClass(wasm) {
       if (typeof listener !== 'function') throw invalid('listener must be a function', 'listener');
       if (!this.#listeners.has(event)) this.#listeners.set(event, new Set());
       this.#listeners.get(event).add(listener);
+      if (event === 'connect') this.#probeConnect();
       return () => this.removeListener(event, listener);
     }
 
@@ -248,13 +291,61 @@ function createRelayerClass(wasm) {
     /** Stops accepting requests; later calls fail with a ClosedError. */
     async close() {
       if (this.#closed) return;
+      if (this.#connected) {
+        this.#connected = false;
+        const error = new ClosedError({ kind: 'closed', code: 4900, message: 'the relayer is closed' });
+        this.#emit({ type: 'disconnect', error, code: 4900, message: error.message });
+      }
       this.#closed = true;
       this.#engine.close();
       this.#listeners.clear();
     }
 
+    /** Learns the chain id once (in the background) so `connect` can fire. */
+    #probeConnect() {
+      if (this.#connected || this.#closed) return;
+      this.request({ method: 'eth_chainId' }).then((id) => this.#markConnected(id), () => {});
+    }
+
+    #markConnected(chainId) {
+      if (typeof chainId === 'string') this.#chainId = chainId;
+      if (this.#connected || this.#closed || this.#chainId === undefined) return;
+      this.#connected = true;
+      this.#emit({ type: 'connect', chainId: this.#chainId });
+    }
+
+    /** EIP-1193 connection state from breaker events: all open = disconnected. */
+    #track(event) {
+      if (event.type !== 'breaker') return;
+      if (event.to === 'open') this.#open.add(event.endpoint);
+      else this.#open.delete(event.endpoint);
+      const all = this.#open.size > 0 && this.#open.size >= this.#engine.endpoints().length;
+      if (all && this.#connected) {
+        this.#connected = false;
+        const error = new ClosedError({ kind: 'closed', code: 4900, message: 'every endpoint is unreachable (all breakers open)' });
+        this.#emit({ type: 'disconnect', error, code: 4900, message: error.message });
+      } else if (!all && !this.#connected && event.to === 'closed') {
+        this.#markConnected(this.#chainId);
+      }
+    }
+
     #dispatch(event) {
-      const set = this.#listeners.get(event && event.type);
+      if (!event || typeof event.type !== 'string') return;
+      this.#emit(event);
+      this.#track(event);
+    }
+
+    #emit(event) {
+      const level = this.#logger && (event.type === 'breaker' ? (event.to === 'open' ? 'warn' : 'info') : LOG_LEVELS[event.type]);
+      if (level) {
+        const write = this.#logger[level] || this.#logger.info || this.#logger.warn || this.#logger.error || this.#logger.debug;
+        try {
+          write.call(this.#logger, describe(event), event);
+        } catch {
+          // A logger's bug must not break a request.
+        }
+      }
+      const set = this.#listeners.get(event.type);
       if (!set) return;
       for (const listener of [...set]) {
         try {

@@ -333,3 +333,29 @@ fn an_endpoint_on_another_chain_is_disabled_before_it_serves_anything() {
         h.events.borrow().iter().filter(|e| matches!(e, PipelineEvent::ChainMismatch { .. })).cloned().collect();
     assert_eq!(mismatches, vec![PipelineEvent::ChainMismatch { endpoint: 0, expected: 1, got: 5 }]);
 }
+
+#[test]
+fn after_a_total_outage_successful_probes_close_the_breakers_and_say_so() {
+    let mut raw = opts();
+    raw.max_retries = Some(1.0);
+    raw.pool.breaker.consecutive_failures = 1;
+    raw.pool.breaker.open_base = MS(50);
+    raw.pool.breaker.open_max = MS(50);
+    raw.pool.breaker.jitter = 0.0;
+    raw.pool.breaker.close_after = 1;
+    raw.pool.breaker.observe = MS(10);
+    let script = vec![Status(503, None), Answer("0x2")];
+    let h = harness(vec![script.clone(), script], raw);
+    assert!(h.run("eth_blockNumber").is_err());
+    for _ in 0..6 {
+        h.rt.block_on(h.rt.sleep(MS(30))).unwrap();
+        assert!(h.run("eth_blockNumber").is_ok());
+    }
+    let closed = h
+        .events
+        .borrow()
+        .iter()
+        .filter(|e| matches!(e, PipelineEvent::Breaker { to: crate::policy::breaker::BreakerState::Closed, .. }))
+        .count();
+    assert!(closed >= 1, "{:?}", h.events.borrow());
+}

@@ -1,0 +1,67 @@
+// EIP-1193 completeness: connect / disconnect from the pool's state, the
+// pluggable logger (silent by default), and clear errors for misuse.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FaultTolerantRelayer, isConfigError, isInvalidRequestError, isClosedError } from '../pkg/dist/node.mjs';
+import { useMockNodes } from './helpers/mock-node.mjs';
+import { after } from 'node:test';
+
+const node = useMockNodes(after);
+
+test('connect fires once a node answers; disconnect when every breaker is open; connect again on recovery', async () => {
+  const a = await node([{ resultFor: { eth_chainId: '0x5' } }], { chainId: '0x5' });
+  const b = await node([{ resultFor: { eth_chainId: '0x5' } }], { chainId: '0x5' });
+  const relayer = new FaultTolerantRelayer([a.url, b.url], {
+    baseDelayMs: 1, maxDelayMs: 2, maxRetries: 1, cache: false, breaker: { consecutiveFailures: 1, openMs: 50, openMaxMs: 50, jitter: 0, closeAfter: 1, observeMs: 10 },
+  });
+  const seen = [];
+  const connected = new Promise((resolve) => relayer.on('connect', (e) => { seen.push(e); resolve(); }));
+  relayer.on('disconnect', (e) => seen.push(e));
+  await connected;
+  assert.deepEqual(seen[0], { type: 'connect', chainId: '0x5' });
+  a.setScript([{ status: 503 }]);
+  b.setScript([{ status: 503 }]);
+  await relayer.request({ method: 'eth_blockNumber' }).catch(() => {});
+  const disconnect = seen.find((e) => e.type === 'disconnect');
+  assert.ok(disconnect, JSON.stringify(seen));
+  assert.equal(disconnect.code, 4900);
+  assert.ok(isClosedError(disconnect.error));
+  a.setScript([{ result: '0x2' }]);
+  b.setScript([{ result: '0x2' }]);
+  for (let i = 0; i < 40 && seen.filter((e) => e.type === 'connect').length < 2; i += 1) {
+    await new Promise((r) => setTimeout(r, 20));
+    await relayer.request({ method: 'eth_blockNumber' }).catch(() => {});
+  }
+  assert.equal(seen.filter((e) => e.type === 'connect').length, 2, 'reconnected after a probe succeeded');
+  await relayer.close();
+  assert.equal(seen.at(-1).type, 'disconnect', 'close() disconnects');
+});
+
+test('the logger gets one redacted line per event at its level; none by default; a throwing logger breaks nothing', async () => {
+  const dead = await node([{ status: 503 }]);
+  const good = await node([{ result: '0x7' }]);
+  const lines = [];
+  const logger = {
+    debug: (m) => lines.push(['debug', m]),
+    info: (m) => lines.push(['info', m]),
+    warn: (m) => { lines.push(['warn', m]); throw new Error('logger bug'); },
+  };
+  const keyed = `${dead.url}/v3/0123456789abcdef0123456789abcdef`;
+  const relayer = new FaultTolerantRelayer([keyed, good.url], { logger, baseDelayMs: 1, maxDelayMs: 2, breaker: { consecutiveFailures: 1 } });
+  assert.equal(await relayer.request({ method: 'eth_blockNumber' }), '0x7');
+  assert.ok(lines.some(([level, m]) => level === 'info' && m.startsWith('breakwater-rpc failover')), JSON.stringify(lines));
+  assert.ok(lines.some(([level, m]) => level === 'warn' && m.includes('breaker') && m.includes('to=open')));
+  assert.ok(lines.every(([, m]) => !m.includes('0123456789abcdef')), 'no key in any line');
+  await relayer.close();
+  assert.throws(() => new FaultTolerantRelayer([good.url], { logger: 'console' }), (e) => isConfigError(e) && e.field === 'logger');
+});
+
+test('misuse is a clear typed error: unknown event, calls after close', async () => {
+  const good = await node([{ result: '0x1' }]);
+  const relayer = new FaultTolerantRelayer([good.url]);
+  assert.throws(() => relayer.on('message', () => {}), (e) => isInvalidRequestError(e) && /unknown event/.test(e.message));
+  await relayer.close();
+  await assert.rejects(relayer.request({ method: 'eth_blockNumber' }), (e) => isClosedError(e) && e.code === 4900);
+  await assert.rejects(relayer.sendTransactionWithSpeedup({ request: async () => ['0x0000000000000000000000000000000000000001'] },
+    { to: '0x0000000000000000000000000000000000000002', chainId: 1, gas: 21000, maxFeePerGas: 2, maxPriorityFeePerGas: 1 }), (e) => isClosedError(e));
+});
