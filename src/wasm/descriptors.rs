@@ -77,6 +77,26 @@ impl Redactor {
         self.endpoints.iter().fold(text.to_string(), |acc, e| e.scrub(&acc))
     }
 
+    /// A node's `error.data` with every endpoint secret removed. Data that
+    /// contains none (revert bytes, the usual case) is returned as is; data
+    /// that echoes a key is rebuilt from its scrubbed JSON.
+    pub fn scrub_value(&self, value: &JsValue) -> JsValue {
+        if let Some(text) = value.as_string() {
+            return JsValue::from_str(&self.scrub(&text));
+        }
+        if !value.is_object() {
+            return value.clone();
+        }
+        let Some(json) = js_sys::JSON::stringify(value).ok().and_then(|s| s.as_string()) else {
+            return JsValue::UNDEFINED; // not serialisable: dropped rather than risk a leak
+        };
+        let scrubbed = self.scrub(&json);
+        if scrubbed == json {
+            return value.clone();
+        }
+        js_sys::JSON::parse(&scrubbed).unwrap_or(JsValue::UNDEFINED)
+    }
+
     /// All labels, in order.
     pub fn labels(&self) -> Array {
         self.endpoints.iter().map(|e| JsValue::from_str(e.label())).collect()
@@ -141,7 +161,7 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
             FailureDetail::Rpc(e) => {
                 let message = redactor.scrub(&e.message);
                 let obj = Obj::new()
-                    .maybe("data", e.data.clone())
+                    .maybe("data", e.data.as_ref().map(|d| redactor.scrub_value(d)))
                     .set("rpcCode", e.code.map_or(JsValue::NULL, |c| (c as f64).into()));
                 ("rpc", e.code.unwrap_or(-32603), message, obj)
             }
