@@ -24,6 +24,10 @@ export async function startAnvil(args = []) {
   const port = await freePort();
   const child = spawn(ANVIL_BIN, ['--host', '127.0.0.1', '--port', String(port), '--silent', ...args], { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
+  // If this process dies (an uncaught error), anvil must not outlive it.
+  const reap = () => { if (child.exitCode === null) child.kill('SIGKILL'); };
+  process.once('exit', reap);
+  child.once('exit', () => process.removeListener('exit', reap));
   const stop = () => new Promise((resolve) => {
     if (child.exitCode !== null) return resolve();
     child.once('exit', () => resolve());

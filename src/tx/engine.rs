@@ -507,7 +507,10 @@ impl<N: TxNode> TxEngine<N> {
                 Ok(())
             }
         };
-        cell.slot.borrow_mut().end_replacement(head);
+        // Signing and sending can take blocks (a wallet prompt, a slow pool):
+        // the wait for this replacement counts from the head as it is now.
+        let head_now = self.node.block_number().await.map_or(head, |h| h.max(head));
+        cell.slot.borrow_mut().end_replacement(head_now);
         result
     }
 
