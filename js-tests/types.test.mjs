@@ -40,3 +40,27 @@ test('types compile under --strict for an ESM consumer', () => {
 test('types compile under --strict for a CommonJS consumer', () => {
   check('node16', 'consumer.ts', 'commonjs');
 });
+
+test('ethers v6 and viem types fit the relayer both ways under --strict', () => {
+  // Inside the repository, so `ethers` and `viem` resolve to the workspace's real packages.
+  const dir = join(root, 'js-tests/.tmp/types-interop');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(join(dir, 'node_modules'), { recursive: true });
+  try {
+    cpSync(join(root, 'pkg'), join(dir, 'node_modules/breakwater-rpc'), { recursive: true });
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'interop', private: true, type: 'module' }));
+    cpSync(join(root, 'js-tests/types/interop.mts'), join(dir, 'interop.mts'));
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: {
+        strict: true, noEmit: true, module: 'node16', moduleResolution: 'node16', target: 'es2022',
+        lib: ['es2022', 'dom'], types: [], skipLibCheck: true,
+      },
+      files: ['interop.mts'],
+    }));
+    execFileSync(process.execPath, [tsc, '-p', dir], { encoding: 'utf8', stdio: 'pipe' });
+  } catch (e) {
+    assert.fail(`tsc (interop) failed:\n${e.stdout}${e.stderr}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
