@@ -23,7 +23,8 @@ import http from 'node:http';
 
 const HTML = '<html><head><title>502 Bad Gateway</title></head><body>cloudflare</body></html>';
 
-export async function startMockNode(script = [{ result: '0x1' }], { host = '127.0.0.1', port = 0, chainId = '0x1' } = {}) {
+export async function startMockNode(script = [{ result: '0x1' }], { host = '127.0.0.1', port = 0, chainId: initialChain = '0x1' } = {}) {
+  let chainId = initialChain;
   let behaviours = [...script];
   const requests = [];
   const sockets = new Set();
@@ -67,6 +68,8 @@ export async function startMockNode(script = [{ result: '0x1' }], { host = '127.
     requests,
     /** Replaces the script (a node dies or recovers). */
     setScript: (next) => { behaviours = [...next]; },
+    /** Answers later chain-id checks with another chain (a swapped backend). */
+    setChainId: (next) => { chainId = next; },
     close: stop,
     /** Stops listening: clients now get "connection refused". */
     stop,

@@ -96,6 +96,8 @@ pub struct EndpointState {
     pub failures: u64,
     /// Chain-id status.
     pub chain: ChainStatus,
+    /// When the chain id was last verified.
+    pub chain_checked_at: Option<Instant>,
     /// The last head it reported.
     pub head: Option<u64>,
     /// How far behind the best known head it was when it last reported,
@@ -132,6 +134,7 @@ impl EndpointState {
             successes: 0,
             failures: 0,
             chain: if options.check_chain { ChainStatus::Unknown } else { ChainStatus::Verified },
+            chain_checked_at: None,
             head: None,
             lag: None,
             rest_until: Instant::ZERO,

@@ -93,6 +93,10 @@ pub struct PoolOptions {
     pub cache: CacheConfig,
     /// Check `eth_chainId` before the first request to each endpoint.
     pub check_chain: bool,
+    /// Check it again this long after the last check (a node behind a load
+    /// balancer can be swapped for one on another chain mid-session);
+    /// zero: never.
+    pub chain_recheck: Duration,
     /// Adaptive attempt timeouts: `(multiplier, floor)` over each endpoint's
     /// slow-end latency; `None` uses the fixed timeout.
     pub adaptive_timeout: Option<(f64, Duration)>,
@@ -111,6 +115,7 @@ impl Default for PoolOptions {
             dedup: true,
             cache: CacheConfig::default(),
             check_chain: true,
+            chain_recheck: Duration::from_secs(300),
             adaptive_timeout: Some((5.0, Duration::from_secs(2))),
         }
     }

@@ -276,7 +276,8 @@ impl Pipeline {
                 let verdict = self.classifier.classify("eth_chainId", &obs, runtime.unix_time());
                 match (&obs, verdict.class) {
                     (Observation::Http { reply: Reply::Result(p), .. }, ErrorClass::Success) => {
-                        let mismatch = p.quantity().map(|id| self.router.borrow_mut().chain_checked(endpoint, id));
+                        let mismatch =
+                            p.quantity().map(|id| self.router.borrow_mut().chain_checked(endpoint, id, runtime.now()));
                         if let Some(Some(RouterEvent::ChainMismatch { endpoint, expected, got })) = mismatch {
                             emit(PipelineEvent::ChainMismatch { endpoint, expected, got });
                             self.release(runtime, &reservation, &neutral(), &info, Duration::ZERO, emit);

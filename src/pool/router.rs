@@ -140,6 +140,7 @@ pub struct Router {
     cursor: usize,
     sticky: Option<usize>,
     expected_chain: Option<u64>,
+    chain_recheck: Duration,
     max_lag: u64,
     max_retry_after: Duration,
     outage: OutageProbes,
@@ -175,6 +176,7 @@ impl Router {
             cursor: 0,
             sticky: None,
             expected_chain: options.chain_id,
+            chain_recheck: options.chain_recheck,
             max_lag: options.max_lag_blocks,
             max_retry_after,
             outage: OutageProbes::new(&options.breaker, now),
@@ -374,7 +376,10 @@ impl Router {
             endpoint: i,
             probe,
             cost,
-            check_chain: ep.chain == ChainStatus::Unknown,
+            check_chain: ep.chain == ChainStatus::Unknown
+                || (ep.chain == ChainStatus::Verified
+                    && !self.chain_recheck.is_zero()
+                    && ep.chain_checked_at.is_some_and(|at| now.saturating_since(at) >= self.chain_recheck)),
             outage_probe: false,
         })
     }
@@ -469,9 +474,10 @@ impl Router {
     }
 
     /// Records an endpoint's `eth_chainId`; a mismatch disables it.
-    pub fn chain_checked(&mut self, endpoint: usize, chain_id: u64) -> Option<RouterEvent> {
+    pub fn chain_checked(&mut self, endpoint: usize, chain_id: u64, now: Instant) -> Option<RouterEvent> {
         let expected = *self.expected_chain.get_or_insert(chain_id);
         let ep = self.endpoints.get_mut(endpoint)?;
+        ep.chain_checked_at = Some(now);
         if chain_id == expected {
             ep.chain = ChainStatus::Verified;
             None
@@ -481,8 +487,26 @@ impl Router {
         }
     }
 
-    /// Records a block number an endpoint reported as its head.
+    /// Records a block number an endpoint reported as its head. A claim
+    /// far beyond the best known head is ignored; and when the first claim
+    /// heard was the outlier (a node announcing a head far in the future
+    /// before anyone else answered), an honest head far below it exposes it:
+    /// the outlying claims are forgotten, so honest nodes are not judged
+    /// "lagging" against a liar.
     pub fn observe_head(&mut self, endpoint: usize, block: u64, now: Instant) {
+        if self.best_head().is_some_and(|best| best > block.saturating_add(MAX_HEAD_JUMP)) {
+            for ep in self.endpoints.iter_mut() {
+                if ep.head.is_some_and(|h| h > block.saturating_add(MAX_HEAD_JUMP)) {
+                    ep.head = None;
+                    ep.lag = None;
+                }
+            }
+            for ep in self.endpoints.iter_mut() {
+                if ep.lag.is_some_and(|(lag, _)| lag > MAX_HEAD_JUMP) {
+                    ep.lag = None; // judged against the outlier
+                }
+            }
+        }
         let best = self.best_head();
         if let Some(ep) = self.endpoints.get_mut(endpoint) {
             ep.observe_head(block, best, MAX_HEAD_JUMP, now);

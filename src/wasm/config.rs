@@ -32,6 +32,7 @@ const OPTIONS: &[&str] = &[
     "quota",
     "chainId",
     "checkChainId",
+    "chainRecheckMs",
     "maxLagBlocks",
     "maxQueue",
     "dedup",
@@ -235,6 +236,9 @@ fn pool(f: &Fields) -> Result<PoolOptions, ConfigError> {
     }
     p.chain_id = chain_id(f)?;
     p.check_chain = f.boolean("checkChainId")?.unwrap_or(true);
+    if let Some(recheck) = f.ms("chainRecheckMs")? {
+        p.chain_recheck = recheck;
+    }
     if let Some(lag) = f.whole("maxLagBlocks", 0, 1_000_000)? {
         p.max_lag_blocks = u64::from(lag);
     }

@@ -33,6 +33,44 @@ extern "C" {
     /// wasm memory and back).
     #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
     pub(super) fn json_parse(text: &JsValue) -> Result<JsValue, JsValue>;
+
+    /// The host's UTF-8 decoder, producing a JS string (no copy into wasm).
+    type Utf8Decoder;
+    #[wasm_bindgen(constructor, js_class = "TextDecoder")]
+    fn new() -> Utf8Decoder;
+    #[wasm_bindgen(method, js_class = "TextDecoder", js_name = decode)]
+    fn decode(this: &Utf8Decoder, bytes: &js_sys::Uint8Array) -> js_sys::JsString;
+}
+
+/// Reads a body without a declared length chunk by chunk, giving up (and
+/// cancelling the stream) as soon as it passes `max` bytes: a node that
+/// streams gigabytes costs at most `max` bytes of memory, not all of them.
+async fn read_bounded(response: &Response, max: u32) -> Result<Option<js_sys::JsString>, JsValue> {
+    let Some(body) = response.body() else { return Ok(Some(js_sys::JsString::from(""))) };
+    let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+    let chunks = js_sys::Array::new();
+    let mut total: u32 = 0;
+    loop {
+        let step = JsFuture::from(reader.read()).await?;
+        if Reflect::get(&step, &"done".into())?.as_bool() == Some(true) {
+            break;
+        }
+        let chunk: js_sys::Uint8Array = Reflect::get(&step, &"value".into())?.unchecked_into();
+        total = total.saturating_add(chunk.length());
+        if total > max {
+            let _ = reader.cancel();
+            return Ok(None);
+        }
+        chunks.push(&chunk);
+    }
+    let all = js_sys::Uint8Array::new_with_length(total);
+    let mut offset = 0;
+    for chunk in chunks.iter() {
+        let chunk: js_sys::Uint8Array = chunk.unchecked_into();
+        all.set(&chunk, offset);
+        offset += chunk.length();
+    }
+    Ok(Some(Utf8Decoder::new().decode(&all)))
 }
 
 /// One encoded JSON-RPC call, built once per logical request.
@@ -154,8 +192,17 @@ impl FetchTransport {
                 controller.abort();
                 return Ok(Observation::Http { status, retry_after, reply: Reply::TooLarge });
             }
-            let text = JsFuture::from(response.text()?).await?;
-            let text: js_sys::JsString = text.dyn_into()?;
+            let text: js_sys::JsString = if declared.is_some() {
+                JsFuture::from(response.text()?).await?.dyn_into()?
+            } else {
+                match read_bounded(&response, self.max_response_bytes).await? {
+                    Some(text) => text,
+                    None => {
+                        controller.abort();
+                        return Ok(Observation::Http { status, retry_after, reply: Reply::TooLarge });
+                    }
+                }
+            };
             if text.length() > self.max_response_bytes {
                 return Ok(Observation::Http { status, retry_after, reply: Reply::TooLarge });
             }

@@ -211,9 +211,9 @@ fn chain_mismatch_disables_and_freshness_skips_lagging_endpoints_for_latest() {
     o.max_lag_blocks = 5;
     let mut r = Router::new((0..3).map(spec).collect(), &o, Duration::from_secs(60), at(0));
     assert!(pick(&mut r, at(0), (0.5, 0.5)).check_chain);
-    assert_eq!(r.chain_checked(0, 1), None);
-    assert!(matches!(r.chain_checked(1, 5), Some(RouterEvent::ChainMismatch { expected: 1, got: 5, .. })));
-    assert_eq!(r.chain_checked(2, 1), None);
+    assert_eq!(r.chain_checked(0, 1, at(0)), None);
+    assert!(matches!(r.chain_checked(1, 5, at(0)), Some(RouterEvent::ChainMismatch { expected: 1, got: 5, .. })));
+    assert_eq!(r.chain_checked(2, 1, at(0)), None);
     r.endpoints[0].in_flight = 0;
     r.observe_head(2, 110, at(0));
     r.observe_head(0, 100, at(0));
@@ -258,4 +258,38 @@ fn slow_start_scales_concurrency_after_recovery() {
     assert_eq!(granted, 2, "10 % of 20 at the start of the ramp");
     assert_eq!(r.endpoints[0].concurrency_limit(at(5000)), 10);
     assert_eq!(r.endpoints[0].concurrency_limit(at(10_000)), 20);
+}
+
+#[test]
+fn a_node_that_first_claims_a_head_far_in_the_future_cannot_make_honest_nodes_look_lagging() {
+    let mut o = options(Strategy::Priority);
+    o.max_lag_blocks = 5;
+    let mut r = Router::new((0..2).map(spec).collect(), &o, Duration::from_secs(60), at(0));
+    r.observe_head(1, u64::MAX / 2, at(0)); // the liar answers first
+    r.observe_head(0, 100, at(0));
+    assert_eq!(r.best_head(), Some(100), "the outlier is forgotten once an honest head is seen");
+    r.observe_head(1, u64::MAX / 2, at(1));
+    assert_eq!(r.best_head(), Some(100), "and stays ignored");
+    let tried = vec![false; 2];
+    match r.select(at(1), &req(&tried), (0.5, 0.5)) {
+        Selection::Reserved(res) => assert_eq!(res.endpoint, 0, "the honest node is not skipped as lagging"),
+        other => panic!("{other:?}"),
+    }
+    r.observe_head(1, 90, at(2)); // going back in time: it now lags
+    assert!(r.endpoints[1].lagging(5, at(2), Duration::from_secs(60)));
+}
+
+#[test]
+fn a_verified_chain_is_checked_again_after_the_recheck_interval() {
+    let mut o = options(Strategy::Priority);
+    o.check_chain = true;
+    o.chain_recheck = Duration::from_secs(300);
+    let mut r = Router::new((0..1).map(spec).collect(), &o, Duration::from_secs(60), at(0));
+    assert!(pick(&mut r, at(0), (0.5, 0.5)).check_chain);
+    assert_eq!(r.chain_checked(0, 1, at(0)), None);
+    r.endpoints[0].in_flight = 0;
+    assert!(!pick(&mut r, at(299_000), (0.5, 0.5)).check_chain, "verified recently");
+    r.endpoints[0].in_flight = 0;
+    assert!(pick(&mut r, at(300_000), (0.5, 0.5)).check_chain, "due again");
+    assert!(matches!(r.chain_checked(0, 5, at(300_000)), Some(RouterEvent::ChainMismatch { expected: 1, got: 5, .. })));
 }
