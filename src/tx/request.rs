@@ -189,7 +189,8 @@ pub fn parse_data(field: &str, value: &FieldValue) -> Result<Vec<u8>, TxFieldErr
 /// configured chain id, used when the request has none.
 pub fn build(fields: &[(String, FieldValue)], default_chain: Option<u64>) -> Result<TxRequest, TxFieldError> {
     if let Some((name, _)) = fields.iter().find(|(n, _)| !KNOWN_FIELDS.contains(&n.as_str())) {
-        return Err(bad(name, "is not a transaction field (a typo?)"));
+        let shown = if name.is_empty() { "(empty key)" } else { name.as_str() };
+        return Err(bad(shown, "is not a transaction field (a typo?)"));
     }
     let get = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or(FieldValue::Absent);
     if get("nonce") != FieldValue::Absent {
@@ -300,6 +301,7 @@ mod tests {
         assert_eq!(field_of(&[("maxFeePerGas", FieldValue::Number(1.5e9 + 0.5))], chain), "maxFeePerGas");
         assert_eq!(field_of(&[("gasPrice", FieldValue::Number(1e30))], chain), "gasPrice");
         assert_eq!(field_of(&[("maxFeePerGass", text("1"))], chain), "maxFeePerGass");
+        assert_eq!(field_of(&[("", text("1"))], chain), "(empty key)", "found by fuzzing: an empty key is named");
         assert_eq!(field_of(&[("to", text("0x70997970c51812dc3a010c7d01b50e0d17dc79c8"))], None), "chainId");
         assert_eq!(field_of(&[("nonce", FieldValue::Number(1.0))], chain), "nonce");
         assert_eq!(field_of(&[("data", text("0xabc"))], chain), "data");
