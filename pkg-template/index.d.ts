@@ -51,7 +51,7 @@ export interface RetryBudgetOptions {
 
 /** An ethers v6 provider (JsonRpcProvider, BrowserProvider…): anything with `send(method, params)`. */
 export interface SendProvider {
-  send(method: string, params: any[] | Record<string, any>): Promise<any>;
+  send(method: string, params: unknown[] | Record<string, unknown>): Promise<unknown>;
 }
 /** A provider wrapped as an upstream: its calls get the same retry, breaker, quota and routing as a URL. */
 export type UpstreamProvider = Eip1193Provider | SendProvider;
@@ -271,7 +271,8 @@ export interface EthersLikeSigner {
 export interface ViemLikeAccount {
   address: string;
   type: 'local';
-  signTransaction(tx: any): Promise<string>;
+  /** Called with a complete EIP-1559 or legacy transaction (bigint fields). */
+  signTransaction(tx: never): Promise<string>;
 }
 /** Anything the transaction calls accept as a signer; an EIP-1193 wallet sends with `eth_sendTransaction`. */
 export type TransactionSigner = EthersLikeSigner | ViemLikeAccount | Eip1193Provider;
