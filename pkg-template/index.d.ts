@@ -478,6 +478,8 @@ export interface RelayerStats {
   cacheEntries: number;
   cacheHits: number;
   closed: boolean;
+  /** Size of the WebAssembly instance's memory, in bytes (it grows, never shrinks). */
+  wasmMemoryBytes: number;
 }
 
 /** Context of one `executeRpcWithRetry` attempt. */

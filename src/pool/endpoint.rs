@@ -226,6 +226,19 @@ impl EndpointState {
         self.lag = Some((best_known.map_or(0, |best| best.saturating_sub(block)), now));
     }
 
+    /// Whether its chain id should be checked again: `recheck` after the
+    /// last check (for a verified node and a disabled one alike: a backend
+    /// can be swapped either way). Zero means never.
+    pub fn chain_check_due(&self, now: Instant, recheck: Duration) -> bool {
+        !recheck.is_zero() && self.chain_checked_at.is_some_and(|at| now.saturating_since(at) >= recheck)
+    }
+
+    /// Whether it is out of service for serving another chain (until its
+    /// next re-check is due).
+    pub fn chain_disabled(&self, now: Instant, recheck: Duration) -> bool {
+        matches!(self.chain, ChainStatus::Mismatch(_)) && !self.chain_check_due(now, recheck)
+    }
+
     /// Whether it was more than `max_lag` blocks behind when last heard
     /// from, within `memory` (after that it gets another chance).
     pub fn lagging(&self, max_lag: u64, now: Instant, memory: Duration) -> bool {

@@ -223,8 +223,9 @@ impl Router {
         let mut all_open = true;
         let mut all_quota = true;
         for i in 0..self.endpoints.len() {
+            let recheck = self.chain_recheck;
             let ep = &mut self.endpoints[i];
-            if matches!(ep.chain, ChainStatus::Mismatch(_))
+            if ep.chain_disabled(now, recheck)
                 || !ep.spec.serves(req.method)
                 || (req.only_untried && req.tried.get(i).copied().unwrap_or(false))
             {
@@ -312,7 +313,7 @@ impl Router {
         let mut candidates: Vec<usize> = (0..self.endpoints.len())
             .filter(|&i| {
                 let ep = &self.endpoints[i];
-                !matches!(ep.chain, ChainStatus::Mismatch(_))
+                !ep.chain_disabled(now, self.chain_recheck)
                     && ep.spec.serves(req.method)
                     && ep.rest_until <= now
                     && self.groups[ep.group].quota.check(now, ep.spec.cost(req.method, req.cost)).is_ok()
@@ -376,10 +377,7 @@ impl Router {
             endpoint: i,
             probe,
             cost,
-            check_chain: ep.chain == ChainStatus::Unknown
-                || (ep.chain == ChainStatus::Verified
-                    && !self.chain_recheck.is_zero()
-                    && ep.chain_checked_at.is_some_and(|at| now.saturating_since(at) >= self.chain_recheck)),
+            check_chain: ep.chain == ChainStatus::Unknown || ep.chain_check_due(now, self.chain_recheck),
             outage_probe: false,
         })
     }
@@ -407,7 +405,11 @@ impl Router {
             ErrorClass::Success | ErrorClass::AlreadyKnown => {
                 ep.successes += 1;
                 ep.tail[class as usize].observe(elapsed.as_secs_f64() * 1000.0);
-                if ep.breaker.state(now) == BreakerState::Closed {
+                // The meter remembers the healthy rate slow start returns to: it
+                // must not learn while the warm-up cap holds the rate down, or
+                // the cap (a share of the meter) and the meter chase each
+                // other down to the floor (found by the soak test).
+                if ep.breaker.state(now) == BreakerState::Closed && ep.warm.is_none() {
                     ep.meter.record(now);
                 }
                 ep.observe_latency(class, elapsed);

@@ -73,5 +73,16 @@ pub fn snapshot(core: &Core) -> JsValue {
         .set("cacheEntries", core.cache.borrow().len() as f64)
         .set("cacheHits", core.cache.borrow().hits() as f64)
         .set("closed", core.closed())
+        .set("wasmMemoryBytes", wasm_memory_bytes())
         .build()
+}
+
+/// The size of this instance's linear memory (it only grows; a soak test
+/// watches it level off).
+fn wasm_memory_bytes() -> f64 {
+    use wasm_bindgen::JsCast;
+    wasm_bindgen::memory()
+        .dyn_into::<js_sys::WebAssembly::Memory>()
+        .map(|m| m.buffer().unchecked_into::<js_sys::ArrayBuffer>().byte_length() as f64)
+        .unwrap_or(0.0)
 }

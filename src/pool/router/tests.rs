@@ -292,4 +292,51 @@ fn a_verified_chain_is_checked_again_after_the_recheck_interval() {
     r.endpoints[0].in_flight = 0;
     assert!(pick(&mut r, at(300_000), (0.5, 0.5)).check_chain, "due again");
     assert!(matches!(r.chain_checked(0, 5, at(300_000)), Some(RouterEvent::ChainMismatch { expected: 1, got: 5, .. })));
+    r.endpoints[0].in_flight = 0;
+    let tried = vec![false; 1];
+    assert!(matches!(r.select(at(400_000), &req(&tried), (0.5, 0.5)), Selection::NoEndpoint), "disabled meanwhile");
+    let again = pick(&mut r, at(600_000), (0.5, 0.5));
+    assert!(again.check_chain, "a disabled node gets its chain checked again too (a backend swapped back)");
+    assert_eq!(r.chain_checked(0, 1, at(600_000)), None);
+    assert!(matches!(r.endpoints[0].chain, ChainStatus::Verified));
+}
+
+#[test]
+fn the_healthy_rate_is_not_relearned_while_the_warm_up_cap_holds_it_down() {
+    // Found by the soak test: the warm-up cap is a share of the meter; if the
+    // meter learned the capped rate, cap and meter chased each other down to
+    // the floor and the pool never recovered from an outage.
+    let mut o = options(Strategy::Priority);
+    o.slow_start =
+        crate::policy::slow_start::SlowStartConfig { warmup: Duration::from_secs(30), floor: 0.1, min_rps: 1.0 };
+    let mut r = Router::new((0..1).map(spec).collect(), &o, Duration::from_secs(60), at(0));
+    r.endpoints[0].warm = None; // a fresh endpoint's own ramp is not under test here
+    for ms in (0..3000).step_by(10) {
+        let res = pick(&mut r, at(ms), (0.5, 0.5));
+        r.complete(
+            at(ms),
+            &res,
+            &verdict(ErrorClass::Success, false),
+            MethodClass::Cheap,
+            Duration::from_millis(1),
+            0.5,
+        );
+    }
+    let healthy = r.endpoints[0].meter.rate();
+    assert!(healthy > 50.0, "{healthy}");
+    r.endpoints[0].begin_warmup(at(3000));
+    for ms in (3000..9000).step_by(200) {
+        if r.endpoints[0].warm_check(at(ms)).is_ok() {
+            let res = pick(&mut r, at(ms), (0.5, 0.5));
+            r.complete(
+                at(ms),
+                &res,
+                &verdict(ErrorClass::Success, false),
+                MethodClass::Cheap,
+                Duration::from_millis(1),
+                0.5,
+            );
+        }
+    }
+    assert_eq!(r.endpoints[0].meter.rate(), healthy, "the meter keeps the pre-outage rate while warming");
 }
