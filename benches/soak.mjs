@@ -86,7 +86,14 @@ async function worker() {
       const kind = isBreakwaterError(e) ? e.kind : `foreign:${e && e.name}`;
       kinds[kind] = (kinds[kind] || 0) + 1;
     }
-    if ((ok + failed) % Math.max(1, Math.floor(total / 20)) === 0) samples.push({ at: ok + failed, ...sample(relayer) });
+    if ((ok + failed) % Math.max(1, Math.floor(total / 20)) === 0) {
+      const row = { at: ok + failed, ...sample(relayer) };
+      samples.push(row);
+      if (!smoke) {
+        const t = ((Date.now() - t0) / 1000).toFixed(0);
+        console.error(`[soak] ${row.at} done in ${t} s · heap ${row.heapMB.toFixed(1)} MB · wasm ${row.wasmMB.toFixed(2)} MB · rss ${row.rssMB.toFixed(0)} MB · ok ${ok} · failed ${failed}`);
+      }
+    }
   }
 }
 samples.push({ at: 0, ...sample(relayer) });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { ethers } from 'ethers';
 import { privateKeyToAccount } from 'viem/accounts';
 import {
-  FaultTolerantRelayer, isFeeCeilingError, isInvalidTransactionError, isSignerError, isRpcError,
+  FaultTolerantRelayer, isFeeCeilingError, isInvalidTransactionError, isSignerError, isRpcError, isBreakwaterError,
 } from '../pkg/dist/node.mjs';
 import { startAnvil } from './helpers/anvil.mjs';
 import { startTxProxy } from './helpers/tx-proxy.mjs';
@@ -352,4 +352,45 @@ test('a legacy gasPrice transaction stays legacy through its speed-up', async ()
   assert.equal(outcome.type, '0x0', 'mined as a legacy transaction');
   assert.deepEqual(outcome.hashes, [submitted.hash, speedUp.hash]);
   assert.equal(BigInt(outcome.gasUsed), 21000n, 'the gas limit was estimated');
+});
+
+test('a batch of sends through a chaos proxy (drops, delays, duplicates, 502 after forwarding): every nonce once, true outcomes, no double spend', async () => {
+  const node = await chain(['--base-fee', String(GWEI)]); // automine
+  const relayer = relayerFor(node.proxy.url, {
+    maxRetries: 6, attemptTimeoutMs: 400, deadlineMs: 8000, adaptiveTimeout: false, breaker: { openMs: 200, openMaxMs: 1000 },
+  });
+  const account = privateKeyToAccount(ethers.HDNodeWallet.fromPhrase(MNEMONIC, undefined, "m/44'/60'/0'/0/9").privateKey);
+  const recipient = '0x00000000000000000000000000000000c0ffee00';
+  const before = BigInt(await node.rpc('eth_getTransactionCount', [account.address, 'latest']));
+  if (process.env.TX_DEBUG) {
+    const t0 = Date.now();
+    for (const type of ['txSubmitted', 'txUnknown', 'txRebroadcast', 'txMined', 'retry', 'breaker', 'nonceResync']) {
+      relayer.on(type, (e) => console.log(Date.now() - t0, type, e.nonce ?? '', e.from ?? '', e.rule ?? '', e.to ?? '', e.delayMs ?? ''));
+    }
+  }
+  node.proxy.setMode('chaos');
+  const values = Array.from({ length: 20 }, (_, i) => BigInt(1000 + i));
+  const results = await Promise.allSettled(values.map((value) => relayer.sendTransactionWithSpeedup(account,
+    { to: recipient, value, gas: 21000n, ...fee }, 3)));
+  node.proxy.setMode('forward');
+  const faults = node.proxy.faults;
+  assert.ok(faults.drop + faults.error502 + faults.duplicate + faults.slow > 10, JSON.stringify(faults));
+  const mined = results.filter((r) => r.status === 'fulfilled').map((r) => r.value);
+  for (const r of results.filter((x) => x.status === 'rejected')) assert.ok(isBreakwaterError(r.reason), String(r.reason));
+  // Every resolved call names a transaction that really is mined, with its own value.
+  for (const outcome of mined) {
+    const tx = await node.rpc('eth_getTransactionByHash', [outcome.hash]);
+    assert.ok(tx && tx.blockNumber, `${outcome.hash} is mined`);
+    assert.equal(BigInt(tx.nonce), BigInt(outcome.nonce));
+  }
+  // Nonces: contiguous from the start, each used exactly once.
+  const count = BigInt(await node.rpc('eth_getTransactionCount', [account.address, 'latest']));
+  const nonces = mined.map((o) => BigInt(o.nonce)).sort((a, b) => (a < b ? -1 : 1));
+  const why = JSON.stringify({ count: String(count), nonces: nonces.map(String), faults,
+    rejected: results.filter((x) => x.status === 'rejected').map((x) => `${x.reason.name}: ${x.reason.message}`) });
+  assert.deepEqual(nonces, Array.from({ length: Number(count - before) }, (_, i) => before + BigInt(i)), `no nonce skipped or reused ${why}`);
+  // No duplicate economic effect: the recipient got exactly the values of the calls that said "mined".
+  const received = BigInt(await node.rpc('eth_getBalance', [recipient, 'latest']));
+  assert.equal(received, mined.reduce((sum, o) => sum + values[results.findIndex((r) => r.value === o)], 0n));
+  assert.ok(mined.length >= 15, `${mined.length}/20 mined through the chaos`);
 });

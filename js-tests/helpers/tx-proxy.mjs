@@ -13,6 +13,17 @@ export async function startTxProxy(upstream) {
   let dropsLeft = 0;
   let gate = Promise.resolve();
   let open = () => {};
+  // 'chaos': a seeded generator picks a fault per request (any method).
+  let seed = 0x9e3779b9;
+  const random = () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const faults = { forward: 0, drop: 0, delay: 0, slow: 0, duplicate: 0, error502: 0 };
+  const forward = (body) => fetch(upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    .then(async (r) => ({ status: r.status, text: await r.text() }));
   const server = createServer(async (req, res) => {
     const chunks = [];
     for await (const c of req) chunks.push(c);
@@ -27,10 +38,47 @@ export async function startTxProxy(upstream) {
       res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: keccak256(call.params[0]) }));
       return;
     }
+    if (mode === 'chaos' && !(call && call.method === 'eth_chainId' && call.id === 0)) {
+      const roll = random();
+      try {
+        if (roll < 0.1) { // forwarded, answer lost
+          faults.drop += 1;
+          await forward(body);
+          res.socket.destroy();
+          return;
+        }
+        if (roll < 0.2) { // forwarded, then a gateway error instead of the answer
+          faults.error502 += 1;
+          await forward(body);
+          res.writeHead(502, { 'content-type': 'text/html' });
+          res.end('<html>502 Bad Gateway</html>');
+          return;
+        }
+        if (roll < 0.3) { // delivered twice (a retrying gateway); the second answer is returned
+          faults.duplicate += 1;
+          await forward(body);
+          const second = await forward(body);
+          res.writeHead(second.status, { 'content-type': 'application/json' });
+          res.end(second.text);
+          return;
+        }
+        if (roll < 0.4) { // slow, within the attempt timeout
+          faults.delay += 1;
+          await new Promise((r) => setTimeout(r, 150));
+        } else if (roll < 0.45) { // slower than the attempt timeout
+          faults.slow += 1;
+          await new Promise((r) => setTimeout(r, 700));
+        } else {
+          faults.forward += 1;
+        }
+      } catch {
+        res.socket.destroy();
+        return;
+      }
+    }
     let answer;
     try {
-      const r = await fetch(upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-      answer = { status: r.status, text: await r.text() };
+      answer = await forward(body);
     } catch {
       res.socket.destroy();
       return;
@@ -49,7 +97,8 @@ export async function startTxProxy(upstream) {
   return {
     url: `http://127.0.0.1:${port}`,
     raws,
-    /** 'forward' | 'swallow' | 'drop' (the next `count` sends are forwarded, then cut). */
+    faults,
+    /** 'forward' | 'swallow' | 'drop' (the next `count` sends are forwarded, then cut) | 'chaos'. */
     setMode(next, count = Infinity) { mode = next; dropsLeft = count; },
     /** Holds every request until release(): the chain changes while the client cannot look. */
     hold() { gate = new Promise((r) => { open = r; }); },

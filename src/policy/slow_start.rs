@@ -127,6 +127,11 @@ impl RateMeter {
     pub fn rate(&self) -> f64 {
         self.rate.unwrap_or(0.0)
     }
+
+    /// Whether a full window was measured yet.
+    pub fn has_rate(&self) -> bool {
+        self.rate.is_some()
+    }
 }
 
 #[cfg(test)]

@@ -147,6 +147,15 @@ impl EndpointState {
     /// bucket starts empty.
     pub fn begin_warmup(&mut self, now: Instant) {
         self.slow_start.restart(now);
+        if !self.meter.has_rate() {
+            // No healthy rate to return to (it never served a full second):
+            // nothing to cap against. Share and concurrency still ramp, and
+            // herds are paced pool-wide after total outages. (Capping at
+            // minRps here held a fresh single-node client to 1 request/s for
+            // the whole warm-up: found by the chaos transaction test.)
+            self.warm = None;
+            return;
+        }
         let rate = self.slow_start.rate_cap(self.meter.rate(), self.slow_start.ramp(now, now));
         // One token to start with: the probe that proves recovery goes at once;
         // everything after it is paced.

@@ -7,8 +7,9 @@
 //!   allocate nonce → sign ─ signer fails → release the nonce
 //!   broadcast: Accepted → Live
 //!              Unknown  → Live; look the hash up, re-broadcast the same bytes
-//!              NonceTooLow, certain (not ours) → resync the book, sign again
-//!                   with the next nonce (our bytes are provably dead)
+//!              NonceTooLow, no ambiguous attempt → is our hash known anywhere
+//!                   (a gateway may have delivered it)? yes → Live (mined);
+//!                   no → not ours: resync the book, sign again with the next nonce
 //!              NonceTooLow after an ambiguous attempt → Live (maybe ours, mined)
 //!              Rejected / Underpriced, certain → release the nonce, fail
 //!   give the turn back → watch the nonce (engine::drive)
@@ -169,6 +170,14 @@ impl<N: TxNode> TxEngine<N> {
                     return Ok(cell);
                 }
                 SendOutcome::NonceTooLow { certain: true, .. } => {
+                    // "Certain" only means no attempt of ours was ambiguous; a gateway
+                    // may still have delivered our bytes (twice, or to a node that
+                    // mined them at once). Ours if any node knows the hash.
+                    let ours = matches!(self.node.receipt(hash).await, Ok(Some(_))) || self.node.known(hash).await;
+                    if ours {
+                        emit(TxEvent::Submitted { nonce, hash, kind: TxKind::Original });
+                        return Ok(live(raw));
+                    }
                     // Not ours: someone else used the nonce. The book catches up.
                     account.book.borrow_mut().settle(nonce);
                     let pending = self.node.transaction_count(unsigned.from, true).await.map_err(TxFailure::Node)?;

@@ -42,6 +42,9 @@ struct Chain {
     lose_answers: u32,
     /// The next sends are lost entirely.
     lose_sends: u32,
+    /// The next sends are delivered twice by a gateway (mined at once on the
+    /// first delivery, the second answer — "nonce too low" — is returned).
+    deliver_twice: u32,
     sends: Vec<B256>,
     polls: Vec<Instant>,
     /// Refuse every send for certain (say, the balance is gone).
@@ -73,7 +76,7 @@ impl Chain {
         if self.refuse {
             return SendOutcome::Rejected("insufficient funds for gas * price + value".into());
         }
-        if self.mined.contains_key(&hash) || self.pool.get(&nonce).is_some_and(|p| p.hash == hash) {
+        if self.pool.get(&nonce).is_some_and(|p| p.hash == hash) {
             return SendOutcome::Accepted;
         }
         if max_fee < self.base_fee {
@@ -147,6 +150,12 @@ impl TxNode for SimNode {
             chain.lose_sends -= 1;
             chain.sends.push(tx_hash(raw));
             return SendOutcome::Unknown("timeout".into());
+        }
+        if chain.deliver_twice > 0 {
+            chain.deliver_twice -= 1;
+            let _ = chain.admit(raw);
+            chain.mine();
+            return chain.admit(raw);
         }
         let outcome = chain.admit(raw);
         if chain.lose_answers > 0 {
@@ -488,4 +497,26 @@ fn a_nonce_taken_by_a_transaction_that_is_not_ours_is_reported_with_our_hashes()
     let tasks: Vec<Task> = vec![Box::pin(run), Box::pin(w.miner(&done))];
     w.rt.block_on(join_all(tasks)).unwrap();
     assert_eq!(w.engine.pending(1, Address::repeat_byte(0xaa)), vec![], "settled: nothing left to watch");
+}
+
+#[test]
+fn nonce_too_low_for_bytes_a_gateway_delivered_twice_is_ours_and_never_re_signed() {
+    // Found by the chaos test on anvil: the first delivery was mined at once,
+    // the second answered "nonce too low"; re-signing would have paid twice.
+    let w = world(0);
+    w.chain.borrow_mut().deliver_twice = 1;
+    let emit = w.emit();
+    let done = Cell::new(false);
+    let run = async {
+        let ours = request(30 * GWEI);
+        let outcome = w.engine.send(&*w.rt, &w.signer, &ours, w.engine.options(), &emit).await.unwrap();
+        assert_eq!(outcome.nonce, 0);
+        assert_eq!(outcome.resolution, super::slot::Resolution::Mined);
+        done.set(true);
+    };
+    let tasks: Vec<Task> = vec![Box::pin(run), Box::pin(w.miner(&done))];
+    w.rt.block_on(join_all(tasks)).unwrap();
+    assert_eq!(w.signer.signatures.get(), 1, "never signed again");
+    assert_eq!(w.chain.borrow().next_nonce, 1, "one transaction mined");
+    assert!(!w.events.borrow().iter().any(|(_, e)| matches!(e, TxEvent::NonceResync { .. })));
 }
