@@ -4,7 +4,7 @@
 // that nothing (timers, sockets) is left behind after close().
 //
 //   node --expose-gc benches/soak.mjs [--requests 1000000] [--concurrency 64]
-//   node --expose-gc benches/soak.mjs --smoke        (20,000 requests; npm test runs this)
+//   node --expose-gc benches/soak.mjs --smoke        (5,000 requests; npm test runs this)
 import { FaultTolerantRelayer, isBreakwaterError } from '../pkg/dist/node.mjs';
 import { startFleet } from './fleet-client.mjs';
 
@@ -13,7 +13,7 @@ const arg = (name, fallback) => {
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
 };
 const smoke = process.argv.includes('--smoke');
-const total = arg('requests', smoke ? 20_000 : 1_000_000);
+const total = arg('requests', smoke ? 5_000 : 1_000_000);
 const concurrency = arg('concurrency', 64);
 const gc = globalThis.gc || (() => {});
 

@@ -27,6 +27,7 @@ describe() {
     quota) echo "charges, 429s with any Retry-After, successes, clock → tokens in [0, burst], sane rates" ;;
     router) echo "selections, completions (any verdict), heads, chain checks, clock → reservations counted and all released" ;;
     nonce) echo "allocate / broadcast / release / settle / abandon → no nonce handed out twice" ;;
+    batch_match) echo "batch replies with missing, duplicated, foreign, NaN ids in any order → one first exact reply per item" ;;
   esac
 }
 for target in $(cargo +nightly fuzz list); do

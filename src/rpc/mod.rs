@@ -2,6 +2,7 @@
 //! which parameter is the block tag, and which latency class a method
 //! belongs to.
 
+pub mod batch_match;
 pub mod methods;
 
 pub use methods::{method_info, BlockTag, CachePolicy, MethodClass, MethodInfo};

@@ -49,13 +49,11 @@ pub fn summarise(text: &js_sys::JsString, ids: &[f64]) -> Reply<JsValue> {
         return Reply::Malformed;
     }
     let replies = Array::from(&value);
+    let reply_ids: Vec<Option<f64>> = replies.iter().map(|reply| get(&reply, "id").as_f64()).collect();
     let ordered = Array::new_with_length(ids.len() as u32);
-    for reply in replies.iter() {
-        let Some(id) = get(&reply, "id").as_f64() else { continue };
-        if let Some(pos) = ids.iter().position(|&i| i == id) {
-            if ordered.get(pos as u32).is_undefined() {
-                ordered.set(pos as u32, reply);
-            }
+    for (pos, k) in crate::rpc::batch_match::match_replies(ids, &reply_ids).into_iter().enumerate() {
+        if let Some(k) = k {
+            ordered.set(pos as u32, replies.get(k as u32));
         }
     }
     Reply::Result(ordered.into())

@@ -186,3 +186,48 @@ fn closing_needs_the_successes_over_the_observation_window() {
     assert_eq!(b.try_acquire(at(31_000)), Admission::Allowed { probe: true });
     assert_eq!(b.on_success(at(31_001), true).unwrap().to, BreakerState::Closed);
 }
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// Any sequence of admissions, early probes, outcomes and clock
+        /// steps: probes in flight never exceed the permits (the same
+        /// invariant the `breaker` fuzz target checks, here in `cargo test`).
+        #[test]
+        fn probes_in_flight_never_exceed_permits(
+            permits in 1u32..4,
+            ops in proptest::collection::vec((0u8..6, any::<bool>(), 0u16..2000), 0..300),
+        ) {
+            let mut b = Breaker::new(BreakerConfig { probe_permits: permits, consecutive_failures: 2, ..config() }, at(0));
+            let (mut now, mut probes, mut plain) = (0u64, 0u32, 0u32);
+            for (op, flag, n) in ops {
+                match op {
+                    0 => match b.try_acquire(at(now)) {
+                        Admission::Allowed { probe: true } => probes += 1,
+                        Admission::Allowed { probe: false } => plain += 1,
+                        Admission::Rejected { .. } => {}
+                    },
+                    1 => if let Admission::Allowed { probe } = b.try_early_probe(at(now), f64::from(n) / 2000.0) {
+                        if probe { probes += 1 } else { plain += 1 }
+                    },
+                    2..=4 => {
+                        let probe = flag && probes > 0;
+                        if !probe && plain == 0 { continue; }
+                        if probe { probes -= 1 } else { plain -= 1 }
+                        match op {
+                            2 => { b.on_success(at(now), probe); }
+                            3 => { b.on_failure(at(now), probe, 0.5); }
+                            _ => b.on_neutral(probe),
+                        }
+                    }
+                    _ => now += u64::from(n) * 20,
+                }
+                prop_assert!(b.probes_in_flight() <= b.probe_permits());
+                prop_assert!(b.probes_in_flight() <= probes);
+            }
+        }
+    }
+}

@@ -340,3 +340,51 @@ fn the_healthy_rate_is_not_relearned_while_the_warm_up_cap_holds_it_down() {
     }
     assert_eq!(r.endpoints[0].meter.rate(), healthy, "the meter keeps the pre-outage rate while warming");
 }
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// Any interleaving of selections and completions (any verdict, any
+        /// strategy, with clock steps): the in-flight count of every
+        /// endpoint equals the reservations held, probes stay within
+        /// permits, and completing everything releases everything.
+        #[test]
+        fn every_reservation_is_counted_and_released(
+            strategy in 0usize..5,
+            ops in proptest::collection::vec((0u8..4, 0usize..16, 0usize..9, any::<bool>(), 0u16..3000), 0..200),
+        ) {
+            use crate::pool::options::Strategy as S;
+            let strategies = [S::Priority, S::RoundRobin, S::Weighted, S::Latency, S::Sticky];
+            let mut r = router(3, strategies[strategy]);
+            let classes = [
+                ErrorClass::Success, ErrorClass::Transient, ErrorClass::RateLimited, ErrorClass::Capability, ErrorClass::Fatal,
+                ErrorClass::AlreadyKnown, ErrorClass::NonceTooLow, ErrorClass::ReplacementUnderpriced, ErrorClass::OutcomeUnknown,
+            ];
+            let tried = vec![false; 3];
+            let (mut now, mut held) = (0u64, Vec::new());
+            for (op, which, class, health, n) in ops {
+                match op {
+                    0 | 1 => if let Selection::Reserved(res) = r.select(at(now), &req(&tried), (f64::from(n) / 3000.0, 0.5)) {
+                        held.push(res);
+                    },
+                    2 => if !held.is_empty() {
+                        let res = held.remove(which % held.len());
+                        r.complete(at(now), &res, &verdict(classes[class], health), MethodClass::Cheap, Duration::from_millis(u64::from(n)), 0.5);
+                    },
+                    _ => now += u64::from(n),
+                }
+                for (i, ep) in r.endpoints.iter().enumerate() {
+                    prop_assert_eq!(ep.in_flight as usize, held.iter().filter(|h| h.endpoint == i).count());
+                    prop_assert!(ep.breaker.probes_in_flight() <= ep.breaker.probe_permits());
+                }
+            }
+            for res in held.drain(..) {
+                r.complete(at(now), &res, &verdict(ErrorClass::Success, false), MethodClass::Cheap, Duration::ZERO, 0.5);
+            }
+            prop_assert!(r.endpoints.iter().all(|e| e.in_flight == 0));
+        }
+    }
+}
