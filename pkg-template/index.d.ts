@@ -191,6 +191,8 @@ export interface RelayerOptions {
   chainId?: number | string;
   /** Check each endpoint's eth_chainId before its first request. @default true */
   checkChainId?: boolean;
+  /** Check it again this long after the last check (0: never); a disabled node gets another chance too. @default 300000 */
+  chainRecheckMs?: number;
   /** Endpoints this many blocks behind are skipped for `latest`. @default 5 */
   maxLagBlocks?: number;
   /** Requests that may wait for an endpoint; beyond, OverloadError. @default 1000 */
