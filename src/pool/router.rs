@@ -206,11 +206,6 @@ impl Router {
         }
     }
 
-    /// The best head among endpoints on the right chain.
-    pub fn best_head(&self) -> Option<u64> {
-        self.endpoints.iter().filter(|e| !matches!(e.chain, ChainStatus::Mismatch(_))).filter_map(|e| e.head).max()
-    }
-
     /// Selects and reserves an endpoint for one attempt. `draws` are two
     /// uniform numbers in `[0, 1)` for the randomised strategies and probes.
     pub fn select(&mut self, now: Instant, req: &RouteRequest<'_>, draws: (f64, f64)) -> Selection {
@@ -474,47 +469,8 @@ impl Router {
             .max()
             .unwrap_or(ceiling)
     }
-
-    /// Records an endpoint's `eth_chainId`; a mismatch disables it.
-    pub fn chain_checked(&mut self, endpoint: usize, chain_id: u64, now: Instant) -> Option<RouterEvent> {
-        let expected = *self.expected_chain.get_or_insert(chain_id);
-        let ep = self.endpoints.get_mut(endpoint)?;
-        ep.chain_checked_at = Some(now);
-        if chain_id == expected {
-            ep.chain = ChainStatus::Verified;
-            None
-        } else {
-            ep.chain = ChainStatus::Mismatch(chain_id);
-            Some(RouterEvent::ChainMismatch { endpoint, expected, got: chain_id })
-        }
-    }
-
-    /// Records a block number an endpoint reported as its head. A claim
-    /// far beyond the best known head is ignored; and when the first claim
-    /// heard was the outlier (a node announcing a head far in the future
-    /// before anyone else answered), an honest head far below it exposes it:
-    /// the outlying claims are forgotten, so honest nodes are not judged
-    /// "lagging" against a liar.
-    pub fn observe_head(&mut self, endpoint: usize, block: u64, now: Instant) {
-        if self.best_head().is_some_and(|best| best > block.saturating_add(MAX_HEAD_JUMP)) {
-            for ep in self.endpoints.iter_mut() {
-                if ep.head.is_some_and(|h| h > block.saturating_add(MAX_HEAD_JUMP)) {
-                    ep.head = None;
-                    ep.lag = None;
-                }
-            }
-            for ep in self.endpoints.iter_mut() {
-                if ep.lag.is_some_and(|(lag, _)| lag > MAX_HEAD_JUMP) {
-                    ep.lag = None; // judged against the outlier
-                }
-            }
-        }
-        let best = self.best_head();
-        if let Some(ep) = self.endpoints.get_mut(endpoint) {
-            ep.observe_head(block, best, MAX_HEAD_JUMP, now);
-        }
-    }
 }
 
+mod heads;
 #[cfg(test)]
 mod tests;

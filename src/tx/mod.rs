@@ -18,6 +18,7 @@ use alloy_primitives::{Address, U256};
 
 pub mod engine;
 pub mod engine_raw;
+mod engine_replace;
 mod engine_send;
 pub mod fees;
 pub mod nonce;

@@ -1,263 +1,21 @@
 //! The transaction engine on the simulated clock against a simulated
-//! chain: a mempool with the 10 % replacement rule, blocks every 12 s, and
-//! switches that lose a send's answer or the send itself.
+//! chain (`sim_chain`): speed-up timing, head-of-line, lost sends, resyncs,
+//! gaps, drops, replaced-by-others, duplicate delivery and gas spikes.
+
+mod sim_chain;
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, HashMap};
-use std::future::Future;
-use std::pin::Pin;
-use std::rc::Rc;
 use std::time::Duration;
 
 use alloy_primitives::{Address, B256};
 
-use super::engine::{tx_hash, SendOutcome, Signed, TxEngine, TxEvent, TxNode, TxSigner};
-use super::fees::{FeeSample, Fees, GWEI};
-use super::receipt::ReceiptInfo;
-use super::request::TxRequest;
+use super::engine::TxEvent;
+use super::fees::GWEI;
 use super::slot::TxKind;
-use super::{TxOptions, UnsignedTx};
-use crate::runtime::sim::{join_all, SimRuntime};
+use super::TxOptions;
+use crate::runtime::sim::join_all;
 use crate::runtime::Runtime;
-use crate::time::Instant;
-
-const BLOCK: Duration = Duration::from_secs(12);
-
-#[derive(Clone)]
-struct Pooled {
-    hash: B256,
-    max_fee: u128,
-    tip: u128,
-}
-
-#[derive(Default)]
-struct Chain {
-    head: u64,
-    next_nonce: u64,
-    pool: BTreeMap<u64, Pooled>,
-    mined: HashMap<B256, u64>,
-    /// Pooled transactions paying less than this are never mined.
-    min_fee: u128,
-    /// The next sends reach the pool but their answers are lost.
-    lose_answers: u32,
-    /// The next sends are lost entirely.
-    lose_sends: u32,
-    /// The next sends are delivered twice by a gateway (mined at once on the
-    /// first delivery, the second answer — "nonce too low" — is returned).
-    deliver_twice: u32,
-    sends: Vec<B256>,
-    polls: Vec<Instant>,
-    /// Refuse every send for certain (say, the balance is gone).
-    refuse: bool,
-    /// Below this max fee a send is refused as too cheap, and a pooled
-    /// transaction is evicted when a block is mined (as anvil does).
-    base_fee: u128,
-}
-
-impl Chain {
-    fn mine(&mut self) {
-        self.head += 1;
-        let base_fee = self.base_fee;
-        self.pool.retain(|_, tx| tx.max_fee >= base_fee);
-        while let Some(tx) = self.pool.get(&self.next_nonce).cloned() {
-            if tx.max_fee < self.min_fee {
-                break;
-            }
-            self.pool.remove(&self.next_nonce);
-            self.mined.insert(tx.hash, self.head);
-            self.next_nonce += 1;
-        }
-    }
-
-    fn admit(&mut self, raw: &[u8]) -> SendOutcome<String> {
-        let hash = tx_hash(raw);
-        let (nonce, max_fee, tip) = parse(raw);
-        self.sends.push(hash);
-        if self.refuse {
-            return SendOutcome::Rejected("insufficient funds for gas * price + value".into());
-        }
-        if self.pool.get(&nonce).is_some_and(|p| p.hash == hash) {
-            return SendOutcome::Accepted;
-        }
-        if max_fee < self.base_fee {
-            return SendOutcome::FeeTooLow("max fee per gas less than block base fee".into());
-        }
-        if nonce < self.next_nonce {
-            return SendOutcome::NonceTooLow { certain: true, error: "nonce too low".into() };
-        }
-        if let Some(old) = self.pool.get(&nonce) {
-            if max_fee * 10 <= old.max_fee * 11 || tip * 10 <= old.tip * 11 {
-                return SendOutcome::Underpriced("replacement transaction underpriced".into());
-            }
-        }
-        self.pool.insert(nonce, Pooled { hash, max_fee, tip });
-        SendOutcome::Accepted
-    }
-
-    fn pending_count(&self) -> u64 {
-        let mut n = self.next_nonce;
-        while self.pool.contains_key(&n) {
-            n += 1;
-        }
-        n
-    }
-}
-
-/// "Signed bytes": the fields as text, so identical inputs give identical bytes and hash.
-fn encode(tx: &UnsignedTx) -> Vec<u8> {
-    let (max_fee, tip) = match tx.fees {
-        Fees::Eip1559 { max_fee, tip } => (max_fee, tip),
-        Fees::Legacy { gas_price } => (gas_price, gas_price),
-    };
-    format!("{}|{}|{}|{}|{:?}|{}", tx.chain_id, tx.nonce, max_fee, tip, tx.to, tx.value).into_bytes()
-}
-
-fn parse(raw: &[u8]) -> (u64, u128, u128) {
-    let text = String::from_utf8_lossy(raw);
-    let parts: Vec<&str> = text.split('|').collect();
-    (parts[1].parse().unwrap(), parts[2].parse().unwrap(), parts[3].parse().unwrap())
-}
-
-#[derive(Clone)]
-struct SimNode {
-    chain: Rc<RefCell<Chain>>,
-    rt: Rc<SimRuntime>,
-}
-
-impl TxNode for SimNode {
-    type Receipt = u64;
-    type Error = String;
-
-    async fn block_number(&self) -> Result<u64, String> {
-        let mut chain = self.chain.borrow_mut();
-        chain.polls.push(self.rt.now());
-        Ok(chain.head)
-    }
-    async fn transaction_count(&self, _: Address, pending: bool) -> Result<u64, String> {
-        let chain = self.chain.borrow();
-        Ok(if pending { chain.pending_count() } else { chain.next_nonce })
-    }
-    async fn fee_sample(&self) -> FeeSample {
-        let base = self.chain.borrow().base_fee.max(10 * GWEI);
-        FeeSample { next_base_fee: Some(base), tip_hint: Some(GWEI), ..Default::default() }
-    }
-    async fn estimate_gas(&self, _: &UnsignedTx) -> Result<u64, String> {
-        Ok(21_000)
-    }
-    async fn send_raw(&self, raw: &[u8]) -> SendOutcome<String> {
-        let mut chain = self.chain.borrow_mut();
-        if chain.lose_sends > 0 {
-            chain.lose_sends -= 1;
-            chain.sends.push(tx_hash(raw));
-            return SendOutcome::Unknown("timeout".into());
-        }
-        if chain.deliver_twice > 0 {
-            chain.deliver_twice -= 1;
-            let _ = chain.admit(raw);
-            chain.mine();
-            return chain.admit(raw);
-        }
-        let outcome = chain.admit(raw);
-        if chain.lose_answers > 0 {
-            chain.lose_answers -= 1;
-            return SendOutcome::Unknown("timeout".into());
-        }
-        outcome
-    }
-    async fn rebroadcast(&self, raw: &[u8]) {
-        let _ = self.chain.borrow_mut().admit(raw);
-    }
-    async fn receipt(&self, hash: B256) -> Result<Option<(ReceiptInfo, u64)>, String> {
-        let chain = self.chain.borrow();
-        Ok(chain.mined.get(&hash).map(|&block| {
-            (ReceiptInfo { hash, block_number: block, block_hash: B256::with_last_byte(block as u8) }, block)
-        }))
-    }
-    async fn known(&self, hash: B256) -> bool {
-        let chain = self.chain.borrow();
-        chain.mined.contains_key(&hash) || chain.pool.values().any(|p| p.hash == hash)
-    }
-    async fn closing(&self) {
-        std::future::pending::<()>().await
-    }
-    fn is_closed(&self) -> bool {
-        false
-    }
-}
-
-struct FakeSigner {
-    signatures: Cell<u32>,
-}
-
-impl TxSigner<String> for FakeSigner {
-    fn address(&self) -> Address {
-        Address::repeat_byte(0xaa)
-    }
-    async fn sign(&self, tx: &UnsignedTx) -> Result<Signed, String> {
-        self.signatures.set(self.signatures.get() + 1);
-        Ok(Signed::Raw(encode(tx)))
-    }
-}
-
-fn request(max_fee: u128) -> TxRequest {
-    TxRequest {
-        to: Some(Address::repeat_byte(0xbb)),
-        value: Default::default(),
-        data: Vec::new(),
-        gas: Some(21_000),
-        max_fee: Some(max_fee),
-        tip: Some(GWEI),
-        gas_price: None,
-        chain_id: 1,
-        from: None,
-    }
-}
-
-struct World {
-    rt: Rc<SimRuntime>,
-    chain: Rc<RefCell<Chain>>,
-    engine: TxEngine<SimNode>,
-    signer: FakeSigner,
-    events: RefCell<Vec<(Instant, TxEvent)>>,
-}
-
-fn world(min_fee: u128) -> World {
-    let rt = Rc::new(SimRuntime::new(7));
-    let chain = Rc::new(RefCell::new(Chain { min_fee, ..Default::default() }));
-    let options = TxOptions { poll_interval: Duration::from_secs(4), ..Default::default() };
-    let engine = TxEngine::new(SimNode { chain: chain.clone(), rt: rt.clone() }, options);
-    World { rt, chain, engine, signer: FakeSigner { signatures: Cell::new(0) }, events: RefCell::new(Vec::new()) }
-}
-
-impl World {
-    /// Mines a block every 12 s until `done` says stop (bounded).
-    async fn miner(&self, done: &Cell<bool>) {
-        for _ in 0..200 {
-            if done.get() {
-                return;
-            }
-            self.rt.sleep(BLOCK).await;
-            self.chain.borrow_mut().mine();
-        }
-    }
-
-    fn emit(&self) -> impl Fn(TxEvent) + '_ {
-        move |e| self.events.borrow_mut().push((self.rt.now(), e))
-    }
-
-    fn replacements(&self) -> Vec<(u64, TxKind)> {
-        let events = self.events.borrow();
-        events
-            .iter()
-            .filter_map(|(_, e)| match e {
-                TxEvent::Replacement { nonce, kind, .. } => Some((*nonce, *kind)),
-                _ => None,
-            })
-            .collect()
-    }
-}
-
-type Task<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
+use sim_chain::{first_poll, request, world, Pooled, Task};
 
 #[test]
 fn a_stuck_transaction_is_sped_up_after_max_wait_blocks_and_the_replacement_wins() {
@@ -389,11 +147,7 @@ fn a_gap_below_our_nonce_is_reported_and_filled() {
         let send = w.engine.send(&*w.rt, &w.signer, &ours, w.engine.options(), &emit);
         let mut send = std::pin::pin!(send);
         // Once ours is accepted, the outsider vanishes from the pool: nonce 0 is a gap.
-        std::future::poll_fn(|cx| {
-            let _ = send.as_mut().poll(cx);
-            std::task::Poll::Ready(())
-        })
-        .await;
+        first_poll(send.as_mut()).await;
         w.chain.borrow_mut().pool.remove(&0);
         let outcome = send.await.unwrap();
         assert_eq!(outcome.nonce, 1);
@@ -418,11 +172,7 @@ fn a_transaction_no_node_keeps_and_every_node_refuses_is_dropped_and_its_nonce_r
         let ours = request(30 * GWEI);
         let send = w.engine.send(&*w.rt, &w.signer, &ours, w.engine.options(), &emit);
         let mut send = std::pin::pin!(send);
-        std::future::poll_fn(|cx| {
-            let _ = send.as_mut().poll(cx);
-            std::task::Poll::Ready(())
-        })
-        .await;
+        first_poll(send.as_mut()).await;
         {
             // The node evicts it, and the account can no longer pay for it.
             let mut chain = w.chain.borrow_mut();
@@ -451,11 +201,7 @@ fn a_gas_spike_that_evicts_our_transaction_is_cured_by_a_speed_up_not_reported_a
         let options = TxOptions { max_wait_blocks: 2, rebroadcast_every: 1, ..w.engine.options() };
         let send = w.engine.send(&*w.rt, &w.signer, &ours, options, &emit);
         let mut send = std::pin::pin!(send);
-        std::future::poll_fn(|cx| {
-            let _ = send.as_mut().poll(cx);
-            std::task::Poll::Ready(())
-        })
-        .await;
+        first_poll(send.as_mut()).await;
         w.chain.borrow_mut().base_fee = 40 * GWEI; // the next block evicts it; re-sends are refused as too cheap
         let outcome = send.await.unwrap();
         assert_eq!(outcome.resolution, super::slot::Resolution::Replaced);
@@ -475,11 +221,7 @@ fn a_nonce_taken_by_a_transaction_that_is_not_ours_is_reported_with_our_hashes()
         let ours = request(30 * GWEI);
         let send = w.engine.send(&*w.rt, &w.signer, &ours, w.engine.options(), &emit);
         let mut send = std::pin::pin!(send);
-        std::future::poll_fn(|cx| {
-            let _ = send.as_mut().poll(cx);
-            std::task::Poll::Ready(())
-        })
-        .await;
+        first_poll(send.as_mut()).await;
         {
             // Another wallet with the same key gets its own nonce-0 transaction mined.
             let mut chain = w.chain.borrow_mut();

@@ -1,0 +1,106 @@
+//! Replacements and gap repair: the two places where the watcher signs a
+//! new transaction for a nonce (a speed-up or cancel of its own nonce, a
+//! 0-value filler for a missing lower one).
+
+use std::rc::Rc;
+
+use super::engine::{tx_hash, Account, SendOutcome, Signed, SlotCell, TxEngine, TxEvent, TxFailure, TxNode, TxSigner};
+use super::fees::{self, FeeError};
+use super::slot::{SentTx, TxKind};
+use super::{TxOptions, UnsignedTx};
+
+impl<N: TxNode> TxEngine<N> {
+    /// Signs and sends one replacement of `kind`, priced above the newest.
+    pub(super) async fn replace<S: TxSigner<N::Error>>(
+        &self,
+        signer: &S,
+        cell: &SlotCell<N::Receipt, N::Error>,
+        kind: TxKind,
+        head: u64,
+        options: TxOptions,
+        emit: &dyn Fn(TxEvent),
+    ) -> Result<(), TxFailure<N::Error>> {
+        let Some(newest) = cell.slot.borrow().latest().cloned() else { return Ok(()) };
+        let nonce = cell.slot.borrow().nonce();
+        let network = self.network_fees().await;
+        let priced = fees::replacement(newest.fees, network, options.bump_percent, options.fee_ceiling);
+        let fees = match priced {
+            Ok(fees) => fees,
+            Err(FeeError::AtCeiling { needed, ceiling }) => {
+                let hashes = cell.slot.borrow().sent().iter().map(|s| s.hash).collect();
+                return Err(TxFailure::FeeCeiling { nonce, hashes, needed, ceiling });
+            }
+            Err(e) => return Err(TxFailure::Fees(e)),
+        };
+        let unsigned = {
+            let template = cell.template.borrow();
+            match kind {
+                TxKind::Cancel => template.cancel(fees),
+                _ => UnsignedTx { fees, ..template.clone() },
+            }
+        };
+        cell.slot.borrow_mut().begin_replacement(kind);
+        let signed = signer.sign(&unsigned).await;
+        // A cancel asked for while this speed-up was being signed wins: the
+        // speed-up is dropped unsent, so it cannot be mined ahead of the cancel.
+        let superseded = kind == TxKind::SpeedUp && cell.slot.borrow().cancel_requested();
+        let result = match signed {
+            Err(_) => Ok(()),                           // keep waiting on what was sent; the next step tries again
+            Ok(Signed::Raw(_)) if superseded => Ok(()), // a wallet-sent one is out there: recorded below
+            Ok(signed) => {
+                let (hash, raw) = match signed {
+                    Signed::Raw(raw) => (tx_hash(&raw), raw),
+                    Signed::SentByWallet(hash) => (hash, Vec::new()),
+                };
+                let tx = SentTx { hash, raw: Rc::from(raw), fees, kind };
+                cell.slot.borrow_mut().record(tx.clone(), head);
+                emit(TxEvent::Replacement { nonce, kind, hash, replaces: newest.hash, fees });
+                if !tx.raw.is_empty() {
+                    match self.node.send_raw(&tx.raw).await {
+                        SendOutcome::Accepted => emit(TxEvent::Submitted { nonce, hash, kind }),
+                        SendOutcome::Unknown(_) => emit(TxEvent::OutcomeUnknown { nonce, hash }),
+                        // Mined meanwhile, underpriced against a pooled tx, or
+                        // refused: the receipts of every hash decide.
+                        _ => {}
+                    }
+                }
+                Ok(())
+            }
+        };
+        // Signing and sending can take blocks (a wallet prompt, a slow pool):
+        // the wait for this replacement counts from the head as it is now.
+        let head_now = self.node.block_number().await.map_or(head, |h| h.max(head));
+        cell.slot.borrow_mut().end_replacement(head_now);
+        result
+    }
+
+    /// The node lacks nonces below our lowest live one: report; fill the
+    /// ones we have no transaction for with 0-value self-transfers.
+    pub(super) async fn check_gap<S: TxSigner<N::Error>>(
+        &self,
+        signer: &S,
+        account: &Account<N::Receipt, N::Error>,
+        nonce: u64,
+        options: TxOptions,
+        emit: &dyn Fn(TxEvent),
+    ) {
+        let Ok(pending) = self.node.transaction_count(signer.address(), true).await else { return };
+        let gap = account.book.borrow().gap(pending);
+        let Some(gap) = gap.filter(|g| g.end == nonce) else { return };
+        let ours: Vec<u64> = account.slots.borrow().keys().copied().filter(|n| gap.contains(n)).collect();
+        let repair = options.repair_gaps && gap.end - gap.start <= 16;
+        emit(TxEvent::NonceGap { from: gap.start, to: gap.end, repaired: repair });
+        if !repair {
+            return;
+        }
+        let Some(template) = account.slots.borrow().get(&nonce).map(|c| c.template.borrow().clone()) else { return };
+        let Some(network) = self.network_fees().await else { return };
+        let fees = fees::cap_initial(network, options.fee_ceiling);
+        for missing in gap.filter(|n| !ours.contains(n)) {
+            let filler = UnsignedTx { nonce: missing, ..template.cancel(fees) };
+            if let Ok(Signed::Raw(raw)) = signer.sign(&filler).await {
+                let _ = self.node.send_raw(&raw).await;
+            }
+        }
+    }
+}
