@@ -23,17 +23,7 @@ enum Op {
     Advance(u16),
 }
 
-const CLASSES: [ErrorClass; 9] = [
-    ErrorClass::Success,
-    ErrorClass::Transient,
-    ErrorClass::RateLimited,
-    ErrorClass::Capability,
-    ErrorClass::Fatal,
-    ErrorClass::AlreadyKnown,
-    ErrorClass::NonceTooLow,
-    ErrorClass::ReplacementUnderpriced,
-    ErrorClass::OutcomeUnknown,
-];
+const CLASSES: [ErrorClass; 9] = ErrorClass::ALL;
 
 fuzz_target!(|input: (u8, u8, bool, Vec<Op>)| {
     let (n, strategy, grouped, ops) = input;

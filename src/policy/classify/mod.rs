@@ -124,21 +124,22 @@ impl ErrorClass {
         }
     }
 
+    /// Every class (for parsing, property tests and fuzzing).
+    pub const ALL: [ErrorClass; 9] = [
+        ErrorClass::Success,
+        ErrorClass::Transient,
+        ErrorClass::RateLimited,
+        ErrorClass::Capability,
+        ErrorClass::Fatal,
+        ErrorClass::AlreadyKnown,
+        ErrorClass::NonceTooLow,
+        ErrorClass::ReplacementUnderpriced,
+        ErrorClass::OutcomeUnknown,
+    ];
+
     /// Parses the JS spelling.
     pub fn parse(name: &str) -> Option<Self> {
-        [
-            ErrorClass::Success,
-            ErrorClass::Transient,
-            ErrorClass::RateLimited,
-            ErrorClass::Capability,
-            ErrorClass::Fatal,
-            ErrorClass::AlreadyKnown,
-            ErrorClass::NonceTooLow,
-            ErrorClass::ReplacementUnderpriced,
-            ErrorClass::OutcomeUnknown,
-        ]
-        .into_iter()
-        .find(|c| c.as_str() == name)
+        Self::ALL.into_iter().find(|c| c.as_str() == name)
     }
 }
 

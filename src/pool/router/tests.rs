@@ -359,10 +359,7 @@ mod properties {
             use crate::pool::options::Strategy as S;
             let strategies = [S::Priority, S::RoundRobin, S::Weighted, S::Latency, S::Sticky];
             let mut r = router(3, strategies[strategy]);
-            let classes = [
-                ErrorClass::Success, ErrorClass::Transient, ErrorClass::RateLimited, ErrorClass::Capability, ErrorClass::Fatal,
-                ErrorClass::AlreadyKnown, ErrorClass::NonceTooLow, ErrorClass::ReplacementUnderpriced, ErrorClass::OutcomeUnknown,
-            ];
+            let classes = ErrorClass::ALL;
             let tried = vec![false; 3];
             let (mut now, mut held) = (0u64, Vec::new());
             for (op, which, class, health, n) in ops {

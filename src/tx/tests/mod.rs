@@ -4,7 +4,7 @@
 
 mod sim_chain;
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::time::Duration;
 
 use alloy_primitives::{Address, B256};
@@ -15,21 +15,18 @@ use super::slot::TxKind;
 use super::TxOptions;
 use crate::runtime::sim::join_all;
 use crate::runtime::Runtime;
-use sim_chain::{first_poll, request, world, Pooled, Task};
+use sim_chain::{first_poll, request, world, Pooled};
 
 #[test]
 fn a_stuck_transaction_is_sped_up_after_max_wait_blocks_and_the_replacement_wins() {
     let w = world(5 * GWEI);
-    let done = Cell::new(false);
     let outcome = RefCell::new(None);
     let emit = w.emit();
     let send = async {
         let options = TxOptions { max_wait_blocks: 3, ..w.engine.options() };
         *outcome.borrow_mut() = Some(w.engine.send(&*w.rt, &w.signer, &request(2 * GWEI), options, &emit).await);
-        done.set(true);
     };
-    let tasks: Vec<Task> = vec![Box::pin(send), Box::pin(w.miner(&done))];
-    w.rt.block_on(join_all(tasks)).unwrap();
+    w.with_blocks(send);
     let outcome = outcome.into_inner().unwrap().unwrap();
     assert_eq!(outcome.resolution, super::slot::Resolution::Replaced);
     assert_eq!(w.signer.signatures.get(), 2, "one original, one speed-up");
@@ -44,23 +41,18 @@ fn a_stuck_transaction_is_sped_up_after_max_wait_blocks_and_the_replacement_wins
 #[test]
 fn only_the_lowest_stuck_nonce_is_bumped_and_the_next_one_waits_behind_it() {
     let w = world(5 * GWEI);
-    let done = Cell::new(false);
-    let finished = Cell::new(0);
     let emit = w.emit();
     let send = |max_fee: u128| {
-        let (w, emit, done, finished) = (&w, &emit, &done, &finished);
+        let (w, emit) = (&w, &emit);
         async move {
             let options = TxOptions { max_wait_blocks: 2, ..w.engine.options() };
             w.engine.send(&*w.rt, &w.signer, &request(max_fee), options, emit).await.unwrap();
-            finished.set(finished.get() + 1);
-            if finished.get() == 2 {
-                done.set(true);
-            }
         }
     };
     // Nonce 0 pays too little; nonce 1 pays enough but cannot be mined before 0.
-    let tasks: Vec<Task> = vec![Box::pin(send(2 * GWEI)), Box::pin(send(30 * GWEI)), Box::pin(w.miner(&done))];
-    w.rt.block_on(join_all(tasks)).unwrap();
+    w.with_blocks(async {
+        join_all(vec![send(2 * GWEI), send(30 * GWEI)]).await;
+    });
     assert_eq!(w.replacements(), vec![(0, TxKind::SpeedUp)], "nonce 1 was never bumped uselessly");
     assert_eq!(w.chain.borrow().next_nonce, 2);
 }
@@ -69,15 +61,12 @@ fn only_the_lowest_stuck_nonce_is_bumped_and_the_next_one_waits_behind_it() {
 fn a_lost_send_is_rebroadcast_as_the_same_bytes_and_never_re_signed() {
     let w = world(0);
     w.chain.borrow_mut().lose_sends = 1;
-    let done = Cell::new(false);
     let emit = w.emit();
     let send = async {
         let outcome = w.engine.send(&*w.rt, &w.signer, &request(30 * GWEI), w.engine.options(), &emit).await.unwrap();
         assert_eq!(outcome.resolution, super::slot::Resolution::Mined);
-        done.set(true);
     };
-    let tasks: Vec<Task> = vec![Box::pin(send), Box::pin(w.miner(&done))];
-    w.rt.block_on(join_all(tasks)).unwrap();
+    w.with_blocks(send);
     assert_eq!(w.signer.signatures.get(), 1);
     let chain = w.chain.borrow();
     assert!(chain.sends.len() >= 2 && chain.sends.iter().all(|h| *h == chain.sends[0]), "{:?}", chain.sends);
@@ -88,7 +77,6 @@ fn a_lost_send_is_rebroadcast_as_the_same_bytes_and_never_re_signed() {
 fn a_nonce_used_by_someone_else_is_resynced_and_signed_again_with_the_next() {
     let w = world(0);
     let emit = w.emit();
-    let done = Cell::new(false);
     let run = async {
         let first = w.engine.send(&*w.rt, &w.signer, &request(30 * GWEI), w.engine.options(), &emit).await.unwrap();
         assert_eq!(first.nonce, 0);
@@ -99,10 +87,8 @@ fn a_nonce_used_by_someone_else_is_resynced_and_signed_again_with_the_next() {
         }
         let second = w.engine.send(&*w.rt, &w.signer, &request(30 * GWEI), w.engine.options(), &emit).await.unwrap();
         assert_eq!(second.nonce, 2);
-        done.set(true);
     };
-    let tasks: Vec<Task> = vec![Box::pin(run), Box::pin(w.miner(&done))];
-    w.rt.block_on(join_all(tasks)).unwrap();
+    w.with_blocks(run);
     assert!(w.events.borrow().iter().any(|(_, e)| matches!(e, TxEvent::NonceResync { from: 1, .. })));
 }
 
@@ -110,7 +96,6 @@ fn a_nonce_used_by_someone_else_is_resynced_and_signed_again_with_the_next() {
 fn receipt_polls_are_jittered_not_periodic() {
     let w = world(u128::MAX); // never mined: the loop polls until the miner stops it
     let emit = w.emit();
-    let done = Cell::new(false);
     let watcher = async {
         let options = TxOptions { max_wait_blocks: 1000, ..w.engine.options() };
         let stuck = request(2 * GWEI);
@@ -122,10 +107,8 @@ fn receipt_polls_are_jittered_not_periodic() {
             w.rt.sleep(Duration::from_secs(120)),
         )
         .await;
-        done.set(true);
     };
-    let tasks: Vec<Task> = vec![Box::pin(watcher), Box::pin(w.miner(&done))];
-    w.rt.block_on(join_all(tasks)).unwrap();
+    w.with_blocks(watcher);
     let polls = w.chain.borrow().polls.clone();
     let gaps: Vec<f64> = polls.windows(2).map(|p| p[1].saturating_since(p[0]).as_secs_f64()).collect();
     assert!(gaps.len() >= 15, "{} polls", gaps.len());
@@ -141,7 +124,6 @@ fn a_gap_below_our_nonce_is_reported_and_filled() {
     let outsider = Pooled { hash: B256::repeat_byte(0xee), max_fee: 30 * GWEI, tip: GWEI };
     w.chain.borrow_mut().pool.insert(0, outsider);
     let emit = w.emit();
-    let done = Cell::new(false);
     let run = async {
         let ours = request(30 * GWEI);
         let send = w.engine.send(&*w.rt, &w.signer, &ours, w.engine.options(), &emit);
@@ -151,10 +133,8 @@ fn a_gap_below_our_nonce_is_reported_and_filled() {
         w.chain.borrow_mut().pool.remove(&0);
         let outcome = send.await.unwrap();
         assert_eq!(outcome.nonce, 1);
-        done.set(true);
     };
-    let tasks: Vec<Task> = vec![Box::pin(run), Box::pin(w.miner(&done))];
-    w.rt.block_on(join_all(tasks)).unwrap();
+    w.with_blocks(run);
     let gap = w.events.borrow().iter().find_map(|(_, e)| match e {
         TxEvent::NonceGap { from, to, repaired } => Some((*from, *to, *repaired)),
         _ => None,
@@ -167,7 +147,6 @@ fn a_gap_below_our_nonce_is_reported_and_filled() {
 fn a_transaction_no_node_keeps_and_every_node_refuses_is_dropped_and_its_nonce_reused() {
     let w = world(u128::MAX); // never mined
     let emit = w.emit();
-    let done = Cell::new(false);
     let run = async {
         let ours = request(30 * GWEI);
         let send = w.engine.send(&*w.rt, &w.signer, &ours, w.engine.options(), &emit);
@@ -185,17 +164,14 @@ fn a_transaction_no_node_keeps_and_every_node_refuses_is_dropped_and_its_nonce_r
         w.chain.borrow_mut().min_fee = 0;
         let next = w.engine.send(&*w.rt, &w.signer, &request(31 * GWEI), w.engine.options(), &emit).await.unwrap();
         assert_eq!(next.nonce, 0, "the dropped nonce is reused: no gap");
-        done.set(true);
     };
-    let tasks: Vec<Task> = vec![Box::pin(run), Box::pin(w.miner(&done))];
-    w.rt.block_on(join_all(tasks)).unwrap();
+    w.with_blocks(run);
 }
 
 #[test]
 fn a_gas_spike_that_evicts_our_transaction_is_cured_by_a_speed_up_not_reported_as_dropped() {
     let w = world(0);
     let emit = w.emit();
-    let done = Cell::new(false);
     let run = async {
         let ours = request(30 * GWEI);
         let options = TxOptions { max_wait_blocks: 2, rebroadcast_every: 1, ..w.engine.options() };
@@ -205,10 +181,8 @@ fn a_gas_spike_that_evicts_our_transaction_is_cured_by_a_speed_up_not_reported_a
         w.chain.borrow_mut().base_fee = 40 * GWEI; // the next block evicts it; re-sends are refused as too cheap
         let outcome = send.await.unwrap();
         assert_eq!(outcome.resolution, super::slot::Resolution::Replaced);
-        done.set(true);
     };
-    let tasks: Vec<Task> = vec![Box::pin(run), Box::pin(w.miner(&done))];
-    w.rt.block_on(join_all(tasks)).unwrap();
+    w.with_blocks(run);
     assert_eq!(w.replacements(), vec![(0, TxKind::SpeedUp)], "priced at the spiked estimate: one bump is enough");
 }
 
@@ -216,7 +190,6 @@ fn a_gas_spike_that_evicts_our_transaction_is_cured_by_a_speed_up_not_reported_a
 fn a_nonce_taken_by_a_transaction_that_is_not_ours_is_reported_with_our_hashes() {
     let w = world(u128::MAX); // ours is never mined
     let emit = w.emit();
-    let done = Cell::new(false);
     let run = async {
         let ours = request(30 * GWEI);
         let send = w.engine.send(&*w.rt, &w.signer, &ours, w.engine.options(), &emit);
@@ -234,10 +207,8 @@ fn a_nonce_taken_by_a_transaction_that_is_not_ours_is_reported_with_our_hashes()
             Err(super::engine::TxFailure::ReplacedByOther { nonce: 0, hashes }) => assert_eq!(hashes.len(), 1),
             other => panic!("{other:?}"),
         }
-        done.set(true);
     };
-    let tasks: Vec<Task> = vec![Box::pin(run), Box::pin(w.miner(&done))];
-    w.rt.block_on(join_all(tasks)).unwrap();
+    w.with_blocks(run);
     assert_eq!(w.engine.pending(1, Address::repeat_byte(0xaa)), vec![], "settled: nothing left to watch");
 }
 
@@ -248,16 +219,13 @@ fn nonce_too_low_for_bytes_a_gateway_delivered_twice_is_ours_and_never_re_signed
     let w = world(0);
     w.chain.borrow_mut().deliver_twice = 1;
     let emit = w.emit();
-    let done = Cell::new(false);
     let run = async {
         let ours = request(30 * GWEI);
         let outcome = w.engine.send(&*w.rt, &w.signer, &ours, w.engine.options(), &emit).await.unwrap();
         assert_eq!(outcome.nonce, 0);
         assert_eq!(outcome.resolution, super::slot::Resolution::Mined);
-        done.set(true);
     };
-    let tasks: Vec<Task> = vec![Box::pin(run), Box::pin(w.miner(&done))];
-    w.rt.block_on(join_all(tasks)).unwrap();
+    w.with_blocks(run);
     assert_eq!(w.signer.signatures.get(), 1, "never signed again");
     assert_eq!(w.chain.borrow().next_nonce, 1, "one transaction mined");
     assert!(!w.events.borrow().iter().any(|(_, e)| matches!(e, TxEvent::NonceResync { .. })));

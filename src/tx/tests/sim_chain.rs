@@ -243,6 +243,17 @@ impl World {
         }
     }
 
+    /// Runs `scenario` with a block every 12 s beside it, until it ends.
+    pub(super) fn with_blocks<'a>(&'a self, scenario: impl Future<Output = ()> + 'a) {
+        let done = Cell::new(false);
+        let run = async {
+            scenario.await;
+            done.set(true);
+        };
+        let tasks: Vec<Task> = vec![Box::pin(run), Box::pin(self.miner(&done))];
+        self.rt.block_on(crate::runtime::sim::join_all(tasks)).unwrap();
+    }
+
     pub(super) fn emit(&self) -> impl Fn(TxEvent) + '_ {
         move |e| self.events.borrow_mut().push((self.rt.now(), e))
     }
