@@ -355,7 +355,7 @@ impl<N: TxNode> TxEngine<N> {
             if let Ok(h) = self.node.block_number().await {
                 head = head.max(h);
             }
-            let found = self.find_receipt(&hashes()).await;
+            let (found, answered) = self.find_receipt(&hashes()).await;
             let info = found.as_ref().map(|(i, _)| *i);
             match watch.observe(info, head) {
                 ReceiptEvent::Reorged { previous } => {
@@ -388,29 +388,19 @@ impl<N: TxNode> TxEngine<N> {
                     }
                 }
                 ReceiptEvent::Waiting => {
-                    // The nonce is used on chain yet none of our hashes has a
-                    // receipt: twice in a row (receipts can lag a node) means
-                    // someone else's transaction took it.
+                    // The nonce is used on chain yet no node has a receipt for any
+                    // of our hashes: seen on two polls where every lookup answered
+                    // (a failed lookup proves nothing), and no endpoint knows any
+                    // of our hashes, means someone else's transaction took it.
                     let latest = self.node.transaction_count(signer.address(), false).await.ok();
                     if latest.is_some_and(|count| count > nonce) {
-                        if consumed_seen {
+                        if answered && consumed_seen && !self.any_known(&hashes()).await {
                             return Err(TxFailure::ReplacedByOther { nonce, hashes: hashes() });
                         }
-                        consumed_seen = true;
-                        continue;
-                    }
-                    consumed_seen = false;
-                    let lowest = account.book.borrow().lowest_live() == Some(nonce);
-                    let step = cell.slot.borrow_mut().next_step(head, options.max_wait_blocks, lowest);
-                    if let Step::Replace(kind) = step {
-                        self.replace(signer, cell, kind, head, options, emit).await?;
-                    } else if polls % options.rebroadcast_every.max(1) == 0 {
-                        if let Some(error) = self.rebroadcast(cell, emit).await {
-                            return Err(TxFailure::Dropped { nonce, hashes: hashes(), error });
-                        }
-                        if lowest {
-                            self.check_gap(signer, account, nonce, options, emit).await;
-                        }
+                        consumed_seen = answered;
+                    } else {
+                        consumed_seen = false;
+                        self.step(signer, account, cell, head, polls, options, emit).await?;
                     }
                 }
             }
@@ -419,14 +409,58 @@ impl<N: TxNode> TxEngine<N> {
         }
     }
 
-    /// The first receipt found among `hashes`, newest first.
-    async fn find_receipt(&self, hashes: &[B256]) -> Option<(ReceiptInfo, N::Receipt)> {
-        for hash in hashes.iter().rev() {
-            if let Ok(Some(found)) = self.node.receipt(*hash).await {
-                return Some(found);
+    /// One poll's work while nothing is mined: a replacement when due,
+    /// otherwise now and then a re-broadcast and a gap check.
+    #[allow(clippy::too_many_arguments)]
+    async fn step<S: TxSigner<N::Error>>(
+        &self,
+        signer: &S,
+        account: &Account<N::Receipt, N::Error>,
+        cell: &SlotCell<N::Receipt, N::Error>,
+        head: u64,
+        polls: u32,
+        options: TxOptions,
+        emit: &dyn Fn(TxEvent),
+    ) -> Result<(), TxFailure<N::Error>> {
+        let nonce = cell.slot.borrow().nonce();
+        let lowest = account.book.borrow().lowest_live() == Some(nonce);
+        let step = cell.slot.borrow_mut().next_step(head, options.max_wait_blocks, lowest);
+        if let Step::Replace(kind) = step {
+            self.replace(signer, cell, kind, head, options, emit).await?;
+        } else if polls % options.rebroadcast_every.max(1) == 0 {
+            if let Some(error) = self.rebroadcast(cell, emit).await {
+                let hashes = cell.slot.borrow().sent().iter().map(|s| s.hash).collect();
+                return Err(TxFailure::Dropped { nonce, hashes, error });
+            }
+            if lowest {
+                self.check_gap(signer, account, nonce, options, emit).await;
             }
         }
-        None
+        Ok(())
+    }
+
+    /// Whether any endpoint knows any of `hashes` (pending or mined).
+    async fn any_known(&self, hashes: &[B256]) -> bool {
+        for hash in hashes {
+            if self.node.known(*hash).await {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The first receipt found among `hashes`, newest first, and whether
+    /// every lookup got an answer (a failed lookup is not "no receipt").
+    async fn find_receipt(&self, hashes: &[B256]) -> (Option<(ReceiptInfo, N::Receipt)>, bool) {
+        let mut answered = true;
+        for hash in hashes.iter().rev() {
+            match self.node.receipt(*hash).await {
+                Ok(Some(found)) => return (Some(found), true),
+                Ok(None) => {}
+                Err(_) => answered = false,
+            }
+        }
+        (None, answered)
     }
 
     /// Sends the newest bytes to every endpoint again. If no node knows any

@@ -230,3 +230,18 @@ fn nonce_too_low_for_bytes_a_gateway_delivered_twice_is_ours_and_never_re_signed
     assert_eq!(w.chain.borrow().next_nonce, 1, "one transaction mined");
     assert!(!w.events.borrow().iter().any(|(_, e)| matches!(e, TxEvent::NonceResync { .. })));
 }
+
+#[test]
+fn failed_receipt_lookups_never_make_our_mined_transaction_someone_elses() {
+    // Found by the chaos test on anvil: lookups that failed were read as
+    // "no receipt", and with the nonce used on chain the caller was told
+    // its own mined transaction was replaced by someone else.
+    let w = world(0);
+    w.chain.borrow_mut().fail_receipts = 8;
+    let emit = w.emit();
+    w.with_blocks(async {
+        let outcome = w.engine.send(&*w.rt, &w.signer, &request(30 * GWEI), w.engine.options(), &emit).await.unwrap();
+        assert_eq!(outcome.resolution, super::slot::Resolution::Mined);
+    });
+    assert_eq!(w.chain.borrow().fail_receipts, 0, "the lookups did fail first");
+}

@@ -51,6 +51,8 @@ pub(super) struct Chain {
     pub(super) polls: Vec<Instant>,
     /// Refuse every send for certain (say, the balance is gone).
     pub(super) refuse: bool,
+    /// The next receipt lookups fail (a flaky gateway).
+    pub(super) fail_receipts: u32,
     /// Below this max fee a send is refused as too cheap, and a pooled
     /// transaction is evicted when a block is mined (as anvil does).
     pub(super) base_fee: u128,
@@ -170,7 +172,11 @@ impl TxNode for SimNode {
         let _ = self.chain.borrow_mut().admit(raw);
     }
     async fn receipt(&self, hash: B256) -> Result<Option<(ReceiptInfo, u64)>, String> {
-        let chain = self.chain.borrow();
+        let mut chain = self.chain.borrow_mut();
+        if chain.fail_receipts > 0 {
+            chain.fail_receipts -= 1;
+            return Err("502".into());
+        }
         Ok(chain.mined.get(&hash).map(|&block| {
             (ReceiptInfo { hash, block_number: block, block_hash: B256::with_last_byte(block as u8) }, block)
         }))
