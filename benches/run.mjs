@@ -11,6 +11,7 @@ import { overhead, overheadTable } from './overhead.mjs';
 import { faults, faultsTable } from './faults.mjs';
 import { sizes, sizeTable } from './size.mjs';
 import { coldStart, coldTable } from './coldstart.mjs';
+import { policyCostWasm } from './policy-wasm.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const smoke = process.argv.includes('--smoke');
@@ -20,6 +21,13 @@ const settings = smoke
 
 const version = (pkg) => JSON.parse(readFileSync(join(root, 'node_modules', pkg, 'package.json'), 'utf8')).version;
 const log = (...a) => console.error('[bench]', ...a);
+
+function policyTable(native, wasm) {
+  const row = (name, r) => (r ? `| ${name} | **${r.policyNs}** | ${r.nsPerRequest} | ${r.transportOnlyNs} | ${r.requests} |\n` : `| ${name} | – | – | – | – |\n`);
+  return 'Policy layer alone: the whole pipeline (budget, routing, breaker, quota, classification) around a transport that answers at once, minus that transport alone (`examples/policy_cost/`).\n\n' +
+    '| build | policy ns/request | pipeline ns/request | transport-only ns/request | requests |\n|---|---|---|---|---|\n' +
+    row('native (release)', native) + row('WebAssembly (release, opt-level z, in Node)', wasm);
+}
 
 const fleet = await startFleet(3);
 let report = '';
@@ -34,6 +42,13 @@ try {
     policy = JSON.parse(out.trim());
   } catch (e) {
     log('policy cost skipped:', e.message);
+  }
+  log('policy cost (wasm)');
+  let policyWasm = null;
+  try {
+    policyWasm = await policyCostWasm(settings.policyN);
+  } catch (e) {
+    log('wasm policy cost skipped:', e.message);
   }
   log('faults');
   const fault = await faults(fleet, settings.load);
@@ -54,7 +69,7 @@ The fleet runs in its own process and counts every request it receives.
 ## Healthy path: throughput and client CPU (${settings.overhead.requests} requests per level)
 
 ${overheadTable(over, settings.overhead.levels)}
-${policy ? `Policy layer alone (native, no-op transport): **${policy.policyNs} ns per request** (pipeline ${policy.nsPerRequest} ns − transport ${policy.transportOnlyNs} ns, ${policy.requests} requests).\n` : ''}
+${policyTable(policy, policyWasm)}
 ## Behaviour under faults (${settings.load.clients} independent client instances × ${settings.load.rate} req/s × ${settings.load.seconds} s, 3 nodes)
 
 ${faultsTable(fault)}

@@ -98,26 +98,33 @@ function createRelayerClass(wasm) {
         engineOptions = rest;
       }
       try {
-        this.#engine = new wasm.WasmRelayer(wrapUpstreams(rpcUrls), engineOptions, (event) => this.#dispatch(event));
+        this.#engine = new wasm.WasmRelayer(wrapUpstreams(rpcUrls), engineOptions, (event) => this.#dispatch(event), httpSender);
       } catch (descriptor) {
         throw toError(descriptor);
       }
     }
 
-    /** EIP-1193: one JSON-RPC request under every retry policy; `options.signal` cancels it. */
-    async request(args, options) {
-      if (args === null || typeof args !== 'object') throw invalid('request() takes { method, params }');
-      const { method, params } = args;
-      if (typeof method !== 'string' || method.length === 0) throw invalid('`method` must be a non-empty string', 'method');
-      if (params !== undefined && (params === null || typeof params !== 'object')) {
-        throw invalid('`params` must be an array or an object', 'params');
-      }
-      const signal = callSignal(options);
+    /**
+     * EIP-1193: one JSON-RPC request under every retry policy; `options.signal` cancels it.
+     * Not an `async` function: the hot path adds no promise hop of its own
+     * (bad arguments still reject, never throw).
+     */
+    request(args, options) {
+      let signal;
       try {
-        return await abortable(this.#engine.request(method, params, signal), signal);
-      } catch (descriptor) {
-        if (signal && signal.aborted && descriptor === signal.reason) throw descriptor;
-        throw toError(descriptor);
+        if (args === null || typeof args !== 'object') throw invalid('request() takes { method, params }');
+        const { method, params } = args;
+        if (typeof method !== 'string' || method.length === 0) throw invalid('`method` must be a non-empty string', 'method');
+        if (params !== undefined && (params === null || typeof params !== 'object')) {
+          throw invalid('`params` must be an array or an object', 'params');
+        }
+        signal = callSignal(options);
+        return abortable(this.#engine.request(method, params, signal), signal).then(undefined, (descriptor) => {
+          if (signal && signal.aborted && descriptor === signal.reason) throw descriptor;
+          throw toError(descriptor);
+        });
+      } catch (error) {
+        return Promise.reject(error);
       }
     }
 

@@ -217,7 +217,7 @@ impl Pipeline {
         loop {
             if self.shutdown.is_triggered() {
                 if let Some(r) = preselected.take() {
-                    self.release(runtime, &r, &neutral(), &info, Duration::ZERO, emit);
+                    self.release(runtime, runtime.now(), &r, &neutral(), &info, Duration::ZERO, emit);
                 }
                 return Err(state.stop(StopReason::Closed));
             }
@@ -262,10 +262,12 @@ impl Pipeline {
                 emit(PipelineEvent::Failover { from, to: reservation.endpoint });
             }
             let endpoint = reservation.endpoint;
-            let began = runtime.now();
+            // No await since `now`: the clock is read once per step (a read is a
+            // call into the host, the hot path's most frequent one).
+            let began = now;
             let remaining = deadline.saturating_since(began);
             if remaining.is_zero() {
-                self.release(runtime, &reservation, &neutral(), &info, Duration::ZERO, emit);
+                self.release(runtime, now, &reservation, &neutral(), &info, Duration::ZERO, emit);
                 return Err(state.stop(StopReason::Deadline));
             }
             let ceiling = self.config.endpoints[endpoint].timeout.unwrap_or(self.config.attempt_timeout);
@@ -280,7 +282,7 @@ impl Pipeline {
                             p.quantity().map(|id| self.router.borrow_mut().chain_checked(endpoint, id, runtime.now()));
                         if let Some(Some(RouterEvent::ChainMismatch { endpoint, expected, got })) = mismatch {
                             emit(PipelineEvent::ChainMismatch { endpoint, expected, got });
-                            self.release(runtime, &reservation, &neutral(), &info, Duration::ZERO, emit);
+                            self.release(runtime, runtime.now(), &reservation, &neutral(), &info, Duration::ZERO, emit);
                             continue;
                         }
                         let timeout = timeout.min(deadline.saturating_since(runtime.now()));
@@ -297,7 +299,7 @@ impl Pipeline {
             };
             let ended = runtime.now();
             let elapsed = ended.saturating_since(began);
-            self.release(runtime, &reservation, &verdict, &info, elapsed, emit);
+            self.release(runtime, ended, &reservation, &verdict, &info, elapsed, emit);
             state.records.push(AttemptRecord {
                 endpoint,
                 verdict: verdict.clone(),
@@ -384,13 +386,13 @@ impl Pipeline {
     fn release<R: Runtime>(
         &self,
         runtime: &R,
+        now: Instant,
         reservation: &Reservation,
         verdict: &Verdict,
         info: &MethodInfo,
         elapsed: Duration,
         emit: &dyn Fn(PipelineEvent),
     ) {
-        let now = runtime.now();
         let events =
             self.router.borrow_mut().complete(now, reservation, verdict, info.class, elapsed, runtime.random_unit());
         for event in events {

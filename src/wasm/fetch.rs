@@ -1,76 +1,33 @@
-//! The fetch transport: one HTTP POST per attempt, cut by an
-//! `AbortController` when the attempt's timeout fires (the timer also
-//! covers reading the body, so a body that never ends costs the timeout,
-//! not forever).
+//! The fetch transport: one HTTP POST per attempt. The decisions stay
+//! here — which body, how long the attempt may take, what the reply means —
+//! and the I/O is one call per attempt into the wrapper's `httpSender`
+//! (pkg-template/src/http.js): `fetch` under an `AbortController` cut at
+//! the attempt's timeout, the body read with a size bound. Doing that I/O
+//! from wasm took ~25 boundary crossings and five wasm closures per
+//! attempt, which cost more than the whole policy layer (benches/README.md).
 //!
 //! The response stays a JS value: the body is parsed by the host's own
 //! `JSON.parse`, and only `id`, `error.code`, `error.message`, the status
 //! and `Retry-After` are read. The `result` goes back to the caller
 //! untouched, with no round trip through Rust data structures.
 
-use std::cell::Cell;
-use std::rc::Rc;
-
-use js_sys::{Promise, Reflect, JSON};
-use wasm_bindgen::closure::Closure;
+use js_sys::{Function, Object, Promise, Reflect, JSON};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, AbortSignal, Headers, RequestInit, Response};
+use web_sys::AbortSignal;
 
-use super::js_runtime::timer_millis;
+use super::keys::{self, Key};
 use crate::policy::classify::{Observation, Reply, RpcErrorInfo, TransportFailure};
 use crate::runtime::{AttemptTarget, Purpose, Transport};
 use crate::time::duration_from_millis_f64;
 
 #[wasm_bindgen]
 extern "C" {
-    /// The global `fetch` (Window, workers and Node ≥ 18 alike).
-    #[wasm_bindgen(js_name = fetch, catch)]
-    fn global_fetch(input: &str, init: &RequestInit) -> Result<Promise, JsValue>;
-
     /// The host's `JSON.parse`, taking the JS string as is (no copy into
     /// wasm memory and back).
     #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
     pub(super) fn json_parse(text: &JsValue) -> Result<JsValue, JsValue>;
-
-    /// The host's UTF-8 decoder, producing a JS string (no copy into wasm).
-    type Utf8Decoder;
-    #[wasm_bindgen(constructor, js_class = "TextDecoder")]
-    fn new() -> Utf8Decoder;
-    #[wasm_bindgen(method, js_class = "TextDecoder", js_name = decode)]
-    fn decode(this: &Utf8Decoder, bytes: &js_sys::Uint8Array) -> js_sys::JsString;
-}
-
-/// Reads a body without a declared length chunk by chunk, giving up (and
-/// cancelling the stream) as soon as it passes `max` bytes: a node that
-/// streams gigabytes costs at most `max` bytes of memory, not all of them.
-async fn read_bounded(response: &Response, max: u32) -> Result<Option<js_sys::JsString>, JsValue> {
-    let Some(body) = response.body() else { return Ok(Some(js_sys::JsString::from(""))) };
-    let reader: web_sys::ReadableStreamDefaultReader = body.get_reader().unchecked_into();
-    let chunks = js_sys::Array::new();
-    let mut total: u32 = 0;
-    loop {
-        let step = JsFuture::from(reader.read()).await?;
-        if Reflect::get(&step, &"done".into())?.as_bool() == Some(true) {
-            break;
-        }
-        let chunk: js_sys::Uint8Array = Reflect::get(&step, &"value".into())?.unchecked_into();
-        total = total.saturating_add(chunk.length());
-        if total > max {
-            let _ = reader.cancel();
-            return Ok(None);
-        }
-        chunks.push(&chunk);
-    }
-    let all = js_sys::Uint8Array::new_with_length(total);
-    let mut offset = 0;
-    for chunk in chunks.iter() {
-        let chunk: js_sys::Uint8Array = chunk.unchecked_into();
-        all.set(&chunk, offset);
-        offset += chunk.length();
-    }
-    Ok(Some(Utf8Decoder::new().decode(&all)))
 }
 
 /// One encoded JSON-RPC call, built once per logical request.
@@ -89,14 +46,37 @@ pub struct FetchCall {
     pub batch: Option<Vec<f64>>,
 }
 
-/// One endpoint as the transport sees it.
-pub struct FetchEndpoint {
-    /// Full URL (secrets included; never shown).
-    pub url: String,
-    /// Extra headers.
-    pub headers: Vec<(String, String)>,
+/// One endpoint as the transport sees it: how an attempt reaches it.
+pub enum FetchEndpoint {
+    /// A URL: the wrapper's `httpSender(url, headers, maxBytes)`, made once
+    /// per endpoint (the URL and its secrets stay inside it).
+    Http(Function),
     /// A wrapped provider's call function, used instead of fetch.
-    pub provider: Option<js_sys::Function>,
+    Provider(Function),
+}
+
+impl FetchEndpoint {
+    /// The sender for a URL endpoint: `http_sender(url, headers, maxBytes)`
+    /// with the headers as one plain object (content type first, so an
+    /// endpoint's own headers can override it).
+    pub fn http(
+        http_sender: &Function,
+        url: &str,
+        headers: &[(String, String)],
+        max_bytes: u32,
+    ) -> Result<Self, JsValue> {
+        let object = Object::new();
+        Reflect::set(&object, &"content-type".into(), &"application/json".into())?;
+        Reflect::set(&object, &"accept".into(), &"application/json".into())?;
+        for (name, value) in headers {
+            Reflect::set(&object, &name.to_ascii_lowercase().into(), &value.into())?;
+        }
+        let sender = http_sender.call3(&JsValue::UNDEFINED, &url.into(), &object, &max_bytes.into())?;
+        sender
+            .dyn_into::<Function>()
+            .map(FetchEndpoint::Http)
+            .map_err(|_| JsValue::from_str("httpSender returned no function"))
+    }
 }
 
 impl FetchCall {
@@ -152,71 +132,31 @@ impl FetchTransport {
         let Some(endpoint) = self.endpoints.get(target.endpoint) else {
             return Ok(Observation::Transport(TransportFailure::Network("no such endpoint".into())));
         };
-        let url = endpoint.url.as_str();
         if call.signal.as_ref().is_some_and(|s| s.aborted()) {
             return Ok(Observation::Transport(TransportFailure::Aborted));
         }
-        if let Some(provider) = &endpoint.provider {
-            return self.provider_exchange(provider, call, target).await;
-        }
-        let controller = AbortController::new()?;
-        let timed_out = Rc::new(Cell::new(false));
-        let _link = call.signal.as_ref().map(|signal| SignalLink::new(signal, &controller));
-        let _timer = {
-            let controller = controller.clone();
-            let timed_out = timed_out.clone();
-            gloo_timers::callback::Timeout::new(timer_millis(target.timeout), move || {
-                timed_out.set(true);
-                controller.abort();
-            })
+        let sender = match endpoint {
+            FetchEndpoint::Provider(provider) => return self.provider_exchange(provider, call, target).await,
+            FetchEndpoint::Http(sender) => sender,
         };
-        let headers = Headers::new()?;
-        headers.set("content-type", "application/json")?;
-        headers.set("accept", "application/json")?;
-        for (name, value) in &endpoint.headers {
-            headers.set(name, value)?;
-        }
-        let init = RequestInit::new();
-        init.set_method("POST");
-        init.set_headers(&headers);
-        init.set_body(&JsValue::from_str(&call.body));
-        init.set_signal(Some(&controller.signal()));
-
-        let outcome = async {
-            let response: Response = JsFuture::from(global_fetch(url, &init)?).await?.dyn_into()?;
-            let status = response.status();
-            let retry_after = response.headers().get("retry-after").ok().flatten();
-            let declared =
-                response.headers().get("content-length").ok().flatten().and_then(|v| v.trim().parse::<u64>().ok());
-            if declared.is_some_and(|n| n > u64::from(self.max_response_bytes)) {
-                controller.abort();
-                return Ok(Observation::Http { status, retry_after, reply: Reply::TooLarge });
-            }
-            let text: js_sys::JsString = if declared.is_some() {
-                JsFuture::from(response.text()?).await?.dyn_into()?
-            } else {
-                match read_bounded(&response, self.max_response_bytes).await? {
-                    Some(text) => text,
-                    None => {
-                        controller.abort();
-                        return Ok(Observation::Http { status, retry_after, reply: Reply::TooLarge });
-                    }
-                }
-            };
-            if text.length() > self.max_response_bytes {
-                return Ok(Observation::Http { status, retry_after, reply: Reply::TooLarge });
-            }
-            let reply = match &call.batch {
+        let timeout_ms = crate::time::millis_f64(target.timeout).max(1.0);
+        let signal = call.signal.as_ref().map_or(JsValue::UNDEFINED, |s| s.into());
+        let promise = sender.call3(&JsValue::UNDEFINED, &JsValue::from_str(&call.body), &timeout_ms.into(), &signal)?;
+        let out = JsFuture::from(promise.unchecked_into::<Promise>()).await?;
+        let Some(status) = keys::get(&out, Key::Status).as_f64() else {
+            let timed_out = keys::get(&out, Key::TimedOut).as_bool() == Some(true);
+            return Ok(Observation::Transport(transport_failure(&keys::get(&out, Key::Error), timed_out)));
+        };
+        let status = status as u16;
+        let retry_after = keys::get(&out, Key::RetryAfter).as_string();
+        let reply = match keys::get(&out, Key::Text).dyn_into::<js_sys::JsString>() {
+            Ok(text) if text.length() <= self.max_response_bytes => match &call.batch {
                 Some(ids) => super::batch::summarise(&text, ids),
                 None => summarise(&text, call.id),
-            };
-            Ok(Observation::Http { status, retry_after, reply })
-        }
-        .await;
-        match outcome {
-            Ok(observation) => Ok(observation),
-            Err(error) => Ok(Observation::Transport(transport_failure(&error, timed_out.get()))),
-        }
+            },
+            _ => Reply::TooLarge,
+        };
+        Ok(Observation::Http { status, retry_after, reply })
     }
 }
 
@@ -233,15 +173,15 @@ impl FetchTransport {
         let timeout_ms = crate::time::millis_f64(target.timeout);
         let promise = provider.call2(&JsValue::UNDEFINED, &JsValue::from_str(&call.body), &timeout_ms.into())?;
         let out = JsFuture::from(Promise::resolve(&promise)).await?;
-        let get = |key: &str| Reflect::get(&out, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED);
-        if let Ok(text) = get("text").dyn_into::<js_sys::JsString>() {
+        if let Ok(text) = keys::get(&out, Key::Text).dyn_into::<js_sys::JsString>() {
             let reply = match &call.batch {
                 Some(ids) => super::batch::summarise(&text, ids),
                 None => summarise(&text, call.id),
             };
             return Ok(Observation::Http { status: 200, retry_after: None, reply });
         }
-        Ok(super::observation::observation_from_js(&get("observation")))
+        let observation = Reflect::get(&out, &JsValue::from_str("observation")).unwrap_or(JsValue::UNDEFINED);
+        Ok(super::observation::observation_from_js(&observation))
     }
 }
 
@@ -258,28 +198,6 @@ impl Transport for FetchTransport {
     }
 }
 
-/// Forwards a caller's abort to one attempt's controller, for as long as
-/// the link lives (dropping it removes the listener, so nothing leaks).
-struct SignalLink {
-    signal: AbortSignal,
-    listener: Closure<dyn FnMut()>,
-}
-
-impl SignalLink {
-    fn new(signal: &AbortSignal, controller: &AbortController) -> Self {
-        let controller = controller.clone();
-        let listener = Closure::<dyn FnMut()>::new(move || controller.abort());
-        let _ = signal.add_event_listener_with_callback("abort", listener.as_ref().unchecked_ref());
-        SignalLink { signal: signal.clone(), listener }
-    }
-}
-
-impl Drop for SignalLink {
-    fn drop(&mut self) {
-        let _ = self.signal.remove_event_listener_with_callback("abort", self.listener.as_ref().unchecked_ref());
-    }
-}
-
 /// Reduces a reply body to what the policies read.
 fn summarise(text: &js_sys::JsString, our_id: f64) -> Reply<JsValue> {
     let Ok(value) = json_parse(text) else { return Reply::NotJson };
@@ -287,10 +205,10 @@ fn summarise(text: &js_sys::JsString, our_id: f64) -> Reply<JsValue> {
         return Reply::Malformed;
     }
     let get = |target: &JsValue, key: &str| Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED);
-    let id = get(&value, "id");
-    let error = get(&value, "error");
+    let id = keys::get(&value, Key::Id);
+    let error = keys::get(&value, Key::Error);
     let has_error = !error.is_undefined() && !error.is_null();
-    let has_result = Reflect::has(&value, &"result".into()).unwrap_or(false);
+    let has_result = keys::has(&value, Key::Result);
     let id_matches = id.as_f64() == Some(our_id)
         || id.as_string().is_some_and(|s| s.parse::<f64>().ok() == Some(our_id))
         || (has_error && id.is_null());
@@ -300,7 +218,7 @@ fn summarise(text: &js_sys::JsString, our_id: f64) -> Reply<JsValue> {
     match (has_error, has_result) {
         (true, true) => Reply::Malformed,
         (true, false) => Reply::Error(error_info(&error, &get)),
-        (false, true) => Reply::Result(get(&value, "result")),
+        (false, true) => Reply::Result(keys::get(&value, Key::Result)),
         (false, false) => Reply::Malformed,
     }
 }

@@ -10,6 +10,7 @@ mod descriptors;
 mod fetch;
 mod fields;
 mod js_runtime;
+mod keys;
 mod observation;
 mod relayer;
 mod stats;

@@ -40,9 +40,16 @@ pub struct WasmRelayer {
 #[wasm_bindgen]
 impl WasmRelayer {
     /// Validates `upstreams` and `options`; throws a config descriptor
-    /// naming the bad field. `listener(event)` receives pipeline events.
+    /// naming the bad field. `listener(event)` receives pipeline events;
+    /// `http_sender(url, headers, maxBytes)` makes the per-endpoint HTTP
+    /// exchange (the wrapper's `httpSender`, see `fetch.rs`).
     #[wasm_bindgen(constructor)]
-    pub fn new(upstreams: JsValue, options: JsValue, listener: JsValue) -> Result<WasmRelayer, JsValue> {
+    pub fn new(
+        upstreams: JsValue,
+        options: JsValue,
+        listener: JsValue,
+        http_sender: JsValue,
+    ) -> Result<WasmRelayer, JsValue> {
         let (specs, providers): (Vec<_>, Vec<_>) =
             config::upstreams(&upstreams).map_err(|e| descriptors::config_error(&e))?.into_iter().unzip();
         let (raw, rules) = config::options(&options).map_err(|e| descriptors::config_error(&e))?;
@@ -54,12 +61,19 @@ impl WasmRelayer {
             TxOptions::default()
         };
         let relayer_config = RelayerConfig::build(specs, raw).map_err(|e| descriptors::config_error(&e))?;
+        let http_sender = http_sender.dyn_into::<Function>().map_err(|_| {
+            descriptors::config_error(&ConfigError::new("httpSender", "the engine needs the wrapper's HTTP sender"))
+        })?;
+        let max_bytes = relayer_config.max_response_bytes;
         let endpoints = relayer_config
             .endpoints
             .iter()
             .zip(providers)
-            .map(|(s, provider)| FetchEndpoint { url: s.url.url().to_string(), headers: s.headers.clone(), provider })
-            .collect();
+            .map(|(s, provider)| match provider {
+                Some(provider) => Ok(FetchEndpoint::Provider(provider)),
+                None => FetchEndpoint::http(&http_sender, s.url.url(), &s.headers, max_bytes),
+            })
+            .collect::<Result<Vec<_>, JsValue>>()?;
         let transport = FetchTransport::new(endpoints, relayer_config.max_response_bytes);
         let redactor = Redactor::new(relayer_config.endpoints.iter().map(|s| s.url.clone()).collect());
         let cache = ResponseCache::new(relayer_config.pool.cache.max_entries);
