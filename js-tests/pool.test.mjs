@@ -178,3 +178,37 @@ test('stats report every endpoint and quota group', async () => {
   assert.equal(s.quotaGroups[0].cuCharged, 10);
   assert.ok(!JSON.stringify(s).includes('9aa3d95b'));
 });
+
+test('a hung node costs a hedge delay, not the timeout: another endpoint answers and the abandoned attempt is aborted', async () => {
+  const a = await node([{ hang: true }]);
+  const b = await node([{ result: '0xb' }]);
+  const relayer = new FaultTolerantRelayer([a.url, b.url], {
+    ...FAST, attemptTimeoutMs: 60000, deadlineMs: 120000, hedge: { initialDelayMs: 50, minDelayMs: 10 },
+  });
+  const hedges = [];
+  relayer.on('hedge', (e) => hedges.push(e));
+  assert.equal(await relayer.request({ method: 'eth_getBalance', params: ['0x1', 'latest'] }), '0xb');
+  assert.equal(hedges.length, 1);
+  assert.deepEqual([hedges[0].method, hedges[0].from, hedges[0].to, hedges[0].afterMs], ['eth_getBalance', ...relayer.endpoints, 50]);
+  // The hung exchange is cut at once (its own timeout is a minute away).
+  await waitFor(() => a.aborts() === 1);
+  assert.equal(a.count(), 1);
+  relayer.close();
+});
+
+test('sends are never hedged, and hedge: false turns hedging off', async () => {
+  const a = await node([{ delayMs: 300, then: { result: '0xa' } }]);
+  const b = await node([{ result: '0xb' }]);
+  for (const [options, method, params] of [
+    [{ hedge: { initialDelayMs: 20, minDelayMs: 10 } }, 'eth_sendRawTransaction', ['0x02']],
+    [{ hedge: false }, 'eth_getBalance', ['0x1', 'latest']],
+  ]) {
+    const relayer = new FaultTolerantRelayer([a.url, b.url], { ...FAST, ...options });
+    const hedges = [];
+    relayer.on('hedge', (e) => hedges.push(e));
+    assert.equal(await relayer.request({ method, params }), '0xa');
+    assert.equal(hedges.length, 0, method);
+    relayer.close();
+  }
+  assert.equal(b.count(), 0);
+});

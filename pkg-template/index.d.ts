@@ -207,11 +207,20 @@ export interface RelayerOptions {
    * @default { multiplier: 5, floorMs: 2000 }
    */
   adaptiveTimeout?: boolean | { multiplier?: number; floorMs?: number };
+  /**
+   * Hedged reads: a known read-only method (not a send, not an unknown method, not a heavy query like
+   * eth_getLogs) whose attempt runs longer than its endpoint's usual slow end gets a second attempt on
+   * another endpoint; the first success wins and the other is aborted. Paid from the retry budget.
+   * The delay is the endpoint's slow-end latency (or, without history of its own, the slowest other
+   * endpoint's; with none anywhere, `initialDelayMs`), at least `minDelayMs`. `false` never hedges.
+   * @default { initialDelayMs: 1000, minDelayMs: 50 }
+   */
+  hedge?: boolean | { initialDelayMs?: number; minDelayMs?: number };
   /** Defaults of the transaction layer (each call may override them). */
   transactions?: TransactionOptions;
   /**
    * Where events are logged, one line each (console works). Silent by default.
-   * Levels: retry, txRebroadcast, txIncluded → debug; failover, rateLimited, breaker closing, tx outcomes → info;
+   * Levels: retry, hedge, txRebroadcast, txIncluded → debug; failover, rateLimited, breaker closing, tx outcomes → info;
    * breaker opening, overload, reorg, nonce gaps, disconnect → warn; chainMismatch → error.
    */
   logger?: Logger;
@@ -376,6 +385,15 @@ export interface FailoverEvent {
   from: string;
   to: string;
 }
+/** A slow read got a second attempt on another endpoint; the first success wins. */
+export interface HedgeEvent {
+  type: 'hedge';
+  method: string;
+  from: string;
+  to: string;
+  /** How long the first attempt had run. */
+  afterMs: number;
+}
 /** An endpoint's quota group was rate limited and rests. */
 export interface RateLimitedEvent {
   type: 'rateLimited';
@@ -427,6 +445,7 @@ export interface RelayerEventMap {
   chainChanged: ChainChangedEvent;
   retry: RetryEvent;
   failover: FailoverEvent;
+  hedge: HedgeEvent;
   breaker: BreakerEvent;
   rateLimited: RateLimitedEvent;
   chainMismatch: ChainMismatchEvent;

@@ -28,7 +28,9 @@ export async function startMockNode(script = [{ result: '0x1' }], { host = '127.
   let behaviours = [...script];
   const requests = [];
   const sockets = new Set();
+  let aborted = 0;
   const server = http.createServer((req, res) => {
+    res.on('close', () => { if (!res.writableEnded) aborted += 1; });
     res.setHeader('access-control-allow-origin', '*');
     res.setHeader('access-control-allow-methods', 'POST, OPTIONS');
     res.setHeader('access-control-allow-headers', 'content-type, accept');
@@ -65,6 +67,8 @@ export async function startMockNode(script = [{ result: '0x1' }], { host = '127.
      */
     count: (method) => requests.filter((r) => (method === undefined ? !r.chainCheck : r.method === method)).length,
     chainChecks: () => requests.filter((r) => r.chainCheck).length,
+    /** Requests the client gave up on (closed before an answer was sent). */
+    aborts: () => aborted,
     requests,
     /** Replaces the script (a node dies or recovers). */
     setScript: (next) => { behaviours = [...next]; },

@@ -48,47 +48,54 @@ async function readBounded(response, max) {
 /**
  * The sender for one URL endpoint: `(body, timeoutMs, signal?) => Promise`
  * of one of the shapes above. `headers` is a plain object built once per
- * endpoint (fetch copies it). Never rejects.
+ * endpoint (fetch copies it). Never rejects. The promise carries an
+ * `abort()` the engine calls when it abandons the attempt (a hedge won).
  */
 function httpSender(url, headers, maxBytes) {
-  return async (body, timeoutMs, signal) => {
+  return (body, timeoutMs, signal) => {
     const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    const onAbort = () => controller.abort();
-    if (signal) {
-      if (signal.aborted) controller.abort();
-      else signal.addEventListener('abort', onAbort, { once: true });
-    }
-    try {
-      const response = await fetch(url, { method: 'POST', headers, body, signal: controller.signal });
-      const status = response.status;
-      const retryAfter = response.headers.get('retry-after');
-      const declared = response.headers.get('content-length');
-      let text;
-      if (declared !== null && /^\s*\d+\s*$/.test(declared)) {
-        if (Number(declared) > maxBytes) {
-          controller.abort();
-          return { status, retryAfter, tooLarge: true };
-        }
-        text = await response.text();
-      } else {
-        text = await readBounded(response, maxBytes);
-        if (text === null) {
-          controller.abort();
-          return { status, retryAfter, tooLarge: true };
-        }
-      }
-      if (text.length > maxBytes) return { status, retryAfter, tooLarge: true };
-      return { status, retryAfter, text };
-    } catch (error) {
-      return { error, timedOut };
-    } finally {
-      clearTimeout(timer);
-      if (signal) signal.removeEventListener('abort', onAbort);
-    }
+    const done = httpExchange(url, headers, maxBytes, body, timeoutMs, signal, controller);
+    done.abort = () => controller.abort();
+    return done;
   };
+}
+
+async function httpExchange(url, headers, maxBytes, body, timeoutMs, signal, controller) {
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  const onAbort = () => controller.abort();
+  if (signal) {
+    if (signal.aborted) controller.abort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  }
+  try {
+    const response = await fetch(url, { method: 'POST', headers, body, signal: controller.signal });
+    const status = response.status;
+    const retryAfter = response.headers.get('retry-after');
+    const declared = response.headers.get('content-length');
+    let text;
+    if (declared !== null && /^\s*\d+\s*$/.test(declared)) {
+      if (Number(declared) > maxBytes) {
+        controller.abort();
+        return { status, retryAfter, tooLarge: true };
+      }
+      text = await response.text();
+    } else {
+      text = await readBounded(response, maxBytes);
+      if (text === null) {
+        controller.abort();
+        return { status, retryAfter, tooLarge: true };
+      }
+    }
+    if (text.length > maxBytes) return { status, retryAfter, tooLarge: true };
+    return { status, retryAfter, text };
+  } catch (error) {
+    return { error, timedOut };
+  } finally {
+    clearTimeout(timer);
+    if (signal) signal.removeEventListener('abort', onAbort);
+  }
 }

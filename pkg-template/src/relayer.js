@@ -4,7 +4,7 @@
 // events; it never decides whether or when to retry.
 
 const KNOWN_EVENTS = new Set([
-  'retry', 'failover', 'breaker', 'rateLimited', 'chainMismatch', 'overload',
+  'retry', 'failover', 'hedge', 'breaker', 'rateLimited', 'chainMismatch', 'overload',
   'txSubmitted', 'txUnknown', 'txRebroadcast', 'speedUp', 'cancel', 'txIncluded', 'reorg', 'txMined', 'replaced',
   'nonceResync', 'nonceGap',
   // EIP-1193: `connect` { chainId } once a node answered, `disconnect` (a 4900 error) when every
@@ -15,7 +15,7 @@ const KNOWN_EVENTS = new Set([
 
 // Log levels of events for the `logger` option (silent by default).
 const LOG_LEVELS = {
-  retry: 'debug', failover: 'info', rateLimited: 'info', overload: 'warn', chainMismatch: 'error',
+  retry: 'debug', hedge: 'debug', failover: 'info', rateLimited: 'info', overload: 'warn', chainMismatch: 'error',
   txSubmitted: 'info', txUnknown: 'warn', txRebroadcast: 'debug', speedUp: 'info', cancel: 'info',
   txIncluded: 'debug', reorg: 'warn', txMined: 'info', replaced: 'info', nonceResync: 'warn', nonceGap: 'warn',
   connect: 'info', disconnect: 'warn',

@@ -61,6 +61,15 @@ pub enum PipelineEvent {
         /// The chain it reported.
         got: u64,
     },
+    /// A slow read got a second attempt on another endpoint (first success wins).
+    Hedge {
+        /// Endpoint of the slow attempt.
+        from: usize,
+        /// Endpoint of the hedge.
+        to: usize,
+        /// How long the first attempt had run.
+        after: Duration,
+    },
     /// A request was refused because the wait queue is full.
     Overload {
         /// Requests waiting when it was refused.

@@ -100,6 +100,25 @@ pub struct PoolOptions {
     /// Adaptive attempt timeouts: `(multiplier, floor)` over each endpoint's
     /// slow-end latency; `None` uses the fixed timeout.
     pub adaptive_timeout: Option<(f64, Duration)>,
+    /// Hedged reads; `None` never hedges.
+    pub hedge: Option<HedgeConfig>,
+}
+
+/// When a read is hedged to a second endpoint (see `pipeline/hedge.rs`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HedgeConfig {
+    /// The hedge delay while no endpoint has latency history yet.
+    pub initial_delay: Duration,
+    /// The shortest hedge delay, however fast the endpoint usually is (a
+    /// loopback node's tail of 2 ms must not double every request that
+    /// meets a scheduling hiccup).
+    pub min_delay: Duration,
+}
+
+impl Default for HedgeConfig {
+    fn default() -> Self {
+        HedgeConfig { initial_delay: Duration::from_secs(1), min_delay: Duration::from_millis(50) }
+    }
 }
 
 impl Default for PoolOptions {
@@ -117,6 +136,7 @@ impl Default for PoolOptions {
             check_chain: true,
             chain_recheck: Duration::from_secs(300),
             adaptive_timeout: Some((5.0, Duration::from_secs(2))),
+            hedge: Some(HedgeConfig::default()),
         }
     }
 }

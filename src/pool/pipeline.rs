@@ -48,6 +48,7 @@ use crate::policy::{Classifier, ErrorClass, RetryBudget, Verdict};
 use crate::rpc::methods::{method_info, MethodInfo};
 use crate::runtime::{AttemptTarget, Payload, Purpose, Runtime};
 use crate::time::Instant;
+use hedge::{Finished, Lone};
 
 /// A successful answer.
 #[derive(Clone, Debug, PartialEq)]
@@ -273,7 +274,8 @@ impl Pipeline {
             let ceiling = self.config.endpoints[endpoint].timeout.unwrap_or(self.config.attempt_timeout);
             let timeout = self.router.borrow().attempt_timeout(endpoint, info.class, ceiling).min(remaining);
 
-            let (observation, verdict) = if reservation.check_chain {
+            let lone = Lone { reservation, timeout, after: Duration::MAX, deadline, start };
+            let done = if reservation.check_chain {
                 let obs = attempt(AttemptTarget { endpoint, timeout, purpose: Purpose::ChainId }).await;
                 let verdict = self.classifier.classify("eth_chainId", &obs, runtime.unix_time());
                 match (&obs, verdict.class) {
@@ -286,27 +288,18 @@ impl Pipeline {
                             continue;
                         }
                         let timeout = timeout.min(deadline.saturating_since(runtime.now()));
-                        let obs = attempt(AttemptTarget { endpoint, timeout, purpose: Purpose::Request }).await;
-                        let verdict = self.classifier.classify(call.method, &obs, runtime.unix_time());
-                        (obs, verdict)
+                        let lone = Lone { timeout, ..lone };
+                        self.attempt_or_hedge(runtime, &mut attempt, &call, &info, &mut state, lone, emit).await
                     }
-                    _ => (obs, verdict),
+                    _ => Finished { reservation, began, observation: obs, verdict },
                 }
             } else {
-                let obs = attempt(AttemptTarget { endpoint, timeout, purpose: Purpose::Request }).await;
-                let verdict = self.classifier.classify(call.method, &obs, runtime.unix_time());
-                (obs, verdict)
+                self.attempt_or_hedge(runtime, &mut attempt, &call, &info, &mut state, lone, emit).await
             };
+            let Finished { reservation, began, observation, verdict } = done;
+            let endpoint = reservation.endpoint;
             let ended = runtime.now();
-            let elapsed = ended.saturating_since(began);
-            self.release(runtime, ended, &reservation, &verdict, &info, elapsed, emit);
-            state.records.push(AttemptRecord {
-                endpoint,
-                verdict: verdict.clone(),
-                started_after: began.saturating_since(start),
-                elapsed,
-            });
-            state.tried[endpoint] = true;
+            self.settle(runtime, ended, &reservation, began, start, &verdict, &info, &mut state, emit);
 
             if matches!(verdict.class, ErrorClass::Success | ErrorClass::AlreadyKnown) {
                 let value = match observation {
@@ -379,6 +372,33 @@ impl Pipeline {
             }
             after = Some(endpoint);
         }
+    }
+
+    /// The bookkeeping of one finished attempt: its reservation given back
+    /// with the verdict, its record kept, its endpoint marked as tried.
+    #[allow(clippy::too_many_arguments)]
+    fn settle<R: Runtime, P>(
+        &self,
+        runtime: &R,
+        ended: Instant,
+        reservation: &Reservation,
+        began: Instant,
+        start: Instant,
+        verdict: &Verdict,
+        info: &MethodInfo,
+        state: &mut Attempts<P>,
+        emit: &dyn Fn(PipelineEvent),
+    ) {
+        let elapsed = ended.saturating_since(began);
+        self.release(runtime, ended, reservation, verdict, info, elapsed, emit);
+        let endpoint = reservation.endpoint;
+        state.records.push(AttemptRecord {
+            endpoint,
+            verdict: verdict.clone(),
+            started_after: began.saturating_since(start),
+            elapsed,
+        });
+        state.tried[endpoint] = true;
     }
 
     /// Gives a reservation back, emits what changed, wakes waiters.
@@ -464,5 +484,8 @@ pub fn detail<P>(observation: Observation<P>) -> FailureDetail<P> {
     }
 }
 
+mod hedge;
+#[cfg(test)]
+mod hedge_tests;
 #[cfg(test)]
 mod tests;

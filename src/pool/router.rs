@@ -472,5 +472,6 @@ impl Router {
 }
 
 mod heads;
+mod hedging;
 #[cfg(test)]
 mod tests;

@@ -59,8 +59,12 @@ pub struct MethodInfo {
     pub cache: CachePolicy,
     /// Index of the block parameter, if any.
     pub block_param: Option<usize>,
-    /// Whether it only reads (safe to dedup, hedge and cache).
+    /// Whether it only reads (safe to dedup and cache).
     pub read_only: bool,
+    /// Whether a slow attempt may be raced by a second one: a known read
+    /// that is not heavy (an unknown method might write; a heavy query's
+    /// latency varies too much for a tail estimate to mean "stuck").
+    pub hedge: bool,
 }
 
 const fn m(
@@ -70,7 +74,8 @@ const fn m(
     block_param: Option<usize>,
     read_only: bool,
 ) -> MethodInfo {
-    MethodInfo { class, cost: cost as f64, cache, block_param, read_only }
+    let hedge = read_only && !matches!(class, MethodClass::Heavy);
+    MethodInfo { class, cost: cost as f64, cache, block_param, read_only, hedge }
 }
 
 /// The table; unknown methods are treated as uncacheable reads of 20 CU.
@@ -115,7 +120,7 @@ pub fn method_info(method: &str) -> MethodInfo {
             m(Send, 20, Never, None, false)
         }
         _ if method.starts_with("debug_") || method.starts_with("trace_") => m(Heavy, 309, Never, None, true),
-        _ => m(Call, 20, Never, None, true),
+        _ => MethodInfo { hedge: false, ..m(Call, 20, Never, None, true) },
     }
 }
 

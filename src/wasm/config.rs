@@ -12,7 +12,7 @@ use crate::policy::classify::UserRule;
 use crate::policy::quota::QuotaConfig;
 use crate::policy::slow_start::SlowStartConfig;
 use crate::policy::{ErrorClass, RetryBudgetConfig};
-use crate::pool::options::{CacheConfig, EndpointSpec, PoolOptions, Strategy};
+use crate::pool::options::{CacheConfig, EndpointSpec, HedgeConfig, PoolOptions, Strategy};
 use crate::redact::EndpointUrl;
 
 const OPTIONS: &[&str] = &[
@@ -38,6 +38,7 @@ const OPTIONS: &[&str] = &[
     "dedup",
     "cache",
     "adaptiveTimeout",
+    "hedge",
     "transactions",
 ];
 const ENDPOINT: &[&str] = &[
@@ -246,6 +247,17 @@ fn pool(f: &Fields) -> Result<PoolOptions, ConfigError> {
         p.max_queue = q;
     }
     p.dedup = f.boolean("dedup")?.unwrap_or(true);
+    let hedge = f.raw("hedge");
+    if hedge.as_bool() == Some(false) {
+        p.hedge = None;
+    } else if !absent(&hedge) && hedge.as_bool() != Some(true) {
+        let h = Fields::new(&hedge, "hedge", &["initialDelayMs", "minDelayMs"])?;
+        let d = HedgeConfig::default();
+        p.hedge = Some(HedgeConfig {
+            initial_delay: h.ms("initialDelayMs")?.unwrap_or(d.initial_delay),
+            min_delay: h.ms("minDelayMs")?.unwrap_or(d.min_delay),
+        });
+    }
     let adaptive = f.raw("adaptiveTimeout");
     if adaptive.as_bool() == Some(false) {
         p.adaptive_timeout = None;

@@ -248,6 +248,13 @@ pub fn event(e: &PipelineEvent, method: &str, redactor: &Redactor) -> JsValue {
             .set("from", redactor.label(*from))
             .set("to", redactor.label(*to))
             .build(),
+        PipelineEvent::Hedge { from, to, after } => Obj::new()
+            .set("type", "hedge")
+            .set("method", method)
+            .set("from", redactor.label(*from))
+            .set("to", redactor.label(*to))
+            .set("afterMs", millis_f64(*after))
+            .build(),
         PipelineEvent::RateLimited { endpoint, group, cooldown, long_horizon, .. } => Obj::new()
             .set("type", "rateLimited")
             .set("method", method)

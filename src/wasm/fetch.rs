@@ -142,7 +142,9 @@ impl FetchTransport {
         let timeout_ms = crate::time::millis_f64(target.timeout).max(1.0);
         let signal = call.signal.as_ref().map_or(JsValue::UNDEFINED, |s| s.into());
         let promise = sender.call3(&JsValue::UNDEFINED, &JsValue::from_str(&call.body), &timeout_ms.into(), &signal)?;
+        let mut abandon = AbortOnDrop(Some(promise.clone()));
         let out = JsFuture::from(promise.unchecked_into::<Promise>()).await?;
+        abandon.0 = None;
         let Some(status) = keys::get(&out, Key::Status).as_f64() else {
             let timed_out = keys::get(&out, Key::TimedOut).as_bool() == Some(true);
             return Ok(Observation::Transport(transport_failure(&keys::get(&out, Key::Error), timed_out)));
@@ -194,6 +196,19 @@ impl Transport for FetchTransport {
         match self.exchange(call, target).await {
             Ok(observation) => observation,
             Err(error) => Observation::Transport(transport_failure(&error, false)),
+        }
+    }
+}
+
+/// Aborts an HTTP exchange whose future is dropped before it finished (a
+/// hedge race it lost): the sender's promise carries the `abort()`.
+struct AbortOnDrop(Option<JsValue>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        let Some(promise) = self.0.take() else { return };
+        if let Ok(abort) = Reflect::get(&promise, &JsValue::from_str("abort")).and_then(|f| f.dyn_into::<Function>()) {
+            let _ = abort.call0(&promise);
         }
     }
 }

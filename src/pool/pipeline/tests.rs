@@ -14,16 +14,16 @@ use crate::runtime::scripted::{Behaviour, Behaviour::*, ScriptedTransport};
 use crate::runtime::sim::{join_all, SimRuntime};
 use crate::runtime::Transport;
 
-const MS: fn(u64) -> Duration = Duration::from_millis;
+pub(super) const MS: fn(u64) -> Duration = Duration::from_millis;
 
-struct Harness {
-    rt: SimRuntime,
-    net: ScriptedTransport,
-    pipeline: Pipeline,
-    events: RefCell<Vec<PipelineEvent>>,
+pub(super) struct Harness {
+    pub(super) rt: SimRuntime,
+    pub(super) net: ScriptedTransport,
+    pub(super) pipeline: Pipeline,
+    pub(super) events: RefCell<Vec<PipelineEvent>>,
 }
 
-fn harness(scripts: Vec<Vec<Behaviour>>, raw: RawOptions) -> Harness {
+pub(super) fn harness(scripts: Vec<Vec<Behaviour>>, raw: RawOptions) -> Harness {
     let rt = SimRuntime::new(7);
     let urls = (0..scripts.len())
         .map(|i| EndpointSpec::from_url(EndpointUrl::parse(&format!("http://127.0.0.1:{}", 9000 + i), "u").unwrap(), i))
@@ -33,21 +33,21 @@ fn harness(scripts: Vec<Vec<Behaviour>>, raw: RawOptions) -> Harness {
     Harness { net: ScriptedTransport::new(&rt, scripts), rt, pipeline, events: RefCell::default() }
 }
 
-fn opts() -> RawOptions {
+pub(super) fn opts() -> RawOptions {
     RawOptions { base_delay_ms: Some(100.0), max_delay_ms: Some(1000.0), ..Default::default() }
 }
 
 impl Harness {
-    fn run(&self, method: &str) -> Result<Success<String>, Failure<String>> {
+    pub(super) fn run(&self, method: &str) -> Result<Success<String>, Failure<String>> {
         self.rt.block_on(self.request(method)).unwrap()
     }
 
-    async fn request(&self, method: &str) -> Result<Success<String>, Failure<String>> {
+    pub(super) async fn request(&self, method: &str) -> Result<Success<String>, Failure<String>> {
         let emit = |e: PipelineEvent| self.events.borrow_mut().push(e);
         self.pipeline.execute(&self.rt, Call::new(method), |t| self.net.send(&(), t), &emit).await
     }
 
-    fn now_ms(&self) -> u64 {
+    pub(super) fn now_ms(&self) -> u64 {
         self.rt.now().since_epoch().as_millis() as u64
     }
 }

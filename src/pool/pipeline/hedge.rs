@@ -1,0 +1,297 @@
+//! Hedged reads: a hung or very slow node costs a hedge delay, not the
+//! attempt timeout. A read the method table marks hedgeable races a second
+//! attempt on another endpoint once the first has run longer than its
+//! endpoint's usual slow end; the first success wins.
+//!
+//! ```text
+//!   Lone: the primary runs alone
+//!     answers within the hedge delay ─────────────────► its outcome (no hedge)
+//!     the delay passes:
+//!       another endpoint free now (untried; an unchecked one has its chain
+//!       id checked first, and a mismatch voids the hedge) and a
+//!       retry-budget token?
+//!         no ─── wait for the primary alone ──────────► its outcome
+//!         yes ── emit Hedge, start the second attempt ─► Racing
+//!   Racing: the first to finish
+//!     succeeds, or fails in a way no retry could fix (a revert)
+//!       ─► its outcome; the other is abandoned: dropped (the HTTP
+//!          exchange aborts), its reservation released, its record kept.
+//!          An abandoned primary that had no latency history of its own,
+//!          or ran past twice its usual tail, counts as a health failure
+//!          (a hung node trips its breaker after a few hedges instead of
+//!          after a few full timeouts); otherwise it is neutral.
+//!     fails in a way a retry could fix
+//!       ─► recorded and released with its verdict; the other attempt's
+//!          outcome is the pair's outcome
+//!     the hedge is void (its chain check failed or mismatched)
+//!       ─► released unrecorded; the primary's outcome is the outcome
+//! ```
+//! The hedge is paid from the retry budget like a retry, so hedging cannot
+//! amplify an overload; it never applies to sends or unknown methods.
+
+use std::future::Future;
+use std::pin::{pin, Pin};
+use std::task::Poll;
+use std::time::Duration;
+
+use super::{neutral, route, Attempts, Call, Pipeline};
+use crate::policy::classify::{Observation, Reply};
+use crate::policy::{ErrorClass, Verdict};
+use crate::pool::events::PipelineEvent;
+use crate::pool::router::{Reservation, RouterEvent, Selection};
+use crate::rpc::methods::MethodInfo;
+use crate::runtime::{AttemptTarget, Payload, Purpose, Runtime};
+use crate::time::Instant;
+
+/// The primary attempt, before it runs.
+#[derive(Clone, Copy)]
+pub(super) struct Lone {
+    /// Its reservation.
+    pub reservation: Reservation,
+    /// Its timeout.
+    pub timeout: Duration,
+    /// How long it runs alone before a hedge may start.
+    pub after: Duration,
+    /// The request's deadline.
+    pub deadline: Instant,
+    /// When the request started.
+    pub start: Instant,
+}
+
+/// The attempt whose outcome the pipeline goes on with (every other
+/// attempt of the pair is already released and recorded).
+pub(super) struct Finished<P> {
+    pub reservation: Reservation,
+    pub began: Instant,
+    pub observation: Observation<P>,
+    pub verdict: Verdict,
+}
+
+enum First<A, B> {
+    Left(A),
+    Right(B),
+}
+
+/// The output of whichever future finishes first; the other is left
+/// unpolled from then on, still usable.
+async fn first<A: Future, B: Future>(mut a: Pin<&mut A>, mut b: Pin<&mut B>) -> First<A::Output, B::Output> {
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(v) = a.as_mut().poll(cx) {
+            return Poll::Ready(First::Left(v));
+        }
+        if let Poll::Ready(v) = b.as_mut().poll(cx) {
+            return Poll::Ready(First::Right(v));
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+/// Whether an outcome ends the race: success, or an answer no other
+/// endpoint would change.
+fn decisive(verdict: &Verdict) -> bool {
+    !matches!(verdict.class, ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability)
+}
+
+impl Pipeline {
+    /// One attempt on the reserved endpoint; a hedgeable read whose hedge
+    /// delay is shorter than its timeout runs through [`Pipeline::hedged`].
+    /// (`lone.after` is ignored: the delay is decided here.)
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn attempt_or_hedge<R, P, F, Fut>(
+        &self,
+        runtime: &R,
+        attempt: &mut F,
+        call: &Call<'_>,
+        info: &MethodInfo,
+        state: &mut Attempts<P>,
+        lone: Lone,
+        emit: &dyn Fn(PipelineEvent),
+    ) -> Finished<P>
+    where
+        R: Runtime,
+        P: Payload,
+        F: FnMut(AttemptTarget) -> Fut,
+        Fut: Future<Output = Observation<P>>,
+    {
+        let endpoint = lone.reservation.endpoint;
+        let after = self.config.pool.hedge.filter(|_| info.hedge).and_then(|h| {
+            let after = self.router.borrow().hedge_delay(endpoint, info.class, &h);
+            (after < lone.timeout).then_some(after)
+        });
+        if let Some(after) = after {
+            return self.hedged(runtime, attempt, call, info, state, Lone { after, ..lone }, emit).await;
+        }
+        let began = runtime.now();
+        let observation = attempt(AttemptTarget { endpoint, timeout: lone.timeout, purpose: Purpose::Request }).await;
+        let verdict = self.classifier.classify(call.method, &observation, runtime.unix_time());
+        Finished { reservation: lone.reservation, began, observation, verdict }
+    }
+
+    /// Runs the primary attempt, hedging it as the module doc describes.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn hedged<R, P, F, Fut>(
+        &self,
+        runtime: &R,
+        attempt: &mut F,
+        call: &Call<'_>,
+        info: &MethodInfo,
+        state: &mut Attempts<P>,
+        lone: Lone,
+        emit: &dyn Fn(PipelineEvent),
+    ) -> Finished<P>
+    where
+        R: Runtime,
+        P: Payload,
+        F: FnMut(AttemptTarget) -> Fut,
+        Fut: Future<Output = Observation<P>>,
+    {
+        let classify = |o: &Observation<P>| self.classifier.classify(call.method, o, runtime.unix_time());
+        let primary = lone.reservation;
+        let began = runtime.now();
+        let target = AttemptTarget { endpoint: primary.endpoint, timeout: lone.timeout, purpose: Purpose::Request };
+        let mut first_attempt = Some(Box::pin(attempt(target)));
+        let alone = {
+            let wait = pin!(runtime.sleep(lone.after));
+            first(first_attempt.as_mut().expect("just set").as_mut(), wait).await
+        };
+        let mut first_attempt = match alone {
+            First::Left(observation) => {
+                let verdict = classify(&observation);
+                return Finished { reservation: primary, began, observation, verdict };
+            }
+            First::Right(()) => first_attempt.take().expect("still running"),
+        };
+        let Some((second, timeout)) = self.reserve_hedge(runtime, call, info, state, primary.endpoint, lone.deadline)
+        else {
+            let observation = first_attempt.await;
+            let verdict = classify(&observation);
+            return Finished { reservation: primary, began, observation, verdict };
+        };
+        emit(PipelineEvent::Hedge { from: primary.endpoint, to: second.endpoint, after: lone.after });
+        let hedge_began = runtime.now();
+        // An endpoint not yet checked has its chain id checked first, as any
+        // first use; `Err` voids the hedge (the verdict to release it with).
+        let mut second_attempt = Box::pin(async {
+            if second.check_chain {
+                let target = AttemptTarget { endpoint: second.endpoint, timeout, purpose: Purpose::ChainId };
+                let obs = attempt(target).await;
+                let verdict = self.classifier.classify("eth_chainId", &obs, runtime.unix_time());
+                let id = match (&obs, verdict.class) {
+                    (Observation::Http { reply: Reply::Result(p), .. }, ErrorClass::Success) => p.quantity(),
+                    _ => None,
+                };
+                let Some(id) = id else { return Err(verdict) };
+                let mismatch = self.router.borrow_mut().chain_checked(second.endpoint, id, runtime.now());
+                if let Some(RouterEvent::ChainMismatch { endpoint, expected, got }) = mismatch {
+                    emit(PipelineEvent::ChainMismatch { endpoint, expected, got });
+                    return Err(neutral());
+                }
+            }
+            let timeout = timeout.min(lone.deadline.saturating_since(runtime.now()));
+            Ok(attempt(AttemptTarget { endpoint: second.endpoint, timeout, purpose: Purpose::Request }).await)
+        });
+        match first(first_attempt.as_mut(), second_attempt.as_mut()).await {
+            First::Left(observation) => {
+                let ended = runtime.now();
+                let verdict = classify(&observation);
+                if decisive(&verdict) {
+                    drop(second_attempt);
+                    self.abandon(runtime, second, hedge_began, false, info, lone.start, state, emit);
+                    return Finished { reservation: primary, began, observation, verdict };
+                }
+                match second_attempt.await {
+                    Err(void) => {
+                        self.release(runtime, runtime.now(), &second, &void, info, Duration::ZERO, emit);
+                        Finished { reservation: primary, began, observation, verdict }
+                    }
+                    Ok(hedge) => {
+                        self.settle(runtime, ended, &primary, began, lone.start, &verdict, info, state, emit);
+                        state.failed(super::detail(observation));
+                        let verdict = classify(&hedge);
+                        Finished { reservation: second, began: hedge_began, observation: hedge, verdict }
+                    }
+                }
+            }
+            First::Right(Err(void)) => {
+                self.release(runtime, runtime.now(), &second, &void, info, Duration::ZERO, emit);
+                let observation = first_attempt.await;
+                let verdict = classify(&observation);
+                Finished { reservation: primary, began, observation, verdict }
+            }
+            First::Right(Ok(observation)) => {
+                let verdict = classify(&observation);
+                if decisive(&verdict) {
+                    drop(first_attempt);
+                    self.abandon(runtime, primary, began, true, info, lone.start, state, emit);
+                    return Finished { reservation: second, began: hedge_began, observation, verdict };
+                }
+                self.settle(runtime, runtime.now(), &second, hedge_began, lone.start, &verdict, info, state, emit);
+                state.failed(super::detail(observation));
+                let observation = first_attempt.await;
+                let verdict = classify(&observation);
+                Finished { reservation: primary, began, observation, verdict }
+            }
+        }
+    }
+
+    /// A second endpoint for a hedge, reserved, with its attempt timeout;
+    /// `None` (nothing reserved) when no endpoint is free right now or the
+    /// budget has no token.
+    fn reserve_hedge<R: Runtime, P>(
+        &self,
+        runtime: &R,
+        call: &Call<'_>,
+        info: &MethodInfo,
+        state: &Attempts<P>,
+        primary: usize,
+        deadline: Instant,
+    ) -> Option<(Reservation, Duration)> {
+        let now = runtime.now();
+        let mut tried = state.tried.clone();
+        tried[primary] = true;
+        let call = *call;
+        let request = route(&call, info, &tried, true, Some(primary));
+        let draws = (runtime.random_unit(), runtime.random_unit());
+        let Selection::Reserved(r) = self.router.borrow_mut().select(now, &request, draws) else { return None };
+        let ceiling = self.config.endpoints[r.endpoint].timeout.unwrap_or(self.config.attempt_timeout);
+        let timeout =
+            self.router.borrow().attempt_timeout(r.endpoint, info.class, ceiling).min(deadline.saturating_since(now));
+        if timeout.is_zero() || !self.budget.borrow_mut().try_withdraw(now) {
+            self.release(runtime, now, &r, &neutral(), info, Duration::ZERO, &|_| {});
+            return None;
+        }
+        Some((r, timeout))
+    }
+
+    /// Releases and records the attempt that lost the race.
+    #[allow(clippy::too_many_arguments)]
+    fn abandon<R: Runtime, P>(
+        &self,
+        runtime: &R,
+        loser: Reservation,
+        began: Instant,
+        was_primary: bool,
+        info: &MethodInfo,
+        start: Instant,
+        state: &mut Attempts<P>,
+        emit: &dyn Fn(PipelineEvent),
+    ) {
+        let now = runtime.now();
+        let elapsed = now.saturating_since(began);
+        let failed = was_primary && self.router.borrow().hedge_loss_is_failure(loser.endpoint, info.class, elapsed);
+        let verdict = if failed {
+            Verdict {
+                class: ErrorClass::Transient,
+                rule: "hedgeLost".into(),
+                health_failure: true,
+                retry_after: None,
+                long_horizon: false,
+            }
+        } else {
+            self.router.borrow_mut().observe_abandoned(loser.endpoint, info.class, elapsed);
+            Verdict { rule: "hedgedOut".into(), ..neutral() }
+        };
+        self.settle(runtime, now, &loser, began, start, &verdict, info, state, emit);
+    }
+}

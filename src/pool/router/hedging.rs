@@ -1,0 +1,56 @@
+//! What hedging asks of the router: how long an endpoint's attempt may run
+//! before a second one races it, and what an abandoned attempt teaches.
+
+use std::time::Duration;
+
+use super::Router;
+use crate::pool::options::HedgeConfig;
+use crate::rpc::methods::MethodClass;
+use crate::time::duration_from_millis_f64;
+
+/// Samples of an endpoint's tail latency before it is trusted (the same
+/// bar as adaptive timeouts).
+const MIN_SAMPLES: u32 = 10;
+
+impl Router {
+    /// Whether `endpoint` has a trusted tail latency for `class`.
+    pub fn has_latency_history(&self, endpoint: usize, class: MethodClass) -> bool {
+        self.endpoints.get(endpoint).is_some_and(|e| e.tail[class as usize].value(MIN_SAMPLES).is_some())
+    }
+
+    /// How long an attempt on `endpoint` runs alone before it is hedged:
+    /// its own slow-end latency; with no history of its own, the slowest
+    /// trusted tail of the others (a hung node has no history of its own,
+    /// and must not be waited on for the full timeout); with no history
+    /// anywhere, `initial_delay`. Never below `min_delay`.
+    pub fn hedge_delay(&self, endpoint: usize, class: MethodClass, config: &HedgeConfig) -> Duration {
+        let tail = |e: &crate::pool::endpoint::EndpointState| e.tail[class as usize].value(MIN_SAMPLES);
+        let own = self.endpoints.get(endpoint).and_then(tail);
+        let ms = own.or_else(|| self.endpoints.iter().filter_map(tail).reduce(f64::max));
+        ms.map_or(config.initial_delay, duration_from_millis_f64).max(config.min_delay)
+    }
+
+    /// An attempt abandoned after `elapsed` (it lost a hedge race): its
+    /// latency was at least that. Routing learns it only where it says
+    /// more than the current estimate (a hedge cut short early says little).
+    pub fn observe_abandoned(&mut self, endpoint: usize, class: MethodClass, elapsed: Duration) {
+        if let Some(ep) = self.endpoints.get_mut(endpoint) {
+            let ms = elapsed.as_secs_f64() * 1000.0;
+            if ep.latency[class as usize].value().is_none_or(|current| ms > current) {
+                ep.observe_latency(class, elapsed);
+            }
+        }
+    }
+
+    /// Whether losing a hedge race after `elapsed` says `endpoint` is
+    /// unhealthy: it has no trusted tail of its own (nothing says it is
+    /// ever this slow), or it took over twice its usual slow end. A node
+    /// that is merely at its usual tail loses races now and then; that is
+    /// what hedging is for, not a fault.
+    pub fn hedge_loss_is_failure(&self, endpoint: usize, class: MethodClass, elapsed: Duration) -> bool {
+        match self.endpoints.get(endpoint).and_then(|e| e.tail[class as usize].value(MIN_SAMPLES)) {
+            None => true,
+            Some(tail_ms) => elapsed.as_secs_f64() * 1000.0 > 2.0 * tail_ms,
+        }
+    }
+}
