@@ -110,7 +110,7 @@ pub struct RawOptions {
     pub attempt_timeout_ms: Option<f64>,
     /// `deadlineMs` (default 30000).
     pub deadline_ms: Option<f64>,
-    /// `budget` (default ratio 0.2, 1/s floor, burst 10).
+    /// `budget` (default ratio 0.2, 0.5/s floor, burst 5).
     pub budget: Option<RetryBudgetConfig>,
     /// `maxRetryAfterMs` (default 60000).
     pub max_retry_after_ms: Option<f64>,

@@ -27,7 +27,11 @@
 //!       ─► released unrecorded; the primary's outcome is the outcome
 //! ```
 //! The hedge is paid from the retry budget like a retry, so hedging cannot
-//! amplify an overload; it never applies to sends or unknown methods.
+//! amplify an overload — except for a primary stranded on an endpoint whose
+//! breaker has opened since it started: that endpoint takes no new
+//! attempts, so such hedges are bounded by what was in flight when it
+//! opened, and each one saves a full timeout. Never for sends or unknown
+//! methods.
 
 use std::future::Future;
 use std::pin::{pin, Pin};
@@ -237,7 +241,7 @@ impl Pipeline {
 
     /// A second endpoint for a hedge, reserved, with its attempt timeout;
     /// `None` (nothing reserved) when no endpoint is free right now or the
-    /// budget has no token.
+    /// budget has no token (none is needed for a stranded primary).
     fn reserve_hedge<R: Runtime, P>(
         &self,
         runtime: &R,
@@ -257,7 +261,8 @@ impl Pipeline {
         let ceiling = self.config.endpoints[r.endpoint].timeout.unwrap_or(self.config.attempt_timeout);
         let timeout =
             self.router.borrow().attempt_timeout(r.endpoint, info.class, ceiling).min(deadline.saturating_since(now));
-        if timeout.is_zero() || !self.budget.borrow_mut().try_withdraw(now) {
+        let stranded = self.router.borrow_mut().breaker_open(primary, now);
+        if timeout.is_zero() || !(stranded || self.budget.borrow_mut().try_withdraw(now)) {
             self.release(runtime, now, &r, &neutral(), info, Duration::ZERO, &|_| {});
             return None;
         }

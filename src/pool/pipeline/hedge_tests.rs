@@ -196,3 +196,23 @@ fn the_first_request_after_a_chain_check_is_hedged_too() {
     assert_eq!((ok.unwrap().endpoint, took), (1, 1005));
     assert_eq!((h.net.chain_checks(0), h.net.chain_checks(1)), (1, 1));
 }
+
+#[test]
+fn under_steady_load_every_read_stuck_on_a_hung_primary_is_hedged() {
+    // One client, 10 reads per second for 2 s; the primary (by priority)
+    // hangs from the start; the others answer in 1 ms.
+    let h = harness(vec![vec![Hang], vec![slow(1, Answer("0x2"))], vec![slow(1, Answer("0x3"))]], opts());
+    let took = std::cell::RefCell::new(Vec::new());
+    let reads = (0..20u64).map(|i| {
+        let (h, took) = (&h, &took);
+        async move {
+            h.rt.sleep(MS(100 * i)).await;
+            let t0 = h.now_ms();
+            let ok = h.request("eth_getBalance").await.is_ok();
+            took.borrow_mut().push((i * 100, h.now_ms() - t0, ok));
+        }
+    });
+    h.rt.block_on(crate::runtime::sim::join_all(reads.collect())).unwrap();
+    let slow: Vec<_> = took.borrow().iter().filter(|(_, ms, _)| *ms > 1100).cloned().collect();
+    assert!(slow.is_empty(), "slow reads (start, took, ok): {slow:?}; events: {:?}", h.events.borrow());
+}

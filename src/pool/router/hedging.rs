@@ -4,15 +4,21 @@
 use std::time::Duration;
 
 use super::Router;
+use crate::policy::breaker::BreakerState;
 use crate::pool::options::HedgeConfig;
 use crate::rpc::methods::MethodClass;
-use crate::time::duration_from_millis_f64;
+use crate::time::{duration_from_millis_f64, Instant};
 
 /// Samples of an endpoint's tail latency before it is trusted (the same
 /// bar as adaptive timeouts).
 const MIN_SAMPLES: u32 = 10;
 
 impl Router {
+    /// Whether `endpoint`'s breaker is open at `now` (it takes no new attempts).
+    pub fn breaker_open(&mut self, endpoint: usize, now: Instant) -> bool {
+        self.endpoints.get_mut(endpoint).is_some_and(|e| matches!(e.breaker.state(now), BreakerState::Open { .. }))
+    }
+
     /// Whether `endpoint` has a trusted tail latency for `class`.
     pub fn has_latency_history(&self, endpoint: usize, class: MethodClass) -> bool {
         self.endpoints.get(endpoint).is_some_and(|e| e.tail[class as usize].value(MIN_SAMPLES).is_some())
