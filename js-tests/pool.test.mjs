@@ -212,3 +212,21 @@ test('sends are never hedged, and hedge: false turns hedging off', async () => {
   }
   assert.equal(b.count(), 0);
 });
+
+test('one host timer serves every sleep: a short backoff armed after a long hedge delay still ends first', async () => {
+  const hung = await node([{ hang: true }]);
+  const ok = await node([{ result: '0x1' }]);
+  const flaky = await node([{ status: 503 }, { result: '0x2' }]);
+  const slow = new FaultTolerantRelayer([hung.url, ok.url], { ...FAST, hedge: { initialDelayMs: 2000 } });
+  const quick = new FaultTolerantRelayer([flaky.url], { ...FAST, baseDelayMs: 20, maxDelayMs: 20 });
+  const hedges = [];
+  slow.on('hedge', (e) => hedges.push(e));
+  const long = slow.request({ method: 'eth_getBalance', params: ['0x1', 'latest'] });
+  await waitFor(() => hung.count() === 1);
+  assert.equal(await quick.request({ method: 'eth_getBalance', params: ['0x2', 'latest'] }), '0x2');
+  assert.equal(hedges.length, 0, 'the backoff ended on its own timer, before the 2 s hedge delay');
+  assert.equal(await long, '0x1');
+  assert.equal(hedges.length, 1);
+  slow.close();
+  quick.close();
+});

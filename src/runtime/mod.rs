@@ -2,10 +2,11 @@
 //! source of randomness and a transport.
 //!
 //! Two implementations exist. On wasm32 the clock is `performance.now()`,
-//! sleep is a `gloo-timers` timeout, randomness comes from `getrandom`
-//! (the platform CSPRNG; never `RandomState`, which is identical in every
-//! wasm instance and would make every browser retry in lockstep), and the
-//! transport is `fetch`. For native tests, [`sim`] provides a virtual clock
+//! sleeps share one `gloo-timers` host timer (`wasm/timers.rs`),
+//! randomness comes from `getrandom` (the platform CSPRNG; never
+//! `RandomState`, which is identical in every wasm instance and would make
+//! every browser retry in lockstep), and the transport is `fetch` (through
+//! the wrapper's HTTP sender, `wasm/fetch.rs`). For native tests, [`sim`] provides a virtual clock
 //! that jumps straight to the next deadline and a scripted transport, so
 //! minutes of retry schedule run in microseconds and deterministically.
 

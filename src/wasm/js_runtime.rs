@@ -1,6 +1,6 @@
 //! The runtime for browsers, workers and Node ≥ 18: `performance.now()`
 //! for the monotonic clock, `Date.now()` for wall time, `setTimeout`
-//! (through gloo-timers) for sleeping, and jitter from a fast generator
+//! (one host timer for all sleeps, `timers.rs`) for sleeping, and jitter from a fast generator
 //! seeded from the platform CSPRNG (`getrandom`) once per thread. Every
 //! instance — every browser tab, worker and Node process — draws its own
 //! seed, so clients never retry in lockstep, and the hot path does not pay
@@ -20,7 +20,7 @@ use crate::time::Instant;
 #[wasm_bindgen]
 extern "C" {
     #[wasm_bindgen(js_namespace = performance, js_name = now)]
-    fn performance_now() -> f64;
+    pub(super) fn performance_now() -> f64;
 }
 
 thread_local! {
@@ -33,18 +33,13 @@ thread_local! {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct JsRuntime;
 
-/// Milliseconds for `setTimeout`, which takes a signed 32-bit delay.
-pub fn timer_millis(duration: Duration) -> u32 {
-    duration.as_millis().min(i32::MAX as u128) as u32
-}
-
 impl Runtime for JsRuntime {
     fn now(&self) -> Instant {
         Instant::from_millis_f64(performance_now())
     }
 
     fn sleep(&self, duration: Duration) -> impl Future<Output = ()> {
-        gloo_timers::future::TimeoutFuture::new(timer_millis(duration))
+        super::timers::sleep_millis(crate::time::millis_f64(duration))
     }
 
     fn random_unit(&self) -> f64 {

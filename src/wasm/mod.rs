@@ -14,5 +14,6 @@ mod keys;
 mod observation;
 mod relayer;
 mod stats;
+mod timers;
 mod tx;
 mod tx_node;
