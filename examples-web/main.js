@@ -47,6 +47,7 @@ function logEvent(text, list = eventList) {
 }
 relayer.on('retry', (e) => { count('retry'); logEvent(`↻ retry #${e.attempt} in ${e.delayMs.toFixed(0)} ms after ${e.class} at ${e.from}`); });
 relayer.on('failover', (e) => { count('failover'); logEvent(`⇢ failover ${e.from} → ${e.to}`); });
+relayer.on('hedge', (e) => logEvent(`⇉ hedge ${e.from} → ${e.to} after ${e.afterMs.toFixed(0)} ms`));
 relayer.on('breaker', (e) => logEvent(`⚡ breaker ${e.endpoint}: ${e.from} → ${e.to}`));
 relayer.on('rateLimited', (e) => logEvent(`‖ rateLimited ${e.endpoint}: group ${e.quotaGroup || '(own)'} rests ${e.cooldownMs.toFixed(0)} ms`));
 relayer.on('overload', (e) => logEvent(`! overload: ${e.waiting} waiting`));

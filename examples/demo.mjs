@@ -39,6 +39,7 @@ try {
   });
   relayer.on('retry', (e) => log(`  ↻ retry #${e.attempt} in ${e.delayMs.toFixed(0)} ms: ${e.class} (${e.rule}) at ${e.from}`));
   relayer.on('failover', (e) => log(`  ⇢ failover ${e.from} → ${e.to}`));
+  relayer.on('hedge', (e) => log(`  ⇉ hedge: ${e.method} at ${e.from} slower than ${e.afterMs.toFixed(0)} ms, also asked ${e.to}`));
   relayer.on('breaker', (e) => log(`  ⚡ breaker ${e.endpoint}: ${e.from} → ${e.to}`));
   relayer.on('rateLimited', (e) => log(`  ⏸ ${e.endpoint} rate limited: quota group ${e.quotaGroup || '(own)'} rests ${e.cooldownMs.toFixed(0)} ms`));
 

@@ -6,7 +6,8 @@
 //!   charge(cost)   every real attempt, probe and batch item; not refunded on failure
 //!   on_limited     (429, -32005, "compute units per second"…)
 //!      → the whole group cools down: Retry-After (capped) if given, else a
-//!        jittered backoff that doubles with consecutive limits
+//!        jittered backoff that doubles with consecutive limits; limited
+//!        again with no success in between, the longer of the two
 //!      → AIMD: allowed rate × decrease (multiplicative), floored
 //!      → long horizon ("daily/monthly limit"): ejected for `long_ejection`
 //!   on_success     after `stable_window` without a limit, allowed rate
@@ -264,15 +265,20 @@ impl QuotaGroup {
     ) -> Instant {
         self.limited += 1;
         self.consecutive_limits = self.consecutive_limits.saturating_add(1);
+        let step = self.config.cooldown_base.saturating_mul(1u32 << (self.consecutive_limits - 1).min(16));
+        let ceiling = step.min(self.config.cooldown_max);
+        // Equal jitter: never shorter than half, so a group is not hit again at once.
+        let own = ceiling / 2 + (ceiling / 2).mul_f64(crate::policy::bound(unit_random, 0.0, 1.0));
         let cooldown = if long_horizon {
             self.config.long_ejection
         } else if let Some(after) = retry_after {
-            after.min(self.config.cooldown_max)
+            // The server's wait is a floor. Limited again with no success in
+            // between (a key other clients keep exhausting), the group backs
+            // off further, or every client re-probes it each `Retry-After`.
+            let own = if self.consecutive_limits > 1 { own } else { Duration::ZERO };
+            after.max(own).min(self.config.cooldown_max)
         } else {
-            let step = self.config.cooldown_base.saturating_mul(1u32 << (self.consecutive_limits - 1).min(16));
-            let ceiling = step.min(self.config.cooldown_max);
-            // Equal jitter: never shorter than half, so a group is not hit again at once.
-            ceiling / 2 + (ceiling / 2).mul_f64(crate::policy::bound(unit_random, 0.0, 1.0))
+            own
         };
         self.cooldown_until = self.cooldown_until.max(now + cooldown);
         // One decrease per burst of signals: several in-flight 429s are one event.

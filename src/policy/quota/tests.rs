@@ -35,6 +35,18 @@ fn a_limit_cools_the_whole_group_honouring_retry_after_capped() {
 }
 
 #[test]
+fn retry_after_is_a_floor_that_grows_while_the_group_keeps_being_limited() {
+    let mut g = QuotaGroup::new(plan(100.0), at(0));
+    let one = Some(Duration::from_secs(1));
+    assert_eq!(g.on_limited(at(0), one, false, 0.999_999), at(1000), "the first limit waits what the server asked");
+    let second = g.on_limited(at(1000), one, false, 0.999_999);
+    assert!(second > at(2_999) && second <= at(3_000), "limited again at once: the doubled own step, up to 2 s");
+    assert_eq!(g.on_limited(at(3000), one, false, 0.0), at(5000), "4 s step, half of it at the lowest draw");
+    g.on_success(at(5000), 0.5);
+    assert_eq!(g.on_limited(at(6000), one, false, 0.999_999), at(7000), "a success resets it to the server's wait");
+}
+
+#[test]
 fn without_retry_after_the_cooldown_is_jittered_and_doubles() {
     let mut g = QuotaGroup::new(plan(100.0), at(0));
     let first = g.on_limited(at(0), None, false, 0.0);
