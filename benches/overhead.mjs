@@ -1,11 +1,14 @@
 // Healthy-path overhead: requests/second and client CPU per request, at
 // several concurrency levels, against a fast loopback node in another process.
 //
-// Fairness: every client is warmed up before anyone is measured (the first
-// client measured in a process otherwise pays alone for undici's and V8's
-// warm-up), and each level runs in two passes interleaved across clients;
-// a client's figure is its better pass.
-import { CLIENTS } from './clients.mjs';
+// Each client is measured in a fresh Node process of its own (this file run
+// as a script), so no client inherits another's heap, timers or JIT state:
+// sharing one process, the order in which clients ran moved a client's
+// figure by up to 30 %. In that process the client is warmed up (connections,
+// network detection, JIT; for us the wasm tier-up), then every level runs
+// twice and the better pass counts.
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 async function measure(client, level, requests) {
   let next = 0;
@@ -23,29 +26,33 @@ async function measure(client, level, requests) {
   return { rps: requests / seconds, cpuUs: (cpu.user + cpu.system) / requests, failed };
 }
 
-export async function overhead(fleet, { requests, levels, passes = 2 }) {
-  const clients = [];
-  for (const [name, spec] of Object.entries(CLIENTS)) {
-    if (!spec.wellConfigured) clients.push({ name, client: await spec.make([fleet.urls[0]]) });
-  }
-  // Warm-up for everyone alike: connections, network detection, JIT (and
-  // for us the wasm tier-up), so the table compares steady states.
+/** One client in this process: `{ [level]: { rps, cpuUs, failed } }`. */
+async function measureHere(name, url, requests, levels, passes = 2) {
+  const { CLIENTS } = await import('./clients.mjs');
+  const client = await CLIENTS[name].make([url]);
   const warm = Math.min(500, requests);
-  for (const { client } of clients) {
-    for (let i = 0; i < warm; i += 8) {
-      await Promise.all(Array.from({ length: 8 }, (_, k) => client.read(500000 + i + k).catch(() => {})));
-    }
+  for (let i = 0; i < warm; i += 8) {
+    await Promise.all(Array.from({ length: 8 }, (_, k) => client.read(500000 + i + k).catch(() => {})));
   }
-  const rows = clients.map(({ name }) => ({ name }));
+  const row = {};
   for (const level of levels) {
     for (let pass = 0; pass < passes; pass += 1) {
-      for (const [k, { client }] of clients.entries()) {
-        const m = await measure(client, level, requests);
-        if (!rows[k][level] || m.rps > rows[k][level].rps) rows[k][level] = m;
-      }
+      const m = await measure(client, level, requests);
+      if (!row[level] || m.rps > row[level].rps) row[level] = m;
     }
   }
-  for (const { client } of clients) await client.close();
+  await client.close();
+  return row;
+}
+
+export async function overhead(fleet, { requests, levels }) {
+  const { CLIENTS } = await import('./clients.mjs');
+  const rows = [];
+  for (const [name, spec] of Object.entries(CLIENTS)) {
+    if (spec.wellConfigured) continue;
+    const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), name, fleet.urls[0], String(requests), levels.join(',')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    rows.push({ name, ...JSON.parse(out.trim().split('\n').pop()) });
+  }
   return rows;
 }
 
@@ -58,4 +65,11 @@ export function overheadTable(rows, levels) {
     out += `| ${r.name} | ${cells.join(' | ')} | ${r[levels[levels.length - 1]].cpuUs.toFixed(0)} |\n`;
   }
   return out;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [name, url, requests, levels] = process.argv.slice(2);
+  const row = await measureHere(name, url, Number(requests), levels.split(',').map(Number));
+  console.log(JSON.stringify(row));
+  process.exit(0);
 }

@@ -66,7 +66,7 @@ Versions: breakwater-rpc ${version('../pkg')}, viem ${version('viem')}, ethers $
 Absolute numbers on a shared 2-core machine are noisy; compare ratios within a table.
 The fleet runs in its own process and counts every request it receives.
 
-## Healthy path: throughput and client CPU (${settings.overhead.requests} requests per level, better of 2 interleaved passes)
+## Healthy path: throughput and client CPU (${settings.overhead.requests} requests per level; each client in its own process, better of 2 passes)
 
 ${overheadTable(over, settings.overhead.levels)}
 ${policyTable(policy, policyWasm)}

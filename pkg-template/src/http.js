@@ -8,7 +8,8 @@
 // Why in JS: doing the same from wasm took ~25 boundary crossings and five
 // wasm closures (each a promise hop and a finalizer registration) per
 // attempt; measured in Node, that cost more than the whole policy layer
-// (benches/README.md). One call in, one plain object out:
+// (benches/README.md). One call in; one plain object back, delivered to
+// the engine by slot number (no promise for wasm to await):
 //   { status, retryAfter, text }       the body as text (the engine parses it)
 //   { status, retryAfter, tooLarge }   the body passed maxBytes (not read further)
 //   { error, timedOut }                fetch or the body read failed
@@ -46,17 +47,23 @@ async function readBounded(response, max) {
 }
 
 /**
- * The sender for one URL endpoint: `(body, timeoutMs, signal?) => Promise`
- * of one of the shapes above. `headers` is a plain object built once per
- * endpoint (fetch copies it). Never rejects. The promise carries an
- * `abort()` the engine calls when it abandons the attempt (a hedge won).
+ * The sender for one URL endpoint: `(body, timeoutMs, signal, slot)` starts
+ * one exchange, hands its result (one of the shapes above) to
+ * `deliver(slot, result)` when done, and returns its `AbortController`
+ * (the engine aborts an exchange it abandons, e.g. a hedge race it lost).
+ * `headers` is a plain object built once per endpoint (fetch copies it).
  */
-function httpSender(url, headers, maxBytes) {
-  return (body, timeoutMs, signal) => {
+function httpSender(url, headers, maxBytes, deliver) {
+  return (body, timeoutMs, signal, slot) => {
     const controller = new AbortController();
-    const done = httpExchange(url, headers, maxBytes, body, timeoutMs, signal, controller);
-    done.abort = () => controller.abort();
-    return done;
+    httpExchange(url, headers, maxBytes, body, timeoutMs, signal, controller).then((result) => {
+      try {
+        deliver(slot, result);
+      } catch {
+        // Only a dead wasm instance throws here; nothing is waiting any more.
+      }
+    });
+    return controller;
   };
 }
 

@@ -75,6 +75,9 @@ function abortable(promise, signal) {
 }
 
 function createRelayerClass(wasm) {
+  // The HTTP exchange of URL endpoints, delivering results to this wasm instance.
+  const senderFor = (url, headers, maxBytes) => httpSender(url, headers, maxBytes, wasm.deliverHttp);
+
   class FaultTolerantRelayer {
     #engine;
     #listeners = new Map();
@@ -98,7 +101,7 @@ function createRelayerClass(wasm) {
         engineOptions = rest;
       }
       try {
-        this.#engine = new wasm.WasmRelayer(wrapUpstreams(rpcUrls), engineOptions, (event) => this.#dispatch(event), httpSender);
+        this.#engine = new wasm.WasmRelayer(wrapUpstreams(rpcUrls), engineOptions, (event) => this.#dispatch(event), senderFor);
       } catch (descriptor) {
         throw toError(descriptor);
       }

@@ -2,7 +2,8 @@
 //! here — which body, how long the attempt may take, what the reply means —
 //! and the I/O is one call per attempt into the wrapper's `httpSender`
 //! (pkg-template/src/http.js): `fetch` under an `AbortController` cut at
-//! the attempt's timeout, the body read with a size bound. Doing that I/O
+//! the attempt's timeout, the body read with a size bound; the result comes
+//! back through `deliverHttp` (`delivery.rs`). Doing that I/O
 //! from wasm took ~25 boundary crossings and five wasm closures per
 //! attempt, which cost more than the whole policy layer (benches/README.md).
 //!
@@ -17,6 +18,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
+use super::delivery::Delivery;
 use super::keys::{self, Key};
 use crate::policy::classify::{Observation, Reply, RpcErrorInfo, TransportFailure};
 use crate::runtime::{AttemptTarget, Purpose, Transport};
@@ -141,10 +143,16 @@ impl FetchTransport {
         };
         let timeout_ms = crate::time::millis_f64(target.timeout).max(1.0);
         let signal = call.signal.as_ref().map_or(JsValue::UNDEFINED, |s| s.into());
-        let promise = sender.call3(&JsValue::UNDEFINED, &JsValue::from_str(&call.body), &timeout_ms.into(), &signal)?;
-        let mut abandon = AbortOnDrop(Some(promise.clone()));
-        let out = JsFuture::from(promise.unchecked_into::<Promise>()).await?;
-        abandon.0 = None;
+        let mut delivery = Delivery::new();
+        let controller = sender.call4(
+            &JsValue::UNDEFINED,
+            &JsValue::from_str(&call.body),
+            &timeout_ms.into(),
+            &signal,
+            &delivery.id().into(),
+        )?;
+        delivery.abort_with(controller);
+        let out = delivery.await;
         let Some(status) = keys::get(&out, Key::Status).as_f64() else {
             let timed_out = keys::get(&out, Key::TimedOut).as_bool() == Some(true);
             return Ok(Observation::Transport(transport_failure(&keys::get(&out, Key::Error), timed_out)));
@@ -196,19 +204,6 @@ impl Transport for FetchTransport {
         match self.exchange(call, target).await {
             Ok(observation) => observation,
             Err(error) => Observation::Transport(transport_failure(&error, false)),
-        }
-    }
-}
-
-/// Aborts an HTTP exchange whose future is dropped before it finished (a
-/// hedge race it lost): the sender's promise carries the `abort()`.
-struct AbortOnDrop(Option<JsValue>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        let Some(promise) = self.0.take() else { return };
-        if let Ok(abort) = Reflect::get(&promise, &JsValue::from_str("abort")).and_then(|f| f.dyn_into::<Function>()) {
-            let _ = abort.call0(&promise);
         }
     }
 }

@@ -6,6 +6,7 @@
 mod batch;
 mod config;
 mod core;
+mod delivery;
 mod descriptors;
 mod fetch;
 mod fields;
