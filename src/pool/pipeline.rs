@@ -46,7 +46,7 @@ use crate::error::{AttemptRecord, Failure, FailureDetail, StopReason};
 use crate::policy::classify::{Observation, Reply};
 use crate::policy::{Classifier, ErrorClass, RetryBudget, Verdict};
 use crate::rpc::methods::{method_info, MethodInfo};
-use crate::runtime::{AttemptTarget, Payload, Purpose, Runtime};
+use crate::runtime::{AttemptTarget, Payload, Runtime};
 use crate::time::Instant;
 use hedge::{Finished, Lone};
 
@@ -194,13 +194,13 @@ impl Pipeline {
         &self,
         runtime: &R,
         call: Call<'_>,
-        mut attempt: F,
+        attempt: F,
         emit: &dyn Fn(PipelineEvent),
     ) -> Result<Success<P>, Failure<P>>
     where
         R: Runtime,
         P: Payload,
-        F: FnMut(AttemptTarget) -> Fut,
+        F: Fn(AttemptTarget) -> Fut,
         Fut: Future<Output = Observation<P>>,
     {
         let info = method_info(call.method);
@@ -262,7 +262,6 @@ impl Pipeline {
             if let Some(from) = after.filter(|&f| f != reservation.endpoint) {
                 emit(PipelineEvent::Failover { from, to: reservation.endpoint });
             }
-            let endpoint = reservation.endpoint;
             // No await since `now`: the clock is read once per step (a read is a
             // call into the host, the hot path's most frequent one).
             let began = now;
@@ -271,30 +270,16 @@ impl Pipeline {
                 self.release(runtime, now, &reservation, &neutral(), &info, Duration::ZERO, emit);
                 return Err(state.stop(StopReason::Deadline));
             }
-            let ceiling = self.config.endpoints[endpoint].timeout.unwrap_or(self.config.attempt_timeout);
-            let timeout = self.router.borrow().attempt_timeout(endpoint, info.class, ceiling).min(remaining);
+            let ceiling = self.config.endpoints[reservation.endpoint].timeout.unwrap_or(self.config.attempt_timeout);
+            let timeout =
+                self.router.borrow().attempt_timeout(reservation.endpoint, info.class, ceiling).min(remaining);
 
             let lone = Lone { reservation, timeout, after: Duration::MAX, deadline, start };
-            let done = if reservation.check_chain {
-                let obs = attempt(AttemptTarget { endpoint, timeout, purpose: Purpose::ChainId }).await;
-                let verdict = self.classifier.classify("eth_chainId", &obs, runtime.unix_time());
-                match (&obs, verdict.class) {
-                    (Observation::Http { reply: Reply::Result(p), .. }, ErrorClass::Success) => {
-                        let mismatch =
-                            p.quantity().map(|id| self.router.borrow_mut().chain_checked(endpoint, id, runtime.now()));
-                        if let Some(Some(RouterEvent::ChainMismatch { endpoint, expected, got })) = mismatch {
-                            emit(PipelineEvent::ChainMismatch { endpoint, expected, got });
-                            self.release(runtime, runtime.now(), &reservation, &neutral(), &info, Duration::ZERO, emit);
-                            continue;
-                        }
-                        let timeout = timeout.min(deadline.saturating_since(runtime.now()));
-                        let lone = Lone { timeout, ..lone };
-                        self.attempt_or_hedge(runtime, &mut attempt, &call, &info, &mut state, lone, emit).await
-                    }
-                    _ => Finished { reservation, began, observation: obs, verdict },
-                }
-            } else {
-                self.attempt_or_hedge(runtime, &mut attempt, &call, &info, &mut state, lone, emit).await
+            // `None`: the endpoint turned out to serve another chain (disabled,
+            // released); select again.
+            let Some(done) = self.attempt_or_hedge(runtime, &attempt, &call, &info, &mut state, lone, emit).await
+            else {
+                continue;
             };
             let Finished { reservation, began, observation, verdict } = done;
             let endpoint = reservation.endpoint;

@@ -57,6 +57,11 @@ impl ScriptedTransport {
         }
     }
 
+    /// Makes `endpoint` never answer its chain-id checks (a node hung from the start).
+    pub fn hang_chain_checks(&self, endpoint: usize) {
+        self.set_chain_id(endpoint, "");
+    }
+
     /// How many chain-id checks `endpoint` received.
     pub fn chain_checks(&self, endpoint: usize) -> usize {
         self.chain_checks.borrow().iter().filter(|&&e| e == endpoint).count()
@@ -97,6 +102,10 @@ impl Transport for ScriptedTransport {
         if target.purpose == Purpose::ChainId {
             self.chain_checks.borrow_mut().push(target.endpoint);
             let id = self.chain_ids.borrow().get(target.endpoint).copied().unwrap_or("0x1");
+            if id.is_empty() {
+                self.runtime.sleep(target.timeout).await;
+                return Observation::Transport(TransportFailure::Timeout);
+            }
             return Observation::Http { status: 200, retry_after: None, reply: Reply::Result(id.to_string()) };
         }
         self.log.borrow_mut().push((target.endpoint, self.runtime.now()));

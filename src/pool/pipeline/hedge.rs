@@ -97,25 +97,73 @@ fn decisive(verdict: &Verdict) -> bool {
     !matches!(verdict.class, ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability)
 }
 
+/// One attempt on a reserved endpoint, its chain id checked first when the
+/// endpoint needs it.
+enum Checked<P> {
+    /// The request ran (its observation, to classify with the call's method).
+    Request(Observation<P>),
+    /// The chain check failed: its observation and verdict stand for the attempt.
+    CheckFailed(Observation<P>, Verdict),
+    /// The endpoint serves another chain: disabled, nothing to report.
+    Mismatch,
+}
+
 impl Pipeline {
-    /// One attempt on the reserved endpoint; a hedgeable read whose hedge
-    /// delay is shorter than its timeout runs through [`Pipeline::hedged`].
-    /// (`lone.after` is ignored: the delay is decided here.)
+    /// The attempt on `r`: the `eth_chainId` check first if due, then the request.
+    #[allow(clippy::too_many_arguments)]
+    async fn checked<R, P, F, Fut>(
+        &self,
+        runtime: &R,
+        attempt: &F,
+        r: Reservation,
+        timeout: Duration,
+        deadline: Instant,
+        emit: &dyn Fn(PipelineEvent),
+    ) -> Checked<P>
+    where
+        R: Runtime,
+        P: Payload,
+        F: Fn(AttemptTarget) -> Fut,
+        Fut: Future<Output = Observation<P>>,
+    {
+        if r.check_chain {
+            let obs = attempt(AttemptTarget { endpoint: r.endpoint, timeout, purpose: Purpose::ChainId }).await;
+            let verdict = self.classifier.classify("eth_chainId", &obs, runtime.unix_time());
+            let id = match (&obs, verdict.class) {
+                (Observation::Http { reply: Reply::Result(p), .. }, ErrorClass::Success) => p.quantity(),
+                _ => None,
+            };
+            let Some(id) = id else { return Checked::CheckFailed(obs, verdict) };
+            let mismatch = self.router.borrow_mut().chain_checked(r.endpoint, id, runtime.now());
+            if let Some(RouterEvent::ChainMismatch { endpoint, expected, got }) = mismatch {
+                emit(PipelineEvent::ChainMismatch { endpoint, expected, got });
+                return Checked::Mismatch;
+            }
+        }
+        let timeout = timeout.min(deadline.saturating_since(runtime.now()));
+        Checked::Request(attempt(AttemptTarget { endpoint: r.endpoint, timeout, purpose: Purpose::Request }).await)
+    }
+
+    /// One attempt on the reserved endpoint (chain check included); a
+    /// hedgeable read whose hedge delay is shorter than its timeout runs
+    /// through [`Pipeline::hedged`]. `None`: the endpoint serves another
+    /// chain (released; the caller selects again). `lone.after` is ignored:
+    /// the delay is decided here.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn attempt_or_hedge<R, P, F, Fut>(
         &self,
         runtime: &R,
-        attempt: &mut F,
+        attempt: &F,
         call: &Call<'_>,
         info: &MethodInfo,
         state: &mut Attempts<P>,
         lone: Lone,
         emit: &dyn Fn(PipelineEvent),
-    ) -> Finished<P>
+    ) -> Option<Finished<P>>
     where
         R: Runtime,
         P: Payload,
-        F: FnMut(AttemptTarget) -> Fut,
+        F: Fn(AttemptTarget) -> Fut,
         Fut: Future<Output = Observation<P>>,
     {
         let endpoint = lone.reservation.endpoint;
@@ -127,115 +175,144 @@ impl Pipeline {
             return self.hedged(runtime, attempt, call, info, state, Lone { after, ..lone }, emit).await;
         }
         let began = runtime.now();
-        let observation = attempt(AttemptTarget { endpoint, timeout: lone.timeout, purpose: Purpose::Request }).await;
-        let verdict = self.classifier.classify(call.method, &observation, runtime.unix_time());
-        Finished { reservation: lone.reservation, began, observation, verdict }
+        let done = self.checked(runtime, attempt, lone.reservation, lone.timeout, lone.deadline, emit).await;
+        self.finish(runtime, call, lone.reservation, began, done, info, emit)
+    }
+
+    /// A [`Checked`] outcome as a finished attempt; a mismatch releases the
+    /// reservation and reports nothing.
+    #[allow(clippy::too_many_arguments)]
+    fn finish<R: Runtime, P>(
+        &self,
+        runtime: &R,
+        call: &Call<'_>,
+        reservation: Reservation,
+        began: Instant,
+        done: Checked<P>,
+        info: &MethodInfo,
+        emit: &dyn Fn(PipelineEvent),
+    ) -> Option<Finished<P>> {
+        match done {
+            Checked::Request(observation) => {
+                let verdict = self.classifier.classify(call.method, &observation, runtime.unix_time());
+                Some(Finished { reservation, began, observation, verdict })
+            }
+            Checked::CheckFailed(observation, verdict) => Some(Finished { reservation, began, observation, verdict }),
+            Checked::Mismatch => {
+                self.release(runtime, runtime.now(), &reservation, &neutral(), info, Duration::ZERO, emit);
+                None
+            }
+        }
     }
 
     /// Runs the primary attempt, hedging it as the module doc describes.
     #[allow(clippy::too_many_arguments)]
-    pub(super) async fn hedged<R, P, F, Fut>(
+    async fn hedged<R, P, F, Fut>(
         &self,
         runtime: &R,
-        attempt: &mut F,
+        attempt: &F,
         call: &Call<'_>,
         info: &MethodInfo,
         state: &mut Attempts<P>,
         lone: Lone,
         emit: &dyn Fn(PipelineEvent),
-    ) -> Finished<P>
+    ) -> Option<Finished<P>>
     where
         R: Runtime,
         P: Payload,
-        F: FnMut(AttemptTarget) -> Fut,
+        F: Fn(AttemptTarget) -> Fut,
         Fut: Future<Output = Observation<P>>,
     {
-        let classify = |o: &Observation<P>| self.classifier.classify(call.method, o, runtime.unix_time());
         let primary = lone.reservation;
         let began = runtime.now();
-        let target = AttemptTarget { endpoint: primary.endpoint, timeout: lone.timeout, purpose: Purpose::Request };
-        let mut first_attempt = Some(Box::pin(attempt(target)));
+        let mut first_attempt = Box::pin(self.checked(runtime, attempt, primary, lone.timeout, lone.deadline, emit));
         let alone = {
             let wait = pin!(runtime.sleep(lone.after));
-            first(first_attempt.as_mut().expect("just set").as_mut(), wait).await
+            first(first_attempt.as_mut(), wait).await
         };
-        let mut first_attempt = match alone {
-            First::Left(observation) => {
-                let verdict = classify(&observation);
-                return Finished { reservation: primary, began, observation, verdict };
-            }
-            First::Right(()) => first_attempt.take().expect("still running"),
-        };
+        if let First::Left(done) = alone {
+            return self.finish(runtime, call, primary, began, done, info, emit);
+        }
         let Some((second, timeout)) = self.reserve_hedge(runtime, call, info, state, primary.endpoint, lone.deadline)
         else {
-            let observation = first_attempt.await;
-            let verdict = classify(&observation);
-            return Finished { reservation: primary, began, observation, verdict };
+            let done = first_attempt.await;
+            return self.finish(runtime, call, primary, began, done, info, emit);
         };
         emit(PipelineEvent::Hedge { from: primary.endpoint, to: second.endpoint, after: lone.after });
         let hedge_began = runtime.now();
-        // An endpoint not yet checked has its chain id checked first, as any
-        // first use; `Err` voids the hedge (the verdict to release it with).
-        let mut second_attempt = Box::pin(async {
-            if second.check_chain {
-                let target = AttemptTarget { endpoint: second.endpoint, timeout, purpose: Purpose::ChainId };
-                let obs = attempt(target).await;
-                let verdict = self.classifier.classify("eth_chainId", &obs, runtime.unix_time());
-                let id = match (&obs, verdict.class) {
-                    (Observation::Http { reply: Reply::Result(p), .. }, ErrorClass::Success) => p.quantity(),
-                    _ => None,
-                };
-                let Some(id) = id else { return Err(verdict) };
-                let mismatch = self.router.borrow_mut().chain_checked(second.endpoint, id, runtime.now());
-                if let Some(RouterEvent::ChainMismatch { endpoint, expected, got }) = mismatch {
-                    emit(PipelineEvent::ChainMismatch { endpoint, expected, got });
-                    return Err(neutral());
-                }
+        let mut second_attempt = Box::pin(self.checked(runtime, attempt, second, timeout, lone.deadline, emit));
+        // The first to finish, as (who, what): a void hedge (failed or
+        // mismatched chain check) is released and the other decides alone.
+        let (primary_won, done) = match first(first_attempt.as_mut(), second_attempt.as_mut()).await {
+            First::Left(done) => (true, done),
+            First::Right(Checked::Request(o)) => (false, Checked::Request(o)),
+            First::Right(void) => {
+                let _ = self.finish_void_or(runtime, call, second, hedge_began, void, info, emit);
+                let done = first_attempt.await;
+                return self.finish(runtime, call, primary, began, done, info, emit);
             }
-            let timeout = timeout.min(lone.deadline.saturating_since(runtime.now()));
-            Ok(attempt(AttemptTarget { endpoint: second.endpoint, timeout, purpose: Purpose::Request }).await)
-        });
-        match first(first_attempt.as_mut(), second_attempt.as_mut()).await {
-            First::Left(observation) => {
-                let ended = runtime.now();
-                let verdict = classify(&observation);
-                if decisive(&verdict) {
-                    drop(second_attempt);
-                    self.abandon(runtime, second, hedge_began, false, info, lone.start, state, emit);
-                    return Finished { reservation: primary, began, observation, verdict };
-                }
-                match second_attempt.await {
-                    Err(void) => {
-                        self.release(runtime, runtime.now(), &second, &void, info, Duration::ZERO, emit);
-                        Finished { reservation: primary, began, observation, verdict }
-                    }
-                    Ok(hedge) => {
-                        self.settle(runtime, ended, &primary, began, lone.start, &verdict, info, state, emit);
-                        state.failed(super::detail(observation));
-                        let verdict = classify(&hedge);
-                        Finished { reservation: second, began: hedge_began, observation: hedge, verdict }
-                    }
-                }
+        };
+        let (winner, winner_began, other, other_began) =
+            if primary_won { (primary, began, second, hedge_began) } else { (second, hedge_began, primary, began) };
+        let Some(finished) = self.finish(runtime, call, winner, winner_began, done, info, emit) else {
+            // The primary's endpoint serves another chain: the hedge alone decides.
+            let done = second_attempt.await;
+            return self.finish_void_or(runtime, call, second, hedge_began, done, info, emit);
+        };
+        if decisive(&finished.verdict) {
+            // Drop the loser first: its exchange aborts and its timer is cleared.
+            drop(first_attempt);
+            drop(second_attempt);
+            self.abandon(runtime, other, other_began, !primary_won, info, lone.start, state, emit);
+            return Some(finished);
+        }
+        // A failure a retry could fix: the other attempt decides, unless it
+        // turns out void, when this failure stands.
+        let ended = runtime.now();
+        let done = if primary_won { second_attempt.await } else { first_attempt.await };
+        match done {
+            Checked::Request(_) => {
+                self.settle(
+                    runtime,
+                    ended,
+                    &finished.reservation,
+                    finished.began,
+                    lone.start,
+                    &finished.verdict,
+                    info,
+                    state,
+                    emit,
+                );
+                state.failed(super::detail(finished.observation));
+                self.finish(runtime, call, other, other_began, done, info, emit)
             }
-            First::Right(Err(void)) => {
-                self.release(runtime, runtime.now(), &second, &void, info, Duration::ZERO, emit);
-                let observation = first_attempt.await;
-                let verdict = classify(&observation);
-                Finished { reservation: primary, began, observation, verdict }
+            void => {
+                let _ = self.finish_void_or(runtime, call, other, other_began, void, info, emit);
+                Some(finished)
             }
-            First::Right(Ok(observation)) => {
-                let verdict = classify(&observation);
-                if decisive(&verdict) {
-                    drop(first_attempt);
-                    self.abandon(runtime, primary, began, true, info, lone.start, state, emit);
-                    return Finished { reservation: second, began: hedge_began, observation, verdict };
-                }
-                self.settle(runtime, runtime.now(), &second, hedge_began, lone.start, &verdict, info, state, emit);
-                state.failed(super::detail(observation));
-                let observation = first_attempt.await;
-                let verdict = classify(&observation);
-                Finished { reservation: primary, began, observation, verdict }
+        }
+    }
+
+    /// Like [`Pipeline::finish`], but a failed chain check is void too: its
+    /// reservation is released with the check's verdict and nothing is
+    /// reported (the attempt racing it already decided or was recorded).
+    #[allow(clippy::too_many_arguments)]
+    fn finish_void_or<R: Runtime, P>(
+        &self,
+        runtime: &R,
+        call: &Call<'_>,
+        reservation: Reservation,
+        began: Instant,
+        done: Checked<P>,
+        info: &MethodInfo,
+        emit: &dyn Fn(PipelineEvent),
+    ) -> Option<Finished<P>> {
+        match done {
+            Checked::CheckFailed(_, verdict) => {
+                self.release(runtime, runtime.now(), &reservation, &verdict, info, Duration::ZERO, emit);
+                None
             }
+            done => self.finish(runtime, call, reservation, began, done, info, emit),
         }
     }
 

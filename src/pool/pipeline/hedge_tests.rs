@@ -216,3 +216,14 @@ fn under_steady_load_every_read_stuck_on_a_hung_primary_is_hedged() {
     let slow: Vec<_> = took.borrow().iter().filter(|(_, ms, _)| *ms > 1100).cloned().collect();
     assert!(slow.is_empty(), "slow reads (start, took, ok): {slow:?}; events: {:?}", h.events.borrow());
 }
+
+#[test]
+fn a_node_hung_from_the_start_is_hedged_during_its_chain_check() {
+    let h = harness(vec![vec![Hang], vec![slow(5, Answer("0x2"))]], opts());
+    h.net.hang_chain_checks(0);
+    let (ok, took) = timed(&h, "eth_getBalance");
+    let ok = ok.unwrap();
+    assert_eq!((ok.endpoint, took), (1, 1005), "the first read of a fresh client waits the initial delay, not 10 s");
+    assert_eq!(h.net.calls(0), 0, "the hung node never got past its chain check");
+    assert_eq!(ok.attempts[0].verdict.rule, "hedgeLost");
+}
