@@ -44,6 +44,13 @@ fn a_brownout_costs_little_and_loses_nothing() {
 }
 
 #[test]
+fn a_hung_provider_costs_the_hedge_delay_not_the_timeout() {
+    let r = report("one provider hangs");
+    assert!(r.p99_ms <= 2_000.0, "p99 {} ms (the attempt timeout is 10 s)", r.p99_ms);
+    assert!(r.amplification <= 1.2, "amplification {}", r.amplification);
+}
+
+#[test]
 fn while_one_healthy_provider_has_capacity_requests_succeed() {
     for name in [
         "healthy",
