@@ -212,7 +212,8 @@ export interface RelayerOptions {
    * eth_getLogs) whose attempt runs longer than its endpoint's usual slow end gets a second attempt on
    * another endpoint; the first success wins and the other is aborted. Paid from the retry budget.
    * The delay is the endpoint's slow-end latency (or, without history of its own, the slowest other
-   * endpoint's; with none anywhere, `initialDelayMs`), at least `minDelayMs`. `false` never hedges.
+   * endpoint's; with none anywhere, `initialDelayMs`), at least `minDelayMs`. Never under
+   * `strategy: 'sticky'` (a hedge would move the session to another node). `false` never hedges.
    * @default { initialDelayMs: 1000, minDelayMs: 50 }
    */
   hedge?: boolean | { initialDelayMs?: number; minDelayMs?: number };

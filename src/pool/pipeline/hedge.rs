@@ -26,6 +26,8 @@
 //!     the hedge is void (its chain check failed or mismatched)
 //!       ─► released unrecorded; the primary's outcome is the outcome
 //! ```
+//! Never under the `sticky` strategy (a hedge would rebind the session to
+//! another node) and never once the pipeline is closed.
 //! The hedge is paid from the retry budget like a retry, so hedging cannot
 //! amplify an overload — except for a primary stranded on an endpoint whose
 //! breaker has opened since it started: that endpoint takes no new
@@ -42,6 +44,7 @@ use super::{neutral, route, Attempts, Call, Pipeline};
 use crate::policy::classify::{Observation, Reply};
 use crate::policy::{ErrorClass, Verdict};
 use crate::pool::events::PipelineEvent;
+use crate::pool::options::Strategy;
 use crate::pool::router::{Reservation, RouterEvent, Selection};
 use crate::rpc::methods::MethodInfo;
 use crate::runtime::{AttemptTarget, Payload, Purpose, Runtime};
@@ -167,7 +170,10 @@ impl Pipeline {
         Fut: Future<Output = Observation<P>>,
     {
         let endpoint = lone.reservation.endpoint;
-        let after = self.config.pool.hedge.filter(|_| info.hedge).and_then(|h| {
+        // Never under `sticky`: a session bound to one node's view of the chain
+        // would be rebound to whichever endpoint a hedge reserved.
+        let hedging = info.hedge && self.config.pool.strategy != Strategy::Sticky;
+        let after = self.config.pool.hedge.filter(|_| hedging).and_then(|h| {
             let after = self.router.borrow().hedge_delay(endpoint, info.class, &h);
             (after < lone.timeout).then_some(after)
         });
@@ -328,6 +334,9 @@ impl Pipeline {
         primary: usize,
         deadline: Instant,
     ) -> Option<(Reservation, Duration)> {
+        if self.shutdown.is_triggered() {
+            return None;
+        }
         let now = runtime.now();
         let mut tried = state.tried.clone();
         tried[primary] = true;

@@ -6,7 +6,7 @@ use super::*;
 use crate::config::RawOptions;
 use crate::policy::breaker::BreakerState;
 use crate::policy::RetryBudgetConfig;
-use crate::pool::options::HedgeConfig;
+use crate::pool::options::{HedgeConfig, Strategy};
 use crate::runtime::scripted::{Behaviour, Behaviour::*};
 
 fn slow(ms: u64, then: Behaviour) -> Behaviour {
@@ -226,4 +226,14 @@ fn a_node_hung_from_the_start_is_hedged_during_its_chain_check() {
     assert_eq!((ok.endpoint, took), (1, 1005), "the first read of a fresh client waits the initial delay, not 10 s");
     assert_eq!(h.net.calls(0), 0, "the hung node never got past its chain check");
     assert_eq!(ok.attempts[0].verdict.rule, "hedgeLost");
+}
+
+#[test]
+fn sticky_sessions_are_never_hedged() {
+    let mut o = hedging();
+    o.pool.strategy = Strategy::Sticky;
+    let h = harness(vec![vec![slow(1500, Answer("0x1"))], vec![Answer("0x2")]], o);
+    let (ok, took) = timed(&h, "eth_getBalance");
+    assert_eq!((ok.unwrap().endpoint, took, hedges(&h).len()), (0, 1500, 0));
+    assert_eq!(h.run("eth_getBalance").unwrap().endpoint, 0, "still bound to the first node");
 }
