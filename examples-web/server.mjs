@@ -22,7 +22,8 @@ export async function startDashboard({ port = 0, dist = join(here, 'dist') } = {
   const nodes = {};
   const alive = {};
   for (const name of ['alpha', 'bravo', 'charlie']) {
-    nodes[name] = await startMockNode(healthy());
+    // While a node plays a fault it answers chain-id checks itself: with anvil's chain (31337).
+    nodes[name] = await startMockNode(healthy(), { chainId: '0x7a69' });
     alive[name] = true;
   }
   const rpc = async (method, params = []) => {

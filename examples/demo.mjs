@@ -19,7 +19,9 @@ const scene = (title) => console.log(`\n${'─'.repeat(72)}\n${title}\n${'─'.r
 
 const anvil = await startAnvil(['--block-time', '1']);
 const fleet = {};
-for (const name of ['alpha', 'bravo', 'charlie']) fleet[name] = await startMockNode([{ proxy: anvil.url }]);
+// A proxy answers the relayer's chain-id check itself while it plays a fault:
+// it must report anvil's chain (31337), or the relayer rightly disables it.
+for (const name of ['alpha', 'bravo', 'charlie']) fleet[name] = await startMockNode([{ proxy: anvil.url }], { chainId: '0x7a69' });
 const healthy = [{ proxy: anvil.url }];
 let logical = 0;
 let txSceneRequests = 0;
@@ -34,13 +36,14 @@ try {
   ];
   const relayer = new FaultTolerantRelayer(upstreams, {
     maxRetries: 4, baseDelayMs: 100, maxDelayMs: 2000, attemptTimeoutMs: 800, deadlineMs: 8000, maxRetryAfterMs: 3000,
-    strategy: 'priority', cache: false, breaker: { openMs: 2000, openMaxMs: 4000 },
+    strategy: 'priority', cache: false, breaker: { openMs: 2000, openMaxMs: 4000 }, hedge: { initialDelayMs: 200 }, budget: { burst: 20 },
     quota: { sharedKey: { cuPerSecond: Infinity } },
   });
   relayer.on('retry', (e) => log(`  ↻ retry #${e.attempt} in ${e.delayMs.toFixed(0)} ms: ${e.class} (${e.rule}) at ${e.from}`));
   relayer.on('failover', (e) => log(`  ⇢ failover ${e.from} → ${e.to}`));
   relayer.on('hedge', (e) => log(`  ⇉ hedge: ${e.method} at ${e.from} slower than ${e.afterMs.toFixed(0)} ms, also asked ${e.to}`));
   relayer.on('breaker', (e) => log(`  ⚡ breaker ${e.endpoint}: ${e.from} → ${e.to}`));
+  relayer.on('chainMismatch', (e) => log(`  ✘ ${e.endpoint} serves chain ${e.got}, not ${e.expected}: disabled`));
   relayer.on('rateLimited', (e) => log(`  ⏸ ${e.endpoint} rate limited: quota group ${e.quotaGroup || '(own)'} rests ${e.cooldownMs.toFixed(0)} ms`));
 
   const call = async (method, params) => {
@@ -68,13 +71,18 @@ try {
   await call('eth_gasPrice');
   await call('eth_getBalance', ['0x70997970C51812dc3A010C7d01b50e0d17dc79C8', 'latest']);
 
-  scene('bravo browns out (502, then a Cloudflare HTML page) while alpha is still down');
+  scene('bravo hangs (accepts the request, never answers): the read is hedged to charlie after the hedge delay instead of waiting out the attempt timeout; the hung request is aborted');
+  fleet.bravo.setScript([{ hang: true }, ...healthy]);
+  await call('eth_getBalance', ['0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC', 'latest']);
+
+  scene('bravo browns out (502s, Cloudflare HTML pages) and charlie answers 503 with Retry-After, while alpha is still down');
   fleet.bravo.setScript([{ status: 502 }, { html: true }, ...healthy]);
   fleet.charlie.setScript([{ status: 503, headers: { 'retry-after': '1' } }, ...healthy]);
   await call('eth_blockNumber');
 
-  scene('bravo hits the shared API quota: the 429 cools the whole key (charlie too); with alpha down, the relayer waits out Retry-After instead of hammering');
-  fleet.bravo.setScript([{ status: 429, headers: { 'retry-after': '2' } }, ...healthy]);
+  scene('charlie hits the quota of the API key it shares with bravo: the 429 cools the whole key (bravo too, not just one URL); with alpha down, the relayer waits out Retry-After instead of hammering');
+  fleet.bravo.setScript(healthy);
+  fleet.charlie.setScript([{ status: 429, headers: { 'retry-after': '2' } }, ...healthy]);
   await call('eth_blockNumber');
 
   scene('a request that cannot succeed: insufficient funds is fatal, tried exactly once');
