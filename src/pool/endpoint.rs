@@ -73,6 +73,21 @@ impl TailLatency {
     }
 }
 
+/// Successes before an endpoint's tail latency is trusted.
+pub const TRUSTED_TAIL_SAMPLES: u32 = 10;
+
+/// An attempt timeout from a slow-end latency (ms): `multiplier` × it,
+/// between `floor` and `ceiling`; the ceiling without a latency or when
+/// adaptive timeouts are off.
+pub fn adaptive_timeout(tail_ms: Option<f64>, ceiling: Duration, adaptive: Option<(f64, Duration)>) -> Duration {
+    match (tail_ms, adaptive) {
+        (Some(ms), Some((multiplier, floor))) => {
+            crate::time::duration_from_millis_f64(ms * multiplier).max(floor).min(ceiling)
+        }
+        _ => ceiling,
+    }
+}
+
 /// One endpoint's live state.
 #[derive(Clone, Debug)]
 pub struct EndpointState {
@@ -212,11 +227,14 @@ impl EndpointState {
         ceiling: Duration,
         adaptive: Option<(f64, Duration)>,
     ) -> Duration {
-        let Some((multiplier, floor)) = adaptive else { return ceiling };
-        match self.tail[class as usize].value(10) {
-            Some(ms) => crate::time::duration_from_millis_f64(ms * multiplier).max(floor).min(ceiling),
-            None => ceiling,
-        }
+        adaptive_timeout(self.trusted_tail(class), ceiling, adaptive)
+    }
+
+    /// The slow-end latency of this endpoint's successes for `class`, once
+    /// there are [`TRUSTED_TAIL_SAMPLES`] of them (adaptive timeouts and
+    /// hedge delays both wait for that much history).
+    pub fn trusted_tail(&self, class: MethodClass) -> Option<f64> {
+        self.tail[class as usize].value(TRUSTED_TAIL_SAMPLES)
     }
 
     /// Records an attempt's duration.

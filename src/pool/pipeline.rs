@@ -270,11 +270,8 @@ impl Pipeline {
                 self.release(runtime, now, &reservation, &neutral(), &info, Duration::ZERO, emit);
                 return Err(state.stop(StopReason::Deadline));
             }
-            let ceiling = self.config.endpoints[reservation.endpoint].timeout.unwrap_or(self.config.attempt_timeout);
-            let timeout =
-                self.router.borrow().attempt_timeout(reservation.endpoint, info.class, ceiling).min(remaining);
-
-            let lone = Lone { reservation, timeout, after: Duration::MAX, deadline, start };
+            let timeout = self.attempt_timeout(reservation.endpoint, &info, remaining);
+            let lone = Lone { reservation, timeout, deadline, start };
             // `None`: the endpoint turned out to serve another chain (disabled,
             // released); select again.
             let Some(done) = self.attempt_or_hedge(runtime, &attempt, &call, &info, &mut state, lone, emit).await
@@ -357,6 +354,13 @@ impl Pipeline {
             }
             after = Some(endpoint);
         }
+    }
+
+    /// An attempt's timeout on `endpoint`: the endpoint's own configured
+    /// timeout or the global one, adapted to its latency, within `remaining`.
+    fn attempt_timeout(&self, endpoint: usize, info: &MethodInfo, remaining: Duration) -> Duration {
+        let ceiling = self.config.endpoints[endpoint].timeout.unwrap_or(self.config.attempt_timeout);
+        self.router.borrow().attempt_timeout(endpoint, info.class, ceiling).min(remaining)
     }
 
     /// The bookkeeping of one finished attempt: its reservation given back

@@ -453,21 +453,19 @@ impl Router {
     }
 
     /// The attempt timeout for `class` on `endpoint` (adaptive, capped at
-    /// `ceiling`). An endpoint with no history of its own borrows the slowest
-    /// history of its peers: a node that hangs from the start must not cost
-    /// the full timeout when its neighbours answer in milliseconds.
+    /// `ceiling`), from its [reference tail](Router::reference_tail): a node
+    /// that hangs from the start must not cost the full timeout when its
+    /// neighbours answer in milliseconds.
     pub fn attempt_timeout(&self, endpoint: usize, class: MethodClass, ceiling: Duration) -> Duration {
-        let Some(ep) = self.endpoints.get(endpoint) else { return ceiling };
-        let own = ep.attempt_timeout(class, ceiling, self.adaptive_timeout);
-        if own < ceiling || ep.tail[class as usize].value(10).is_some() {
-            return own;
-        }
-        self.endpoints
-            .iter()
-            .filter(|e| e.tail[class as usize].value(10).is_some())
-            .map(|e| e.attempt_timeout(class, ceiling, self.adaptive_timeout))
-            .max()
-            .unwrap_or(ceiling)
+        crate::pool::endpoint::adaptive_timeout(self.reference_tail(endpoint, class), ceiling, self.adaptive_timeout)
+    }
+
+    /// The slow-end latency that stands for `endpoint`: its own trusted
+    /// tail; with no history of its own, the slowest trusted tail of its
+    /// peers; `None` when nobody has history (or no such endpoint).
+    pub fn reference_tail(&self, endpoint: usize, class: MethodClass) -> Option<f64> {
+        let own = self.endpoints.get(endpoint)?.trusted_tail(class);
+        own.or_else(|| self.endpoints.iter().filter_map(|e| e.trusted_tail(class)).reduce(f64::max))
     }
 }
 

@@ -57,8 +57,6 @@ pub(super) struct Lone {
     pub reservation: Reservation,
     /// Its timeout.
     pub timeout: Duration,
-    /// How long it runs alone before a hedge may start.
-    pub after: Duration,
     /// The request's deadline.
     pub deadline: Instant,
     /// When the request started.
@@ -148,10 +146,9 @@ impl Pipeline {
     }
 
     /// One attempt on the reserved endpoint (chain check included); a
-    /// hedgeable read whose hedge delay is shorter than its timeout runs
-    /// through [`Pipeline::hedged`]. `None`: the endpoint serves another
-    /// chain (released; the caller selects again). `lone.after` is ignored:
-    /// the delay is decided here.
+    /// hedgeable read whose hedge delay is shorter than its timeout is
+    /// raced by a hedge as the module doc describes. `None`: the endpoint
+    /// serves another chain (released; the caller selects again).
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn attempt_or_hedge<R, P, F, Fut>(
         &self,
@@ -177,63 +174,16 @@ impl Pipeline {
             let after = self.router.borrow().hedge_delay(endpoint, info.class, &h);
             (after < lone.timeout).then_some(after)
         });
-        if let Some(after) = after {
-            return self.hedged(runtime, attempt, call, info, state, Lone { after, ..lone }, emit).await;
-        }
         let began = runtime.now();
-        let done = self.checked(runtime, attempt, lone.reservation, lone.timeout, lone.deadline, emit).await;
-        self.finish(runtime, call, lone.reservation, began, done, info, emit)
-    }
-
-    /// A [`Checked`] outcome as a finished attempt; a mismatch releases the
-    /// reservation and reports nothing.
-    #[allow(clippy::too_many_arguments)]
-    fn finish<R: Runtime, P>(
-        &self,
-        runtime: &R,
-        call: &Call<'_>,
-        reservation: Reservation,
-        began: Instant,
-        done: Checked<P>,
-        info: &MethodInfo,
-        emit: &dyn Fn(PipelineEvent),
-    ) -> Option<Finished<P>> {
-        match done {
-            Checked::Request(observation) => {
-                let verdict = self.classifier.classify(call.method, &observation, runtime.unix_time());
-                Some(Finished { reservation, began, observation, verdict })
-            }
-            Checked::CheckFailed(observation, verdict) => Some(Finished { reservation, began, observation, verdict }),
-            Checked::Mismatch => {
-                self.release(runtime, runtime.now(), &reservation, &neutral(), info, Duration::ZERO, emit);
-                None
-            }
-        }
-    }
-
-    /// Runs the primary attempt, hedging it as the module doc describes.
-    #[allow(clippy::too_many_arguments)]
-    async fn hedged<R, P, F, Fut>(
-        &self,
-        runtime: &R,
-        attempt: &F,
-        call: &Call<'_>,
-        info: &MethodInfo,
-        state: &mut Attempts<P>,
-        lone: Lone,
-        emit: &dyn Fn(PipelineEvent),
-    ) -> Option<Finished<P>>
-    where
-        R: Runtime,
-        P: Payload,
-        F: Fn(AttemptTarget) -> Fut,
-        Fut: Future<Output = Observation<P>>,
-    {
+        let Some(after) = after else {
+            let done = self.checked(runtime, attempt, lone.reservation, lone.timeout, lone.deadline, emit).await;
+            return self.finish(runtime, call, lone.reservation, began, done, info, emit);
+        };
+        // Hedged, as the module doc describes.
         let primary = lone.reservation;
-        let began = runtime.now();
         let mut first_attempt = Box::pin(self.checked(runtime, attempt, primary, lone.timeout, lone.deadline, emit));
         let alone = {
-            let wait = pin!(runtime.sleep(lone.after));
+            let wait = pin!(runtime.sleep(after));
             first(first_attempt.as_mut(), wait).await
         };
         if let First::Left(done) = alone {
@@ -244,7 +194,7 @@ impl Pipeline {
             let done = first_attempt.await;
             return self.finish(runtime, call, primary, began, done, info, emit);
         };
-        emit(PipelineEvent::Hedge { from: primary.endpoint, to: second.endpoint, after: lone.after });
+        emit(PipelineEvent::Hedge { from: primary.endpoint, to: second.endpoint, after });
         let hedge_began = runtime.now();
         let mut second_attempt = Box::pin(self.checked(runtime, attempt, second, timeout, lone.deadline, emit));
         // The first to finish, as (who, what): a void hedge (failed or
@@ -299,6 +249,32 @@ impl Pipeline {
         }
     }
 
+    /// A [`Checked`] outcome as a finished attempt; a mismatch releases the
+    /// reservation and reports nothing.
+    #[allow(clippy::too_many_arguments)]
+    fn finish<R: Runtime, P>(
+        &self,
+        runtime: &R,
+        call: &Call<'_>,
+        reservation: Reservation,
+        began: Instant,
+        done: Checked<P>,
+        info: &MethodInfo,
+        emit: &dyn Fn(PipelineEvent),
+    ) -> Option<Finished<P>> {
+        match done {
+            Checked::Request(observation) => {
+                let verdict = self.classifier.classify(call.method, &observation, runtime.unix_time());
+                Some(Finished { reservation, began, observation, verdict })
+            }
+            Checked::CheckFailed(observation, verdict) => Some(Finished { reservation, began, observation, verdict }),
+            Checked::Mismatch => {
+                self.release(runtime, runtime.now(), &reservation, &neutral(), info, Duration::ZERO, emit);
+                None
+            }
+        }
+    }
+
     /// Like [`Pipeline::finish`], but a failed chain check is void too: its
     /// reservation is released with the check's verdict and nothing is
     /// reported (the attempt racing it already decided or was recorded).
@@ -344,9 +320,7 @@ impl Pipeline {
         let request = route(&call, info, &tried, true, Some(primary));
         let draws = (runtime.random_unit(), runtime.random_unit());
         let Selection::Reserved(r) = self.router.borrow_mut().select(now, &request, draws) else { return None };
-        let ceiling = self.config.endpoints[r.endpoint].timeout.unwrap_or(self.config.attempt_timeout);
-        let timeout =
-            self.router.borrow().attempt_timeout(r.endpoint, info.class, ceiling).min(deadline.saturating_since(now));
+        let timeout = self.attempt_timeout(r.endpoint, info, deadline.saturating_since(now));
         let stranded = self.router.borrow_mut().breaker_open(primary, now);
         if timeout.is_zero() || !(stranded || self.budget.borrow_mut().try_withdraw(now)) {
             self.release(runtime, now, &r, &neutral(), info, Duration::ZERO, &|_| {});

@@ -9,31 +9,19 @@ use crate::pool::options::HedgeConfig;
 use crate::rpc::methods::MethodClass;
 use crate::time::{duration_from_millis_f64, Instant};
 
-/// Samples of an endpoint's tail latency before it is trusted (the same
-/// bar as adaptive timeouts).
-const MIN_SAMPLES: u32 = 10;
-
 impl Router {
     /// Whether `endpoint`'s breaker is open at `now` (it takes no new attempts).
     pub fn breaker_open(&mut self, endpoint: usize, now: Instant) -> bool {
         self.endpoints.get_mut(endpoint).is_some_and(|e| matches!(e.breaker.state(now), BreakerState::Open { .. }))
     }
 
-    /// Whether `endpoint` has a trusted tail latency for `class`.
-    pub fn has_latency_history(&self, endpoint: usize, class: MethodClass) -> bool {
-        self.endpoints.get(endpoint).is_some_and(|e| e.tail[class as usize].value(MIN_SAMPLES).is_some())
-    }
-
     /// How long an attempt on `endpoint` runs alone before it is hedged:
-    /// its own slow-end latency; with no history of its own, the slowest
-    /// trusted tail of the others (a hung node has no history of its own,
-    /// and must not be waited on for the full timeout); with no history
+    /// its [reference tail](Router::reference_tail) (a hung node has no
+    /// history of its own, so its peers' stands in); with no history
     /// anywhere, `initial_delay`. Never below `min_delay`.
     pub fn hedge_delay(&self, endpoint: usize, class: MethodClass, config: &HedgeConfig) -> Duration {
-        let tail = |e: &crate::pool::endpoint::EndpointState| e.tail[class as usize].value(MIN_SAMPLES);
-        let own = self.endpoints.get(endpoint).and_then(tail);
-        let ms = own.or_else(|| self.endpoints.iter().filter_map(tail).reduce(f64::max));
-        ms.map_or(config.initial_delay, duration_from_millis_f64).max(config.min_delay)
+        let tail = self.reference_tail(endpoint, class);
+        tail.map_or(config.initial_delay, duration_from_millis_f64).max(config.min_delay)
     }
 
     /// An attempt abandoned after `elapsed` (it lost a hedge race): its
@@ -54,7 +42,7 @@ impl Router {
     /// that is merely at its usual tail loses races now and then; that is
     /// what hedging is for, not a fault.
     pub fn hedge_loss_is_failure(&self, endpoint: usize, class: MethodClass, elapsed: Duration) -> bool {
-        match self.endpoints.get(endpoint).and_then(|e| e.tail[class as usize].value(MIN_SAMPLES)) {
+        match self.endpoints.get(endpoint).and_then(|e| e.trusted_tail(class)) {
             None => true,
             Some(tail_ms) => elapsed.as_secs_f64() * 1000.0 > 2.0 * tail_ms,
         }
