@@ -22,8 +22,7 @@ export async function startDashboard({ port = 0, dist = join(here, 'dist') } = {
   const nodes = {};
   const alive = {};
   for (const name of ['alpha', 'bravo', 'charlie']) {
-    // While a node plays a fault it answers chain-id checks itself: with anvil's chain (31337).
-    nodes[name] = await startMockNode(healthy(), { chainId: '0x7a69' });
+    nodes[name] = await startMockNode(healthy());
     alive[name] = true;
   }
   const rpc = async (method, params = []) => {

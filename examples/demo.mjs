@@ -19,9 +19,7 @@ const scene = (title) => console.log(`\n${'─'.repeat(72)}\n${title}\n${'─'.r
 
 const anvil = await startAnvil(['--block-time', '1']);
 const fleet = {};
-// A proxy answers the relayer's chain-id check itself while it plays a fault:
-// it must report anvil's chain (31337), or the relayer rightly disables it.
-for (const name of ['alpha', 'bravo', 'charlie']) fleet[name] = await startMockNode([{ proxy: anvil.url }], { chainId: '0x7a69' });
+for (const name of ['alpha', 'bravo', 'charlie']) fleet[name] = await startMockNode([{ proxy: anvil.url }]);
 const healthy = [{ proxy: anvil.url }];
 let logical = 0;
 let txSceneRequests = 0;

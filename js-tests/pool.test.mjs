@@ -197,7 +197,8 @@ test('a hung node costs a hedge delay, not the timeout: another endpoint answers
 });
 
 test('sends are never hedged, and hedge: false turns hedging off', async () => {
-  const a = await node([{ delayMs: 300, then: { result: '0xa' } }]);
+  // Slower than the default 1 s initial hedge delay: each case would hedge if the rule were broken.
+  const a = await node([{ delayMs: 1200, then: { result: '0xa' } }]);
   const b = await node([{ result: '0xb' }]);
   for (const [options, method, params] of [
     [{ hedge: { initialDelayMs: 20, minDelayMs: 10 } }, 'eth_sendRawTransaction', ['0x02']],

@@ -2,8 +2,10 @@
 // Each node plays a list of behaviours (the last one repeats), counts every
 // request it receives, and sends CORS headers so browser pages can use it.
 // The relayer's chain-id check of a new endpoint (eth_chainId with id 0)
-// is answered with `chainId` without consuming the script (a proxy node
-// forwards it), so scripts describe only the requests under test.
+// is answered without consuming the script, so scripts describe only the
+// requests under test: a node that fronts a real one (its script has had a
+// `proxy`) forwards it there even while it plays a fault; others answer
+// `chainId` (also when given explicitly or set with setChainId).
 //
 // Behaviours:
 //   { result }                      JSON-RPC success
@@ -23,9 +25,12 @@ import http from 'node:http';
 
 const HTML = '<html><head><title>502 Bad Gateway</title></head><body>cloudflare</body></html>';
 
-export async function startMockNode(script = [{ result: '0x1' }], { host = '127.0.0.1', port = 0, chainId: initialChain = '0x1' } = {}) {
+export async function startMockNode(script = [{ result: '0x1' }], { host = '127.0.0.1', port = 0, chainId: initialChain } = {}) {
   let chainId = initialChain;
   let behaviours = [...script];
+  const frontedOf = (list) => (list.find((b) => b.proxy) || {}).proxy;
+  let fronted = frontedOf(script);
+  const chainAnswer = () => (chainId === undefined && fronted ? { proxy: fronted } : { result: chainId || '0x1' });
   const requests = [];
   const sockets = new Set();
   let aborted = 0;
@@ -45,7 +50,7 @@ export async function startMockNode(script = [{ result: '0x1' }], { host = '127.
         method: body && body.method, params: body && body.params, batch: Array.isArray(body) ? body.length : null,
         url: req.url, at: Date.now(), chainCheck,
       });
-      if (chainCheck && !behaviours[0].proxy) return respond(res, { result: chainId }, body);
+      if (chainCheck && !behaviours[0].proxy) return respond(res, chainAnswer(), body, Buffer.concat(chunks));
       const behaviour = behaviours.length > 1 ? behaviours.shift() : behaviours[0];
       respond(res, behaviour, body, Buffer.concat(chunks));
     });
@@ -71,7 +76,7 @@ export async function startMockNode(script = [{ result: '0x1' }], { host = '127.
     aborts: () => aborted,
     requests,
     /** Replaces the script (a node dies or recovers). */
-    setScript: (next) => { behaviours = [...next]; },
+    setScript: (next) => { behaviours = [...next]; fronted = frontedOf(next) || fronted; },
     /** Answers later chain-id checks with another chain (a swapped backend). */
     setChainId: (next) => { chainId = next; },
     close: stop,
