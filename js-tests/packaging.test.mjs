@@ -73,7 +73,8 @@ test('the tarball holds only what users need', () => {
   assert.deepEqual(files, [
     'README.md', 'dist/breakwater_rpc.js', 'dist/breakwater_rpc_bg.wasm', 'dist/breakwater_rpc_node.cjs',
     'dist/node.cjs', 'dist/node.mjs', 'dist/web.js', 'index.d.cts', 'index.d.mts', 'package.json',
-  ]);
+    ...['errors', 'events', 'options', 'transactions'].flatMap((t) => [`types/${t}.d.cts`, `types/${t}.d.mts`]),
+  ].sort());
 });
 
 test('publint (strict) and are-the-types-wrong pass on the packed tarball', () => {

@@ -3,7 +3,7 @@
 // .wasm) → wasm-opt -Oz (npm binaryen, never Debian's) → entry files that
 // share one wrapper source → sizes. Usage: node scripts/build.mjs
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync, brotliCompressSync } from 'node:zlib';
@@ -75,9 +75,17 @@ writeFileSync(join(dist, 'node.cjs'), banner + "'use strict';\n" +
   'module.exports = { ...createApi(wasm), ready: Promise.resolve() };\n');
 
 for (const f of ['package.json', 'README.md']) cpSync(join(root, 'pkg-template', f), join(pkg, f));
-// One declaration source, published as ESM (.d.mts) and CommonJS (.d.cts) types.
-cpSync(join(root, 'pkg-template/index.d.ts'), join(pkg, 'index.d.mts'));
-cpSync(join(root, 'pkg-template/index.d.ts'), join(pkg, 'index.d.cts'));
+// One declaration source (index.d.ts + types/), published as ESM (.d.mts) and CommonJS (.d.cts) types.
+// Relative specifiers name the flavour: './x.js' → './x.mjs' (→ x.d.mts) or './x.cjs' (→ x.d.cts).
+const declarations = ['index.d.ts', ...readdirSync(join(root, 'pkg-template/types')).map((f) => `types/${f}`)];
+mkdirSync(join(pkg, 'types'));
+for (const file of declarations) {
+  const text = readFileSync(join(root, 'pkg-template', file), 'utf8');
+  for (const ext of ['mjs', 'cjs']) {
+    const out = file.replace(/\.d\.ts$/, `.d.${ext.slice(0, 1)}ts`);
+    writeFileSync(join(pkg, out), text.replace(/(from '\.[^']*)\.js'/g, `$1.${ext}'`));
+  }
+}
 
 // What a browser downloads: the web entry, its glue and the wasm.
 const shipped = ['web.js', `${CRATE}.js`, `${CRATE}_bg.wasm`].map((f) => [f, readFileSync(join(dist, f))]);

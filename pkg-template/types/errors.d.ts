@@ -1,0 +1,109 @@
+// Types of breakwater-rpc: the typed errors, their kinds and type guards.
+
+import type { ErrorClassName } from './options.js';
+
+/** One attempt in an error's history. */
+export interface AttemptInfo {
+  endpoint: string;
+  endpointIndex: number;
+  class: ErrorClassName;
+  rule: string;
+  startedAfterMs: number;
+  elapsedMs: number;
+}
+
+/** Kinds of breakwater errors. */
+export type ErrorKind =
+  | 'config' | 'rpc' | 'http' | 'transport' | 'deadline' | 'budget' | 'rateLimited'
+  | 'outcomeUnknown' | 'closed' | 'invalidRequest' | 'overload' | 'noEndpoint' | 'internal' | 'unknown'
+  | 'invalidTransaction' | 'feeCeiling' | 'signer' | 'invalidSigner' | 'replacedByOther' | 'nonceState' | 'feeData'
+  | 'dropped';
+
+/** Base of every error this library throws. */
+export declare class BreakwaterError extends Error {
+  /** What went wrong. */
+  readonly kind: ErrorKind;
+  /** The node's JSON-RPC code for `rpc` errors; an EIP-1193/EIP-1474 code for our own. */
+  readonly code: number;
+  /** The message without the attempt count. */
+  readonly shortMessage: string;
+  /** How the retry loop ended: notRetryable, attemptsExhausted, deadline, budget, rateLimited. */
+  readonly reason?: string;
+  /** Classification of the last attempt. */
+  readonly class?: ErrorClassName;
+  /** Classification rule that matched. */
+  readonly rule?: string;
+  /** Redacted label of the last endpoint tried. */
+  readonly endpoint?: string;
+  /** Attempts made. */
+  readonly attempts: number;
+  /** Every attempt. */
+  readonly history: AttemptInfo[];
+  /** Server-requested wait, if any. */
+  readonly retryAfterMs?: number;
+  /** Transaction errors: the nonce concerned. */
+  readonly nonce?: number;
+  /** Transaction errors after a broadcast: every hash sent (they may still be mined). */
+  readonly hashes?: string[];
+  /** The transaction hash concerned (waitForReceipt timeouts, unknown hashes). */
+  readonly hash?: string;
+}
+export declare class ConfigError extends BreakwaterError { readonly kind: 'config'; readonly field: string; }
+export declare class RpcError extends BreakwaterError { readonly kind: 'rpc'; readonly data?: unknown; }
+export declare class HttpError extends BreakwaterError { readonly kind: 'http'; readonly status: number; }
+export declare class TransportError extends BreakwaterError {
+  readonly kind: 'transport';
+  readonly transport: 'timeout' | 'refused' | 'reset' | 'dns' | 'aborted' | 'network';
+}
+export declare class DeadlineError extends BreakwaterError { readonly kind: 'deadline'; }
+export declare class RetryBudgetError extends BreakwaterError { readonly kind: 'budget'; }
+export declare class RateLimitedError extends BreakwaterError { readonly kind: 'rateLimited'; }
+export declare class OutcomeUnknownError extends BreakwaterError { readonly kind: 'outcomeUnknown'; }
+export declare class ClosedError extends BreakwaterError { readonly kind: 'closed'; }
+export declare class InvalidRequestError extends BreakwaterError { readonly kind: 'invalidRequest'; }
+export declare class OverloadError extends BreakwaterError { readonly kind: 'overload'; }
+export declare class NoEndpointError extends BreakwaterError { readonly kind: 'noEndpoint'; }
+/** A transaction request field is wrong; nothing was signed or sent. */
+export declare class InvalidTransactionError extends BreakwaterError { readonly kind: 'invalidTransaction'; readonly field: string; }
+/** The next replacement would pass the fee ceiling; `hashes` are still pending and still tracked. */
+export declare class FeeCeilingError extends BreakwaterError {
+  readonly kind: 'feeCeiling';
+  readonly nonce: number;
+  readonly hashes: string[];
+  readonly needed: bigint;
+  readonly ceiling: bigint;
+}
+/** The signer refused or threw (its error is `cause`); nothing was broadcast and the nonce was released. */
+export declare class SignerError extends BreakwaterError { readonly kind: 'signer'; }
+/** Not an ethers Signer, viem local account or EIP-1193 wallet. */
+export declare class InvalidSignerError extends BreakwaterError { readonly kind: 'invalidSigner'; }
+/** The nonce was used by a transaction that is not one of ours. */
+export declare class TransactionReplacedError extends BreakwaterError { readonly kind: 'replacedByOther'; readonly nonce: number; readonly hashes: string[]; }
+/** Nothing to cancel: the nonce is settled, or not tracked by this relayer. */
+export declare class NonceStateError extends BreakwaterError { readonly kind: 'nonceState'; }
+/** No node has the transaction any more and re-sending it is refused (`cause`); its nonce is free again. */
+export declare class TransactionDroppedError extends BreakwaterError { readonly kind: 'dropped'; readonly nonce: number; readonly hashes: string[]; }
+/** No fee data could be read from the network. */
+export declare class FeeDataError extends BreakwaterError { readonly kind: 'feeData'; }
+
+export declare function isBreakwaterError(e: unknown): e is BreakwaterError;
+export declare function isConfigError(e: unknown): e is ConfigError;
+export declare function isRpcError(e: unknown): e is RpcError;
+export declare function isHttpError(e: unknown): e is HttpError;
+export declare function isTransportError(e: unknown): e is TransportError;
+export declare function isDeadlineError(e: unknown): e is DeadlineError;
+export declare function isRetryBudgetError(e: unknown): e is RetryBudgetError;
+export declare function isRateLimitedError(e: unknown): e is RateLimitedError;
+export declare function isOutcomeUnknownError(e: unknown): e is OutcomeUnknownError;
+export declare function isClosedError(e: unknown): e is ClosedError;
+export declare function isInvalidRequestError(e: unknown): e is InvalidRequestError;
+export declare function isOverloadError(e: unknown): e is OverloadError;
+export declare function isNoEndpointError(e: unknown): e is NoEndpointError;
+export declare function isInvalidTransactionError(e: unknown): e is InvalidTransactionError;
+export declare function isFeeCeilingError(e: unknown): e is FeeCeilingError;
+export declare function isSignerError(e: unknown): e is SignerError;
+export declare function isInvalidSignerError(e: unknown): e is InvalidSignerError;
+export declare function isTransactionReplacedError(e: unknown): e is TransactionReplacedError;
+export declare function isNonceStateError(e: unknown): e is NonceStateError;
+export declare function isFeeDataError(e: unknown): e is FeeDataError;
+export declare function isTransactionDroppedError(e: unknown): e is TransactionDroppedError;

@@ -1,0 +1,162 @@
+// Types of breakwater-rpc: events and the stats snapshot.
+
+import type { ErrorClassName } from './options.js';
+import type { ClosedError } from './errors.js';
+
+/** A retry is scheduled. */
+export interface RetryEvent {
+  type: 'retry';
+  method: string;
+  /** The retry's number (1 = first retry). */
+  attempt: number;
+  /** Backoff before it. */
+  delayMs: number;
+  /** The endpoint that failed. */
+  from: string;
+  class: ErrorClassName;
+  rule: string;
+}
+/** A circuit breaker changed state. */
+export interface BreakerEvent {
+  type: 'breaker';
+  endpoint: string;
+  from: 'closed' | 'open' | 'halfOpen';
+  to: 'closed' | 'open' | 'halfOpen';
+}
+/** An endpoint reported another chain and was disabled. */
+export interface ChainMismatchEvent {
+  type: 'chainMismatch';
+  endpoint: string;
+  expected: number;
+  got: number;
+}
+/** A request was refused because the wait queue was full. */
+export interface OverloadEvent {
+  type: 'overload';
+  method: string;
+  waiting: number;
+}
+/** The next attempt goes to another endpoint. */
+export interface FailoverEvent {
+  type: 'failover';
+  method: string;
+  from: string;
+  to: string;
+}
+/** A slow read got a second attempt on another endpoint; the first success wins. */
+export interface HedgeEvent {
+  type: 'hedge';
+  method: string;
+  from: string;
+  to: string;
+  /** How long the first attempt had run. */
+  afterMs: number;
+}
+/** An endpoint's quota group was rate limited and rests. */
+export interface RateLimitedEvent {
+  type: 'rateLimited';
+  method: string;
+  endpoint: string;
+  /** The named quota group, if the endpoint has one. */
+  quotaGroup?: string;
+  cooldownMs: number;
+  longHorizon: boolean;
+}
+/** A transaction was broadcast and a node took it. */
+export interface TxSubmittedEvent { type: 'txSubmitted'; nonce: number; hash: string; kind: 'original' | 'speedUp' | 'cancel'; }
+/** A broadcast got no settling answer: the outcome is unknown (the same bytes will be re-broadcast). */
+export interface TxUnknownEvent { type: 'txUnknown'; nonce: number; hash: string; }
+/** The pending bytes were sent again to every endpoint. */
+export interface TxRebroadcastEvent { type: 'txRebroadcast'; nonce: number; hash: string; }
+/** A replacement was signed and sent (fees in wei, decimal strings). */
+export interface ReplacementEvent {
+  type: 'speedUp' | 'cancel';
+  nonce: number;
+  hash: string;
+  /** The newest hash before this one. */
+  replaces: string;
+  maxFeePerGas?: string;
+  maxPriorityFeePerGas?: string;
+  gasPrice?: string;
+}
+/** A receipt appeared (not yet final). */
+export interface TxIncludedEvent { type: 'txIncluded'; nonce?: number; hash: string; confirmations: number; }
+/** A receipt seen before vanished or moved: a reorg. The wait goes on. */
+export interface ReorgEvent { type: 'reorg'; nonce?: number; hash: string; }
+/** The nonce resolved: `txMined` for the original, `replaced` for a speed-up or cancel. */
+export interface TxResolvedEvent { type: 'txMined' | 'replaced'; nonce: number; hash: string; outcome: 'mined' | 'replaced' | 'cancelled'; }
+/** The account's nonce was ahead of the relayer's book (another sender). */
+export interface NonceResyncEvent { type: 'nonceResync'; from: number; to: number; }
+/** Nonces [from, to) are missing on the node below ours; `repaired`: filled with 0-value self-transfers. */
+export interface NonceGapEvent { type: 'nonceGap'; from: number; to: number; repaired: boolean; }
+
+/** EIP-1193 `connect`: a node answered; `chainId` is hex. */
+export interface ConnectEvent { type: 'connect'; chainId: string; }
+/** EIP-1193 `disconnect`: every endpoint's breaker is open, or the relayer closed (code 4900). */
+export interface DisconnectEvent { type: 'disconnect'; code: 4900; message: string; error: ClosedError; }
+/** EIP-1193 `chainChanged`: never emitted (the relayer serves one chain); accepted for compatibility. */
+export interface ChainChangedEvent { type: 'chainChanged'; chainId: string; }
+
+export interface RelayerEventMap {
+  connect: ConnectEvent;
+  disconnect: DisconnectEvent;
+  chainChanged: ChainChangedEvent;
+  retry: RetryEvent;
+  failover: FailoverEvent;
+  hedge: HedgeEvent;
+  breaker: BreakerEvent;
+  rateLimited: RateLimitedEvent;
+  chainMismatch: ChainMismatchEvent;
+  overload: OverloadEvent;
+  txSubmitted: TxSubmittedEvent;
+  txUnknown: TxUnknownEvent;
+  txRebroadcast: TxRebroadcastEvent;
+  speedUp: ReplacementEvent;
+  cancel: ReplacementEvent;
+  txIncluded: TxIncludedEvent;
+  reorg: ReorgEvent;
+  txMined: TxResolvedEvent;
+  replaced: TxResolvedEvent;
+  nonceResync: NonceResyncEvent;
+  nonceGap: NonceGapEvent;
+}
+export type RelayerEvent = keyof RelayerEventMap;
+
+/** One endpoint in `stats()`. */
+export interface EndpointStats {
+  endpoint: string;
+  state: 'closed' | 'open' | 'halfOpen';
+  inFlight: number;
+  /** EWMA latency per method class, once observed. */
+  latencyMs: { cheap?: number; call?: number; heavy?: number; send?: number };
+  successes: number;
+  failures: number;
+  breakerFlips: number;
+  /** 'unknown' | 'verified' | 'mismatch:<id>' */
+  chain: string;
+  head?: number;
+  /** Slow-start share (1 when warm). */
+  share: number;
+  quotaGroup: string;
+}
+/** One quota group in `stats()`. */
+export interface QuotaGroupStats {
+  name: string;
+  cuLastSecond: number;
+  allowedCuPerSecond: number;
+  cuCharged: number;
+  rateLimited: number;
+  cooldownMs: number;
+}
+/** A snapshot of the relayer. */
+export interface RelayerStats {
+  endpoints: EndpointStats[];
+  quotaGroups: QuotaGroupStats[];
+  retryBudget: number;
+  waiting: number;
+  cacheEntries: number;
+  cacheHits: number;
+  closed: boolean;
+  /** Size of the WebAssembly instance's memory, in bytes (it grows, never shrinks). */
+  wasmMemoryBytes: number;
+}

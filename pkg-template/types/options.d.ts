@@ -1,0 +1,238 @@
+// Types of breakwater-rpc: construction — upstreams, endpoints and every relayer option (each documents its default).
+
+import type { TransactionOptions } from './transactions.js';
+
+/** An EIP-1193 request. */
+export interface RequestArguments {
+  readonly method: string;
+  readonly params?: readonly unknown[] | object;
+}
+
+/** The minimal EIP-1193 provider shape. */
+export interface Eip1193Provider {
+  request(args: RequestArguments): Promise<unknown>;
+}
+
+/** The provider handed to `executeRpcWithRetry` operations: bound to one endpoint, one attempt per call. */
+export interface BoundProvider extends Eip1193Provider {
+  /** Redacted label of the endpoint this provider talks to. */
+  readonly endpoint: string;
+}
+
+/** Backoff schedule between attempts. */
+export type BackoffKind = 'fullJitter' | 'equalJitter' | 'decorrelatedJitter' | 'exponential' | 'linear' | 'fixed';
+
+/** Classes the classifier assigns; user rules may assign the first four. */
+export type ErrorClassName =
+  | 'transient' | 'rateLimited' | 'capability' | 'fatal'
+  | 'success' | 'alreadyKnown' | 'nonceTooLow' | 'replacementUnderpriced' | 'outcomeUnknown';
+
+/** An extra classification rule, checked before the built-in table. At least one of code, status, message. */
+export interface ClassifyRule {
+  /** JSON-RPC error code to match. */
+  code?: number;
+  /** HTTP status to match. */
+  status?: number;
+  /** Case-insensitive substring of the error message. */
+  message?: string;
+  /** Only for this JSON-RPC method. */
+  method?: string;
+  /** What the matching outcome is. */
+  class: 'transient' | 'rateLimited' | 'capability' | 'fatal';
+}
+
+/** The shared retry budget (a token bucket). */
+export interface RetryBudgetOptions {
+  /** Tokens each first attempt deposits; a retry costs one. @default 0.2 */
+  ratio?: number;
+  /** Tokens refilled per second regardless of traffic. @default 0.5 */
+  minPerSecond?: number;
+  /** Largest (and initial) balance. @default 5 */
+  burst?: number;
+}
+
+/** An ethers v6 provider (JsonRpcProvider, BrowserProvider…): anything with `send(method, params)`. */
+export interface SendProvider {
+  send(method: string, params: unknown[] | Record<string, unknown>): Promise<unknown>;
+}
+/** A provider wrapped as an upstream: its calls get the same retry, breaker, quota and routing as a URL. */
+export type UpstreamProvider = Eip1193Provider | SendProvider;
+
+/** One upstream as an object (a plain URL string is the same with every default). Give `url` or `provider`. */
+export interface EndpointConfig {
+  /** The http(s) JSON-RPC URL. API keys in it are redacted everywhere. */
+  url?: string;
+  /** Instead of a URL: an existing provider to wrap (label defaults to `provider<index>`). */
+  provider?: UpstreamProvider;
+  /** A label for events and stats (secrets in it are masked too). @default the redacted URL */
+  label?: string;
+  /** Extra HTTP headers; their values are treated as secrets. */
+  headers?: Record<string, string>;
+  /** Name of a quota group under `options.quota` that this endpoint's API key shares. */
+  quotaGroup?: string;
+  /** Weight for the `weighted` strategy. @default 1 */
+  weight?: number;
+  /** Priority for `priority` and `sticky` (lower first). @default its index in the list */
+  priority?: number;
+  /** Methods this endpoint may serve (`allow`) or must not (`deny`). */
+  methods?: { allow?: string[]; deny?: string[] };
+  /** Compute-unit costs per method, overriding the built-in table. */
+  costs?: Record<string, number>;
+  /** Attempts in flight at once (scaled down during slow start). @default 64 */
+  maxConcurrency?: number;
+  /** Per-attempt timeout for this endpoint. @default options.attemptTimeoutMs */
+  timeoutMs?: number;
+}
+
+/** Routing strategy. */
+export type Strategy = 'roundRobin' | 'priority' | 'weighted' | 'latency' | 'sticky';
+
+/** Circuit breaker per endpoint. */
+export interface BreakerOptions {
+  /** Consecutive infrastructure failures that open it. @default 3 */
+  consecutiveFailures?: number;
+  /** Failure rate over the window that opens it. @default 0.25 */
+  failureRate?: number;
+  /** Sliding window for the failure rate. @default 30000 */
+  windowMs?: number;
+  /** Samples needed in the window. @default 6 */
+  minSamples?: number;
+  /** Open time after the first ejection (doubles per ejection). @default 30000 */
+  openMs?: number;
+  /** Longest open time. @default 300000 */
+  openMaxMs?: number;
+  /** Relative jitter of the open time. @default 0.2 */
+  jitter?: number;
+  /** Probes at once in half-open. @default 1 */
+  probePermits?: number;
+  /** Probe successes that close it. @default 3 */
+  closeAfter?: number;
+  /** Least time half-open before closing. @default 1000 */
+  observeMs?: number;
+  /** First early-probe spacing when every endpoint is open. @default 500 */
+  earlyProbeMs?: number;
+  /** Healthy time after which the ejection count resets. @default 600000 */
+  resetAfterMs?: number;
+}
+
+/** Slow start after recovery. */
+export interface SlowStartOptions {
+  /** Time to reach full share and rate. @default 30000 */
+  warmupMs?: number;
+  /** Share at the start. @default 0.1 */
+  floor?: number;
+  /** Requests/s always allowed to a warming endpoint. @default 1 */
+  minRps?: number;
+}
+
+/** A quota group: endpoints sharing one API key / plan. */
+export interface QuotaGroupOptions {
+  /** The plan in compute units per second (`Infinity`: unknown, learned from 429s). */
+  cuPerSecond: number;
+  /** Burst in compute units. @default cuPerSecond */
+  burst?: number;
+  /** This process's share of the plan. @default 1 */
+  share?: number;
+  /** Multiplicative decrease on a limit signal. @default 0.5 */
+  decrease?: number;
+  /** Additive increase per stable window, as a fraction of the plan. @default 0.05 */
+  increase?: number;
+  /** Limit-free time before growing again (jittered). @default 10000 */
+  stableWindowMs?: number;
+  /** Lowest allowed rate as a fraction of the plan. @default 0.05 */
+  minFraction?: number;
+  /** Cooldown without Retry-After (doubles, jittered). @default 1000 */
+  cooldownMs?: number;
+  /** Longest cooldown and cap on Retry-After. @default 60000 */
+  cooldownMaxMs?: number;
+  /** Ejection after a daily/monthly limit. @default 3600000 */
+  longEjectionMs?: number;
+}
+
+/** Response cache. */
+export interface CacheOptions {
+  /** Lifetime of `latest`-dependent results. @default 1000 */
+  latestTtlMs?: number;
+  /** Lifetime of results that cannot change. @default 300000 */
+  immutableTtlMs?: number;
+  /** Entry limit. @default 1000 */
+  maxEntries?: number;
+}
+
+/** Options of `FaultTolerantRelayer`. Unknown keys are rejected with a ConfigError. */
+export interface RelayerOptions {
+  /** Retries after the first attempt (failovers included). @default 4 */
+  maxRetries?: number;
+  /** Backoff base in milliseconds. @default 1000 */
+  baseDelayMs?: number;
+  /** Backoff cap in milliseconds; must be >= baseDelayMs. @default 15000 */
+  maxDelayMs?: number;
+  /** Backoff schedule. @default 'fullJitter' */
+  backoff?: BackoffKind;
+  /** Timeout of one attempt in milliseconds. @default 10000 */
+  attemptTimeoutMs?: number;
+  /** Deadline of one logical request, all attempts and waits included. @default 30000 */
+  deadlineMs?: number;
+  /** Retry budget shared by all requests. */
+  budget?: RetryBudgetOptions;
+  /** Longest Retry-After the relayer honours, in milliseconds. @default 60000 */
+  maxRetryAfterMs?: number;
+  /** Largest response body accepted, in bytes. @default 33554432 */
+  maxResponseBytes?: number;
+  /** Extra classification rules, checked first. @default [] */
+  classify?: ClassifyRule[];
+  /** How eligible endpoints are chosen. @default 'priority' */
+  strategy?: Strategy;
+  /** Circuit breaker per endpoint. */
+  breaker?: BreakerOptions;
+  /** Slow start after recovery. */
+  slowStart?: SlowStartOptions;
+  /** Quota groups by name. @default {} */
+  quota?: Record<string, QuotaGroupOptions>;
+  /** The chain to serve (number or hex). @default the first chain id seen */
+  chainId?: number | string;
+  /** Check each endpoint's eth_chainId before its first request. @default true */
+  checkChainId?: boolean;
+  /** Check it again this long after the last check (0: never); a disabled node gets another chance too. @default 300000 */
+  chainRecheckMs?: number;
+  /** Endpoints this many blocks behind are skipped for `latest`. @default 5 */
+  maxLagBlocks?: number;
+  /** Requests that may wait for an endpoint; beyond, OverloadError. @default 1000 */
+  maxQueue?: number;
+  /** Share identical in-flight reads. @default true */
+  dedup?: boolean;
+  /** Response cache (`false` disables). @default enabled */
+  cache?: boolean | CacheOptions;
+  /**
+   * Adaptive attempt timeouts: `multiplier` × each endpoint's slow-end latency (per method class, after 10
+   * successes), at least `floorMs`, at most the configured timeout; `false` for fixed timeouts.
+   * @default { multiplier: 5, floorMs: 2000 }
+   */
+  adaptiveTimeout?: boolean | { multiplier?: number; floorMs?: number };
+  /**
+   * Hedged reads: a known read-only method (not a send, not an unknown method, not a heavy query like
+   * eth_getLogs) whose attempt runs longer than its endpoint's usual slow end gets a second attempt on
+   * another endpoint; the first success wins and the other is aborted. Paid from the retry budget.
+   * The delay is the endpoint's slow-end latency (or, without history of its own, the slowest other
+   * endpoint's; with none anywhere, `initialDelayMs`), at least `minDelayMs`. Never under
+   * `strategy: 'sticky'` (a hedge would move the session to another node). `false` never hedges.
+   * @default { initialDelayMs: 1000, minDelayMs: 50 }
+   */
+  hedge?: boolean | { initialDelayMs?: number; minDelayMs?: number };
+  /** Defaults of the transaction layer (each call may override them). */
+  transactions?: TransactionOptions;
+  /**
+   * Where events are logged, one line each (console works). Silent by default.
+   * Levels: retry, hedge, txRebroadcast, txIncluded → debug; failover, rateLimited, breaker closing, tx outcomes → info;
+   * breaker opening, overload, reorg, nonce gaps, disconnect → warn; chainMismatch → error.
+   */
+  logger?: Logger;
+}
+
+/** A console-like logger; any subset of the levels. */
+export interface Logger {
+  debug?(message: string, event: object): void;
+  info?(message: string, event: object): void;
+  warn?(message: string, event: object): void;
+  error?(message: string, event: object): void;
+}
