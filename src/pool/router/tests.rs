@@ -313,14 +313,7 @@ fn the_healthy_rate_is_not_relearned_while_the_warm_up_cap_holds_it_down() {
     r.endpoints[0].warm = None; // a fresh endpoint's own ramp is not under test here
     for ms in (0..3000).step_by(10) {
         let res = pick(&mut r, at(ms), (0.5, 0.5));
-        r.complete(
-            at(ms),
-            &res,
-            &verdict(ErrorClass::Success, false),
-            MethodClass::Cheap,
-            Duration::from_millis(1),
-            0.5,
-        );
+        finish(&mut r, at(ms), res, ErrorClass::Success, false);
     }
     let healthy = r.endpoints[0].meter.rate();
     assert!(healthy > 50.0, "{healthy}");
@@ -328,14 +321,7 @@ fn the_healthy_rate_is_not_relearned_while_the_warm_up_cap_holds_it_down() {
     for ms in (3000..9000).step_by(200) {
         if r.endpoints[0].warm_check(at(ms)).is_ok() {
             let res = pick(&mut r, at(ms), (0.5, 0.5));
-            r.complete(
-                at(ms),
-                &res,
-                &verdict(ErrorClass::Success, false),
-                MethodClass::Cheap,
-                Duration::from_millis(1),
-                0.5,
-            );
+            finish(&mut r, at(ms), res, ErrorClass::Success, false);
         }
     }
     assert_eq!(r.endpoints[0].meter.rate(), healthy, "the meter keeps the pre-outage rate while warming");
