@@ -26,6 +26,7 @@ use alloy_primitives::{keccak256, Address, B256};
 
 use super::fees::{self, FeeError, FeeSample, Fees};
 use super::nonce::NonceBook;
+use super::order::{AccountQueue, SendOrder, Ticket};
 use super::receipt::{poll_delay, ReceiptEvent, ReceiptInfo, ReceiptWatch};
 use super::slot::{NonceSlot, Resolution, Step, TxKind};
 use super::{TxOptions, UnsignedTx};
@@ -144,6 +145,14 @@ pub enum TxFailure<E> {
         /// The ceiling.
         ceiling: u128,
     },
+    /// The fee ceiling is below what the next block needs (its base fee):
+    /// refused before anything was signed.
+    CeilingBelowNetwork {
+        /// The next block's base fee.
+        needed: u128,
+        /// The ceiling.
+        ceiling: u128,
+    },
     /// The nonce was used by a transaction that is none of ours.
     ReplacedByOther {
         /// The nonce.
@@ -168,10 +177,11 @@ pub enum TxFailure<E> {
         /// Why the last re-send was refused.
         error: E,
     },
-    /// The relayer closed while waiting; the hashes may still be mined.
+    /// The relayer closed: before anything was signed (no nonce), or
+    /// while waiting (the hashes may still be mined).
     Closed {
-        /// The nonce.
-        nonce: u64,
+        /// The nonce, if one was broadcast.
+        nonce: Option<u64>,
         /// Every hash sent, oldest first.
         hashes: Vec<B256>,
     },
@@ -189,8 +199,10 @@ pub enum TxEvent {
     OutcomeUnknown { nonce: u64, hash: B256 },
     /// The pending bytes were sent again.
     Rebroadcast { nonce: u64, hash: B256 },
-    /// A replacement was signed and sent.
-    Replacement { nonce: u64, kind: TxKind, hash: B256, replaces: B256, fees: Fees },
+    /// A replacement was signed and sent, decided at head `block`; `since`
+    /// is the block the wait for inclusion counted from (none for a cancel
+    /// sent at once).
+    Replacement { nonce: u64, kind: TxKind, hash: B256, replaces: B256, fees: Fees, block: u64, since: Option<u64> },
     /// A receipt appeared.
     Included { nonce: Option<u64>, hash: B256, confirmations: u64 },
     /// A receipt seen before vanished or moved: a reorg.
@@ -219,20 +231,15 @@ pub struct SlotCell<R, E> {
 /// One account on one chain.
 pub struct Account<R, E> {
     pub(super) book: RefCell<NonceBook>,
-    /// Held from nonce allocation to the first broadcast's answer.
-    pub(super) sending: Cell<bool>,
-    pub(super) send_turn: Notify,
+    /// Sends waiting to allocate, in call order; the front one holds the
+    /// account from nonce allocation to the first broadcast's answer.
+    pub(super) queue: Rc<AccountQueue>,
     pub(super) slots: RefCell<BTreeMap<u64, Rc<SlotCell<R, E>>>>,
 }
 
 impl<R, E> Default for Account<R, E> {
     fn default() -> Self {
-        Account {
-            book: RefCell::default(),
-            sending: Cell::new(false),
-            send_turn: Notify::default(),
-            slots: RefCell::default(),
-        }
+        Account { book: RefCell::default(), queue: Rc::default(), slots: RefCell::default() }
     }
 }
 
@@ -244,6 +251,7 @@ pub struct TxEngine<N: TxNode> {
     pub(super) node: N,
     pub(super) options: TxOptions,
     pub(super) accounts: Accounts<N::Receipt, N::Error>,
+    pub(super) order: Rc<SendOrder>,
 }
 
 /// The local hash of signed bytes: what a node reports for them.
@@ -254,7 +262,13 @@ pub fn tx_hash(raw: &[u8]) -> B256 {
 impl<N: TxNode> TxEngine<N> {
     /// An engine over `node` with default `options` for every call.
     pub fn new(node: N, options: TxOptions) -> Self {
-        TxEngine { node, options, accounts: RefCell::new(BTreeMap::new()) }
+        TxEngine { node, options, accounts: RefCell::new(BTreeMap::new()), order: Rc::default() }
+    }
+
+    /// A place in line for a send: take it when the caller calls, before
+    /// anything awaits, so nonces follow the order of the calls.
+    pub fn ticket(&self) -> Ticket {
+        self.order.ticket()
     }
 
     /// The node the engine talks to.
@@ -344,20 +358,22 @@ impl<N: TxNode> TxEngine<N> {
         let nonce = cell.slot.borrow().nonce();
         let hashes = || cell.slot.borrow().sent().iter().map(|s| s.hash).collect::<Vec<_>>();
         let mut watch = ReceiptWatch::new(options.confirmations);
-        let mut head = 0u64;
+        // Unknown until a block number answers: nothing is counted from a guess.
+        let mut head: Option<u64> = None;
         let mut polls = 0u32;
         let mut consumed_seen = false;
         loop {
             if self.node.is_closed() {
-                return Err(TxFailure::Closed { nonce, hashes: hashes() });
+                return Err(TxFailure::Closed { nonce: Some(nonce), hashes: hashes() });
             }
             polls = polls.wrapping_add(1);
             if let Ok(h) = self.node.block_number().await {
-                head = head.max(h);
+                head = Some(head.map_or(h, |known| known.max(h)));
             }
             let (found, answered) = self.find_receipt(&hashes()).await;
             let info = found.as_ref().map(|(i, _)| *i);
-            match watch.observe(info, head) {
+            let seen_head = head.or(info.map(|i| i.block_number)).unwrap_or(0);
+            match watch.observe(info, seen_head) {
                 ReceiptEvent::Reorged { previous } => {
                     emit(TxEvent::Reorg { nonce: Some(nonce), hash: previous.hash });
                     cell.slot.borrow_mut().lost_receipt(head);
@@ -400,7 +416,9 @@ impl<N: TxNode> TxEngine<N> {
                         consumed_seen = answered;
                     } else {
                         consumed_seen = false;
-                        self.step(signer, account, cell, head, polls, options, emit).await?;
+                        if let Some(head) = head {
+                            self.step(signer, account, cell, head, polls, options, emit).await?;
+                        }
                     }
                 }
             }

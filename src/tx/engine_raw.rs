@@ -23,6 +23,8 @@ pub enum RawStatus<E> {
     Mined,
     /// Refused: the node's error.
     Refused(E),
+    /// The relayer is closed: nothing was sent.
+    Closed,
 }
 
 /// How a receipt wait ended without a receipt.
@@ -40,6 +42,9 @@ impl<N: TxNode> TxEngine<N> {
     /// bytes re-broadcast everywhere, and the status says "unknown".
     pub async fn submit_raw(&self, raw: &[u8]) -> (B256, RawStatus<N::Error>) {
         let hash = tx_hash(raw);
+        if self.node.is_closed() {
+            return (hash, RawStatus::Closed);
+        }
         let status = match self.node.send_raw(raw).await {
             SendOutcome::Accepted => RawStatus::Accepted,
             SendOutcome::Unknown(_) | SendOutcome::NonceTooLow { certain: false, .. } => {

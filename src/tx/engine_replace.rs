@@ -22,6 +22,7 @@ impl<N: TxNode> TxEngine<N> {
     ) -> Result<(), TxFailure<N::Error>> {
         let Some(newest) = cell.slot.borrow().latest().cloned() else { return Ok(()) };
         let nonce = cell.slot.borrow().nonce();
+        let since = cell.slot.borrow().waiting_since();
         let network = self.network_fees().await;
         let priced = fees::replacement(newest.fees, network, options.bump_percent, options.fee_ceiling);
         let fees = match priced {
@@ -53,8 +54,8 @@ impl<N: TxNode> TxEngine<N> {
                     Signed::SentByWallet(hash) => (hash, Vec::new()),
                 };
                 let tx = SentTx { hash, raw: Rc::from(raw), fees, kind };
-                cell.slot.borrow_mut().record(tx.clone(), head);
-                emit(TxEvent::Replacement { nonce, kind, hash, replaces: newest.hash, fees });
+                cell.slot.borrow_mut().record(tx.clone(), Some(head));
+                emit(TxEvent::Replacement { nonce, kind, hash, replaces: newest.hash, fees, block: head, since });
                 if !tx.raw.is_empty() {
                     match self.node.send_raw(&tx.raw).await {
                         SendOutcome::Accepted => emit(TxEvent::Submitted { nonce, hash, kind }),
@@ -95,7 +96,7 @@ impl<N: TxNode> TxEngine<N> {
         }
         let Some(template) = account.slots.borrow().get(&nonce).map(|c| c.template.borrow().clone()) else { return };
         let Some(network) = self.network_fees().await else { return };
-        let fees = fees::cap_initial(network, options.fee_ceiling);
+        let Ok(fees) = fees::cap_initial(network, None, options.fee_ceiling) else { return };
         for missing in gap.filter(|n| !ours.contains(n)) {
             let filler = UnsignedTx { nonce: missing, ..template.cancel(fees) };
             if let Ok(Signed::Raw(raw)) = signer.sign(&filler).await {

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //!   validate → gas / fees (nothing signed yet; failures lose nothing)
-//!   take the account's send turn (FIFO) ─ init the book from "pending" once
+//!   (the ticket, taken at the call, joins the account's queue first)
+//!   wait for the ticket's turn (call order) ─ init the book from "pending" once
 //!   allocate nonce → sign ─ signer fails → release the nonce
 //!   broadcast: Accepted → Live
 //!              Unknown  → Live; look the hash up, re-broadcast the same bytes
@@ -15,8 +16,9 @@
 //!   give the turn back → watch the nonce (engine::drive)
 //! ```
 //! Sends of one account are serialised from allocation to the first
-//! answer: a failing send gives its nonce back before the next one is
-//! handed out, so a failure in the middle of fifty sends leaves no gap.
+//! answer, in call order (`order.rs`): a failing send gives its nonce back
+//! before the next one is handed out, so a failure in the middle of fifty
+//! sends leaves no gap, and call 1 always gets the lower nonce.
 
 use std::rc::Rc;
 
@@ -26,6 +28,7 @@ use super::engine::{
     tx_hash, Account, SendOutcome, Signed, SlotCell, TxEngine, TxEvent, TxFailure, TxNode, TxOutcome, TxSigner,
 };
 use super::fees;
+use super::order::Ticket;
 use super::request::{TxFieldError, TxRequest};
 use super::slot::{NonceSlot, SentTx, TxKind};
 use super::{TxOptions, UnsignedTx};
@@ -35,30 +38,15 @@ use crate::runtime::Runtime;
 /// How many times a send re-signs after finding its nonce taken by another sender.
 const RESYNC_LIMIT: u32 = 3;
 
-/// Holds an account's send turn; gives it to the next in line on drop.
-struct Turn<'a, R, E>(&'a Account<R, E>);
-
-impl<R, E> Drop for Turn<'_, R, E> {
-    fn drop(&mut self) {
-        self.0.sending.set(false);
-        self.0.send_turn.notify_one();
-    }
-}
-
-async fn take_turn<R, E>(account: &Account<R, E>) -> Turn<'_, R, E> {
-    while account.sending.get() {
-        account.send_turn.notified().await;
-    }
-    account.sending.set(true);
-    Turn(account)
-}
-
 impl<N: TxNode> TxEngine<N> {
     /// Sends `request` from `signer`'s account and watches it until mined,
     /// speeding it up after `options.max_wait_blocks` blocks without inclusion.
+    /// `ticket` (from [`TxEngine::ticket`], taken when the caller called)
+    /// decides this send's nonce order among the account's sends.
     pub async fn send<R: Runtime, S: TxSigner<N::Error>>(
         &self,
         runtime: &R,
+        mut ticket: Ticket,
         signer: &S,
         request: &TxRequest,
         options: TxOptions,
@@ -71,6 +59,11 @@ impl<N: TxNode> TxEngine<N> {
                 reason: "does not match the signer's address".into(),
             }));
         }
+        if self.node.is_closed() {
+            return Err(TxFailure::Closed { nonce: None, hashes: Vec::new() });
+        }
+        let account = self.account(request.chain_id, from);
+        ticket.bind(account.queue.clone());
         let fees = match request.given_fees() {
             Some(given) => {
                 if options.fee_ceiling.is_some_and(|c| given.cap() > c) {
@@ -82,7 +75,8 @@ impl<N: TxNode> TxEngine<N> {
                 given
             }
             None => {
-                let network = fees::estimate(self.node.fee_sample().await).map_err(TxFailure::Fees)?;
+                let sample = self.node.fee_sample().await;
+                let network = fees::estimate(sample).map_err(TxFailure::Fees)?;
                 let merged = match (network, request.max_fee, request.tip) {
                     (fees::Fees::Eip1559 { max_fee, tip }, m, t) => {
                         let tip = t.unwrap_or(tip);
@@ -90,7 +84,13 @@ impl<N: TxNode> TxEngine<N> {
                     }
                     (legacy, _, _) => legacy,
                 };
-                fees::cap_initial(merged, options.fee_ceiling)
+                match fees::cap_initial(merged, sample.next_base_fee, options.fee_ceiling) {
+                    Ok(fees) => fees,
+                    Err(fees::FeeError::AtCeiling { needed, ceiling }) => {
+                        return Err(TxFailure::CeilingBelowNetwork { needed, ceiling })
+                    }
+                    Err(e) => return Err(TxFailure::Fees(e)),
+                }
             }
         };
         let mut unsigned = UnsignedTx {
@@ -106,21 +106,24 @@ impl<N: TxNode> TxEngine<N> {
         if request.gas.is_none() {
             unsigned.gas = self.node.estimate_gas(&unsigned).await.map_err(TxFailure::Node)?;
         }
-        let account = self.account(request.chain_id, from);
-        let cell = self.submit_first(signer, &account, unsigned, emit).await?;
+        let cell = self.submit_first(ticket, signer, &account, unsigned, emit).await?;
         self.drive(runtime, signer, &account, &cell, options, emit).await
     }
 
     /// Allocation → signature → first broadcast, under the account's turn.
     async fn submit_first<S: TxSigner<N::Error>>(
         &self,
+        ticket: Ticket,
         signer: &S,
         account: &Account<N::Receipt, N::Error>,
         mut unsigned: UnsignedTx,
         emit: &dyn Fn(TxEvent),
     ) -> Result<Rc<SlotCell<N::Receipt, N::Error>>, TxFailure<N::Error>> {
-        let _turn = take_turn(account).await;
+        ticket.turn().await; // held (the ticket) until this returns
         for _ in 0..=RESYNC_LIMIT {
+            if self.node.is_closed() {
+                return Err(TxFailure::Closed { nonce: None, hashes: Vec::new() });
+            }
             if !account.book.borrow().is_ready() {
                 let pending = self.node.transaction_count(unsigned.from, true).await.map_err(TxFailure::Node)?;
                 account.book.borrow_mut().init(pending);
@@ -143,7 +146,9 @@ impl<N: TxNode> TxEngine<N> {
                 account.book.borrow_mut().mark_live(nonce);
                 let mut slot = NonceSlot::new(nonce);
                 let tx = SentTx { hash, raw: Rc::from(cell_raw), fees: unsigned.fees, kind: TxKind::Original };
-                slot.record(tx, 0);
+                // The wait counts from the head the watcher reads right after
+                // this broadcast (its first poll), never from block 0.
+                slot.record(tx, None);
                 let cell = Rc::new(SlotCell {
                     slot: slot.into(),
                     template: unsigned.clone().into(),
@@ -206,6 +211,9 @@ impl<N: TxNode> TxEngine<N> {
         options: TxOptions,
         emit: &dyn Fn(TxEvent),
     ) -> Result<TxOutcome<N::Receipt>, TxFailure<N::Error>> {
+        if self.node.is_closed() {
+            return Err(TxFailure::Closed { nonce: None, hashes: Vec::new() });
+        }
         let account = self.account(chain_id, signer.address());
         let existing = account.slots.borrow().get(&nonce).cloned();
         let cell = match existing {

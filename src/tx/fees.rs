@@ -100,17 +100,22 @@ pub fn min_replacement(old: u128, bump_percent: u32) -> u128 {
 }
 
 /// Caps a first transaction's fees at the ceiling (the max fee, keeping the
-/// tip within it). A first transaction may wait at the ceiling; only
-/// replacements fail there.
-pub fn cap_initial(fees: Fees, ceiling: Option<u128>) -> Fees {
-    let Some(ceiling) = ceiling else { return fees };
-    match fees {
+/// tip within it). A first transaction may wait at the ceiling, but never
+/// below what the next block needs (`next_base_fee`): a max fee under the
+/// base fee is refused by nodes or never mined, so that is `AtCeiling`
+/// before anything is signed.
+pub fn cap_initial(fees: Fees, next_base_fee: Option<u128>, ceiling: Option<u128>) -> Result<Fees, FeeError> {
+    let Some(ceiling) = ceiling else { return Ok(fees) };
+    if let Some(needed) = next_base_fee.filter(|&base| base > ceiling) {
+        return Err(FeeError::AtCeiling { needed, ceiling });
+    }
+    Ok(match fees {
         Fees::Eip1559 { max_fee, tip } => {
             let max_fee = max_fee.min(ceiling);
             Fees::Eip1559 { max_fee, tip: tip.min(max_fee) }
         }
         Fees::Legacy { gas_price } => Fees::Legacy { gas_price: gas_price.min(ceiling) },
-    }
+    })
 }
 
 /// The fees of the next replacement of a transaction that paid `old`:
@@ -213,8 +218,14 @@ mod tests {
 
     #[test]
     fn initial_fees_wait_at_the_ceiling() {
-        assert_eq!(cap_initial(eip(500, 600), Some(300)), eip(300, 300));
-        assert_eq!(cap_initial(eip(500, 6), None), eip(500, 6));
+        assert_eq!(cap_initial(eip(500, 600), None, Some(300)), Ok(eip(300, 300)));
+        assert_eq!(cap_initial(eip(500, 6), Some(200), None), Ok(eip(500, 6)));
+        assert_eq!(cap_initial(eip(500, 6), Some(300), Some(300)), Ok(eip(300, 6)), "at the base fee: may wait");
+        assert_eq!(
+            cap_initial(eip(500, 6), Some(301), Some(300)),
+            Err(FeeError::AtCeiling { needed: 301, ceiling: 300 }),
+            "below the next base fee: refused before signing"
+        );
     }
 
     proptest! {

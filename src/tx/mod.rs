@@ -16,12 +16,14 @@ use std::time::Duration;
 
 use alloy_primitives::{Address, U256};
 
+pub mod chain;
 pub mod engine;
 pub mod engine_raw;
 mod engine_replace;
 mod engine_send;
 pub mod fees;
 pub mod nonce;
+pub mod order;
 pub mod receipt;
 pub mod request;
 pub mod slot;

@@ -185,8 +185,10 @@ pub fn parse_data(field: &str, value: &FieldValue) -> Result<Vec<u8>, TxFieldErr
     }
 }
 
-/// Builds a request from named fields. `default_chain` is the relayer's
-/// configured chain id, used when the request has none.
+/// Builds a request from named fields. `default_chain` is the chain the
+/// relayer signs for (its `chainId` option, or the chain its endpoints
+/// verified): used when the request has none, and a request naming
+/// another chain is refused.
 pub fn build(fields: &[(String, FieldValue)], default_chain: Option<u64>) -> Result<TxRequest, TxFieldError> {
     if let Some((name, _)) = fields.iter().find(|(n, _)| !KNOWN_FIELDS.contains(&n.as_str())) {
         let shown = if name.is_empty() { "(empty key)" } else { name.as_str() };
@@ -236,23 +238,33 @@ pub fn build(fields: &[(String, FieldValue)], default_chain: Option<u64>) -> Res
             }
         }
     }
-    let chain_id = uint64("chainId", &get("chainId"))?.or(default_chain).ok_or_else(|| {
+    let given_chain = uint64("chainId", &get("chainId"))?;
+    if let (Some(given), Some(relayer)) = (given_chain, default_chain) {
+        if given != relayer {
+            return Err(bad(
+                "chainId",
+                format!(
+                    "is {given}, but the relayer serves chain {relayer}; a signature for another chain is never made"
+                ),
+            ));
+        }
+    }
+    let chain_id = given_chain.or(default_chain).ok_or_else(|| {
         bad("chainId", "is missing (set it on the request or the relayer's `chainId` option); a signature must be bound to a chain")
     })?;
     if chain_id == 0 {
         return Err(bad("chainId", "must not be 0"));
     }
-    Ok(TxRequest {
-        to: parse_address("to", &get("to"))?,
-        from: parse_address("from", &get("from"))?,
-        value: parse_uint("value", &get("value"), 256)?.unwrap_or_default(),
-        data,
-        gas,
-        max_fee,
-        tip,
-        gas_price,
-        chain_id,
-    })
+    let to = parse_address("to", &get("to"))?;
+    let from = parse_address("from", &get("from"))?;
+    let value = parse_uint("value", &get("value"), 256)?.unwrap_or_default();
+    if to.is_none() && data.is_empty() {
+        return Err(bad(
+            "to",
+            "is missing and there is no data: that would create an empty contract and burn the value (give `to`, or `data` to deploy)",
+        ));
+    }
+    Ok(TxRequest { to, from, value, data, gas, max_fee, tip, gas_price, chain_id })
 }
 
 #[cfg(test)]
@@ -313,6 +325,12 @@ mod tests {
         assert_eq!(field_of(&[("value", FieldValue::Other("object"))], chain), "value");
         assert_eq!(field_of(&[("type", FieldValue::Number(3.0))], chain), "type");
         assert_eq!(field_of(&[("value", text(&format!("0x1{}", "0".repeat(64))))], chain), "value");
+        assert_eq!(field_of(&[("value", text("1"))], chain), "to", "no `to` and no data: an empty contract");
+        assert_eq!(
+            field_of(&[("to", text("0x70997970c51812dc3a010c7d01b50e0d17dc79c8")), ("chainId", text("5"))], chain),
+            "chainId"
+        );
+        assert!(build(&fields(&[("data", text("0x6000"))]), chain).is_ok(), "a deployment has data");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! that speed-up and cancel both go through, so they cannot race.
 //!
 //! ```text
-//!   (first tx signed and broadcast) ─▶ Waiting
+//!   (first tx signed and broadcast) ─▶ Waiting, counting from the head at
+//!             broadcast (unknown: from the first head the watcher learns)
 //!   Waiting ──no receipt for max_wait blocks while this is the account's
 //!             lowest live nonce──▶ Replacing(SpeedUp) ──sent──▶ Waiting (clock restarts)
 //!   any open state ──request_cancel──▶ intent = Cancel
@@ -158,12 +159,20 @@ impl NonceSlot {
     }
 
     /// Records a transaction sent for this nonce (kept even if its
-    /// broadcast failed: it may still have reached a node).
-    pub fn record(&mut self, tx: SentTx, head: u64) {
+    /// broadcast failed: it may still have reached a node). `head` is the
+    /// block at broadcast: the wait for inclusion counts from there. `None`
+    /// (the head is not known yet) starts the count at the first head the
+    /// watcher learns, never at block 0.
+    pub fn record(&mut self, tx: SentTx, head: Option<u64>) {
         if !self.sent.iter().any(|s| s.hash == tx.hash) {
             self.sent.push(tx);
         }
-        self.waiting_since = Some(head);
+        self.waiting_since = head;
+    }
+
+    /// The block the current wait counts from, if counting.
+    pub fn waiting_since(&self) -> Option<u64> {
+        self.waiting_since
     }
 
     /// Asks for a cancel. Idempotent; refused once the nonce is settled.
@@ -226,9 +235,9 @@ impl NonceSlot {
     }
 
     /// The receipt seen before is gone (a reorg): back to waiting.
-    pub fn lost_receipt(&mut self, head: u64) {
+    pub fn lost_receipt(&mut self, head: Option<u64>) {
         self.included = None;
-        self.waiting_since = Some(head);
+        self.waiting_since = head;
     }
 
     /// The nonce is resolved for good.
@@ -253,7 +262,7 @@ mod tests {
 
     fn sent_at(head: u64) -> NonceSlot {
         let mut slot = NonceSlot::new(4);
-        slot.record(tx(1, TxKind::Original), head);
+        slot.record(tx(1, TxKind::Original), Some(head));
         slot
     }
 
@@ -264,10 +273,24 @@ mod tests {
         assert_eq!(slot.next_step(13, 3, true), Step::Replace(TxKind::SpeedUp));
         slot.begin_replacement(TxKind::SpeedUp);
         assert_eq!(slot.next_step(20, 3, true), Step::Wait, "one replacement at a time");
-        slot.record(tx(2, TxKind::SpeedUp), 13);
+        slot.record(tx(2, TxKind::SpeedUp), Some(13));
         slot.end_replacement(13);
         assert_eq!(slot.next_step(15, 3, true), Step::Wait);
         assert_eq!(slot.next_step(16, 3, true), Step::Replace(TxKind::SpeedUp));
+    }
+
+    #[test]
+    fn the_wait_counts_from_the_block_at_broadcast_not_from_block_zero() {
+        let mut slot = sent_at(19_000_000);
+        assert_eq!(slot.next_step(19_000_002, 3, true), Step::Wait);
+        assert_eq!(slot.next_step(19_000_003, 3, true), Step::Replace(TxKind::SpeedUp));
+        // Broadcast with the head unknown: the first head learned starts the count.
+        let mut slot = NonceSlot::new(4);
+        slot.record(tx(1, TxKind::Original), None);
+        assert_eq!(slot.next_step(19_000_000, 3, true), Step::Wait, "a head in the millions is not a wait");
+        assert_eq!(slot.waiting_since(), Some(19_000_000));
+        assert_eq!(slot.next_step(19_000_002, 3, true), Step::Wait);
+        assert_eq!(slot.next_step(19_000_003, 3, true), Step::Replace(TxKind::SpeedUp));
     }
 
     #[test]
@@ -285,11 +308,11 @@ mod tests {
         slot.begin_replacement(TxKind::SpeedUp);
         slot.request_cancel().unwrap();
         assert_eq!(slot.next_step(3, 3, true), Step::Wait, "the speed-up in flight finishes first");
-        slot.record(tx(2, TxKind::SpeedUp), 3);
+        slot.record(tx(2, TxKind::SpeedUp), Some(3));
         slot.end_replacement(3);
         assert_eq!(slot.next_step(3, 3, false), Step::Replace(TxKind::Cancel), "a cancel does not wait its turn");
         slot.begin_replacement(TxKind::Cancel);
-        slot.record(tx(3, TxKind::Cancel), 3);
+        slot.record(tx(3, TxKind::Cancel), Some(3));
         slot.end_replacement(3);
         assert_eq!(slot.next_step(6, 3, true), Step::Replace(TxKind::Cancel));
     }
@@ -297,21 +320,21 @@ mod tests {
     #[test]
     fn whichever_hash_is_mined_decides_the_resolution() {
         let mut slot = sent_at(0);
-        slot.record(tx(2, TxKind::SpeedUp), 3);
-        slot.record(tx(3, TxKind::Cancel), 4);
+        slot.record(tx(2, TxKind::SpeedUp), Some(3));
+        slot.record(tx(3, TxKind::Cancel), Some(4));
         assert_eq!(slot.saw_receipt(B256::repeat_byte(9)), None);
         assert_eq!(slot.saw_receipt(B256::repeat_byte(1)), Some(Resolution::Mined));
         assert_eq!(slot.saw_receipt(B256::repeat_byte(2)), Some(Resolution::Replaced));
         assert_eq!(slot.saw_receipt(B256::repeat_byte(3)), Some(Resolution::Cancelled));
         assert_eq!(slot.next_step(100, 3, true), Step::Wait, "included: nothing to replace");
-        slot.lost_receipt(100);
+        slot.lost_receipt(Some(100));
         assert_eq!(slot.next_step(103, 3, true), Step::Replace(TxKind::Cancel));
     }
 
     #[test]
     fn a_settled_nonce_refuses_a_cancel_and_a_resend_of_a_hash_is_not_a_new_tx() {
         let mut slot = sent_at(0);
-        slot.record(tx(1, TxKind::Original), 5);
+        slot.record(tx(1, TxKind::Original), Some(5));
         assert_eq!(slot.sent().len(), 1);
         slot.settle();
         assert_eq!(slot.request_cancel(), Err(SlotError::Settled(4)));

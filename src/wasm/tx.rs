@@ -17,6 +17,7 @@ use super::fields::absent;
 use super::js_runtime::JsRuntime;
 use super::relayer::WasmRelayer;
 use super::tx_node::{hex_quantity, CoreNode};
+use crate::tx::chain;
 use crate::tx::engine::{Signed, TxEngine, TxEvent, TxFailure, TxOutcome, TxSigner};
 use crate::tx::engine_raw::{RawStatus, WaitEnd};
 use crate::tx::fees::Fees;
@@ -32,6 +33,9 @@ fn get(target: &JsValue, key: &str) -> JsValue {
 pub struct JsSigner {
     address: Address,
     sign: Function,
+    /// The chain the signer is bound to, when it knows (an ethers signer
+    /// with a provider, a viem client with a chain).
+    chain_id: Option<u64>,
 }
 
 impl JsSigner {
@@ -42,7 +46,8 @@ impl JsSigner {
             .map_err(|e| bad(&e.to_string()))?
             .ok_or_else(|| bad("the signer has no address"))?;
         let sign = get(value, "sign").dyn_into::<Function>().map_err(|_| bad("the signer has no sign function"))?;
-        Ok(JsSigner { address, sign })
+        let chain_id = get(value, "chainId").as_f64().filter(|n| n.is_finite() && *n > 0.0).map(|n| n as u64);
+        Ok(JsSigner { address, sign, chain_id })
     }
 }
 
@@ -215,6 +220,13 @@ fn failure_js(f: TxFailure<JsValue>) -> JsValue {
         .set("needed", format!("{needed}"))
         .set("ceiling", format!("{ceiling}"))
         .build(),
+        TxFailure::CeilingBelowNetwork { needed, ceiling } => Obj::new()
+            .set("kind", "feeCeiling")
+            .set("code", -32603.0)
+            .set("message", format!("the fee ceiling of {ceiling} wei/gas is below the next block's base fee of {needed}; nothing was signed"))
+            .set("needed", format!("{needed}"))
+            .set("ceiling", format!("{ceiling}"))
+            .build(),
         TxFailure::ReplacedByOther { nonce, hashes } => with_hashes(
             "replacedByOther",
             -32603,
@@ -250,7 +262,7 @@ fn failure_js(f: TxFailure<JsValue>) -> JsValue {
             .set("nonce", nonce as f64)
             .set("message", format!("another sender kept taking this account's nonces (last tried {nonce}); nothing of ours was broadcast"))
             .build(),
-        TxFailure::Closed { nonce, hashes } => with_hashes(
+        TxFailure::Closed { nonce: Some(nonce), hashes } => with_hashes(
             "closed",
             4900,
             format!("the relayer closed while nonce {nonce} was pending; its transactions may still be mined"),
@@ -258,6 +270,9 @@ fn failure_js(f: TxFailure<JsValue>) -> JsValue {
             &hashes,
         )
         .build(),
+        TxFailure::Closed { nonce: None, .. } => {
+            simple_error("closed", 4900, "the relayer is closed; nothing was signed or sent")
+        }
     }
 }
 
@@ -285,12 +300,14 @@ pub fn event_js(e: &TxEvent) -> JsValue {
         TxEvent::Rebroadcast { nonce, hash } => {
             Obj::new().set("type", "txRebroadcast").set("nonce", *nonce as f64).set("hash", h(hash))
         }
-        TxEvent::Replacement { nonce, kind, hash, replaces, fees } => fees_js(
+        TxEvent::Replacement { nonce, kind, hash, replaces, fees, block, since } => fees_js(
             Obj::new()
                 .set("type", if *kind == crate::tx::slot::TxKind::Cancel { "cancel" } else { "speedUp" })
                 .set("nonce", *nonce as f64)
                 .set("hash", h(hash))
-                .set("replaces", h(replaces)),
+                .set("replaces", h(replaces))
+                .set("block", *block as f64)
+                .maybe("waitedSince", since.map(|b| b as f64)),
             *fees,
         ),
         TxEvent::Included { nonce, hash, confirmations } => Obj::new()
@@ -320,27 +337,40 @@ pub fn event_js(e: &TxEvent) -> JsValue {
 
 #[wasm_bindgen]
 impl WasmRelayer {
-    /// Sends `tx` from `signer` (an adapted signer), speeds it up after
-    /// `maxWaitBlocks` blocks without inclusion, resolves to the outcome.
+    /// Sends `tx` from `signer` (an adapted signer, or a promise of one),
+    /// speeds it up after `maxWaitBlocks` blocks without inclusion, resolves
+    /// to the outcome. Its place in the account's nonce order is taken here,
+    /// synchronously, before anything awaits: nonces follow call order.
     #[wasm_bindgen(js_name = sendTransaction)]
     pub fn send_transaction(&self, signer: JsValue, tx: JsValue, max_wait_blocks: f64, options: JsValue) -> Promise {
-        let (engine, listener, chain) =
-            (self.tx.clone(), self.core.listener.clone(), self.core.pipeline.config().pool.chain_id);
+        let (engine, listener) = (self.tx.clone(), self.core.listener.clone());
+        let ticket = engine.ticket();
         future_to_promise(async move {
             let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
             let fields = js_fields(&tx).map_err(|e| field_error(&e))?;
-            let request = request::build(&fields, chain).map_err(|e| field_error(&e))?;
-            let signer = JsSigner::from_js(&signer)?;
             if !(max_wait_blocks.is_finite() && max_wait_blocks >= 1.0 && max_wait_blocks.fract() == 0.0) {
                 let e =
                     TxFieldError { field: "maxWaitBlockCount".into(), reason: "must be a whole number ≥ 1".into() };
                 return Err(field_error(&e));
             }
+            let signer = JsFuture::from(Promise::resolve(&signer)).await?;
+            let signer = JsSigner::from_js(&signer)?;
+            let chain = engine.node().signing_chain().await?;
+            let request = request::build(&fields, Some(chain)).map_err(|e| field_error(&e))?;
+            chain::check_signer(signer.chain_id, chain)
+                .map_err(|e| simple_error("invalidSigner", CODE_INVALID_PARAMS, &e.to_string()))?;
             let emit = emitter(listener);
             let options = TxOptions { max_wait_blocks: max_wait_blocks as u64, ..options };
-            let result = engine.send(&JsRuntime, &signer, &request, options, &emit).await;
+            let result = engine.send(&JsRuntime, ticket, &signer, &request, options, &emit).await;
             result.map(|o| outcome_js(&o)).map_err(failure_js)
         })
+    }
+
+    /// The chain this relayer signs for (see `signing_chain`), as a number.
+    #[wasm_bindgen(js_name = signingChain)]
+    pub fn signing_chain(&self) -> Promise {
+        let engine = self.tx.clone();
+        future_to_promise(async move { engine.node().signing_chain().await.map(|id| JsValue::from(id as f64)) })
     }
 
     /// Cancels the tracked transaction of `signer`'s account with `nonce`.
@@ -372,6 +402,9 @@ impl WasmRelayer {
                 RawStatus::Unknown => "unknown",
                 RawStatus::Mined => "mined",
                 RawStatus::Refused(error) => return Err(error),
+                RawStatus::Closed => {
+                    return Err(simple_error("closed", 4900, "the relayer is closed; nothing was sent"))
+                }
             };
             Ok(Obj::new().set("hash", format!("{hash:#x}")).set("status", status).build())
         })
@@ -442,5 +475,5 @@ fn emitter(listener: Option<Function>) -> impl Fn(TxEvent) {
 
 /// The engine a relayer owns.
 pub fn engine(core: Rc<super::core::Core>, options: TxOptions) -> Rc<TxEngine<CoreNode>> {
-    Rc::new(TxEngine::new(CoreNode { core }, options))
+    Rc::new(TxEngine::new(CoreNode { core, verified_chain: None.into() }, options))
 }

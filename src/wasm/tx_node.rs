@@ -15,6 +15,7 @@ use crate::policy::ErrorClass;
 use crate::pool::SuccessValue;
 use crate::runtime::parse_quantity;
 use crate::runtime::sim::join_all;
+use crate::tx::chain;
 use crate::tx::engine::{SendOutcome, TxNode};
 use crate::tx::fees::FeeSample;
 use crate::tx::receipt::ReceiptInfo;
@@ -23,6 +24,8 @@ use crate::tx::UnsignedTx;
 /// [`TxNode`] over a relayer's core.
 pub struct CoreNode {
     pub(super) core: Rc<Core>,
+    /// The chain every answering endpoint reported, once asked (no `chainId` option).
+    pub(super) verified_chain: std::cell::Cell<Option<u64>>,
 }
 
 fn get(target: &JsValue, key: &str) -> JsValue {
@@ -68,6 +71,59 @@ fn certain(record: &crate::error::AttemptRecord) -> bool {
 }
 
 impl CoreNode {
+    /// The chain signatures are bound to (rules in `tx/chain.rs`): the
+    /// `chainId` option, else the chain every answering endpoint reports,
+    /// asked of all of them once before the first signature.
+    pub async fn signing_chain(&self) -> Result<u64, JsValue> {
+        if self.core.closed() {
+            return Err(self.core.closed_error());
+        }
+        if let Some(id) = self.core.pipeline.config().pool.chain_id.or(self.verified_chain.get()) {
+            return Ok(id);
+        }
+        let count = self.core.pipeline.config().endpoints.len();
+        let asks = (0..count).map(|endpoint| {
+            let core = self.core.clone();
+            async move { (endpoint, core.attempt_once(endpoint, "eth_chainId".into(), params(&[]), None).await) }
+        });
+        let labels = self.core.redactor.labels();
+        let mut seen = Vec::new();
+        let mut last_error = None;
+        for (endpoint, answer) in join_all(asks.collect()).await {
+            match answer.map(|v| v.as_string().as_deref().and_then(parse_quantity)) {
+                Ok(Some(id)) => seen.push((labels.get(endpoint as u32).as_string().unwrap_or_default(), id)),
+                Ok(None) => {}
+                Err(e) => last_error = Some(e),
+            }
+        }
+        match chain::agreed(&seen) {
+            Ok(Some(id)) => {
+                self.verified_chain.set(Some(id));
+                Ok(id)
+            }
+            Ok(None) => Err(last_error.unwrap_or_else(|| {
+                super::descriptors::simple_error("invalidResponse", -32603, "no endpoint reported its chain id")
+            })),
+            Err(e) => {
+                let chains: Array = seen
+                    .iter()
+                    .map(|(label, id)| {
+                        super::descriptors::Obj::new()
+                            .set("endpoint", label.as_str())
+                            .set("chainId", *id as f64)
+                            .build()
+                    })
+                    .collect();
+                Err(super::descriptors::Obj::new()
+                    .set("kind", "noEndpoint")
+                    .set("code", super::descriptors::CODE_METHOD_NOT_FOUND as f64)
+                    .set("message", e.to_string())
+                    .set("chains", chains)
+                    .build())
+            }
+        }
+    }
+
     async fn call(&self, method: &str, items: &[JsValue]) -> Result<JsValue, JsValue> {
         match self.core.call(method, &params(items)).await {
             Ok(SuccessValue::Result(v)) => Ok(v),

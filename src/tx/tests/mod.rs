@@ -2,6 +2,7 @@
 //! chain (`sim_chain`): speed-up timing, head-of-line, lost sends, resyncs,
 //! gaps, drops, replaced-by-others, duplicate delivery and gas spikes.
 
+mod realistic;
 mod sim_chain;
 
 use std::cell::RefCell;
@@ -24,7 +25,7 @@ fn a_stuck_transaction_is_sped_up_after_max_wait_blocks_and_the_replacement_wins
     let emit = w.emit();
     let send = async {
         let options = TxOptions { max_wait_blocks: 3, ..w.engine.options() };
-        *outcome.borrow_mut() = Some(w.engine.send(&*w.rt, &w.signer, &request(2 * GWEI), options, &emit).await);
+        *outcome.borrow_mut() = Some(w.send(&request(2 * GWEI), options, &emit).await);
     };
     w.with_blocks(send);
     let outcome = outcome.into_inner().unwrap().unwrap();
@@ -46,7 +47,7 @@ fn only_the_lowest_stuck_nonce_is_bumped_and_the_next_one_waits_behind_it() {
         let (w, emit) = (&w, &emit);
         async move {
             let options = TxOptions { max_wait_blocks: 2, ..w.engine.options() };
-            w.engine.send(&*w.rt, &w.signer, &request(max_fee), options, emit).await.unwrap();
+            w.send(&request(max_fee), options, emit).await.unwrap();
         }
     };
     // Nonce 0 pays too little; nonce 1 pays enough but cannot be mined before 0.
@@ -63,7 +64,7 @@ fn a_lost_send_is_rebroadcast_as_the_same_bytes_and_never_re_signed() {
     w.chain.borrow_mut().lose_sends = 1;
     let emit = w.emit();
     let send = async {
-        let outcome = w.engine.send(&*w.rt, &w.signer, &request(30 * GWEI), w.engine.options(), &emit).await.unwrap();
+        let outcome = w.send(&request(30 * GWEI), w.engine.options(), &emit).await.unwrap();
         assert_eq!(outcome.resolution, super::slot::Resolution::Mined);
     };
     w.with_blocks(send);
@@ -78,14 +79,14 @@ fn a_nonce_used_by_someone_else_is_resynced_and_signed_again_with_the_next() {
     let w = world(0);
     let emit = w.emit();
     let run = async {
-        let first = w.engine.send(&*w.rt, &w.signer, &request(30 * GWEI), w.engine.options(), &emit).await.unwrap();
+        let first = w.send(&request(30 * GWEI), w.engine.options(), &emit).await.unwrap();
         assert_eq!(first.nonce, 0);
         // Another wallet sends nonce 1 from the same account.
         {
             let mut chain = w.chain.borrow_mut();
             chain.next_nonce += 1;
         }
-        let second = w.engine.send(&*w.rt, &w.signer, &request(30 * GWEI), w.engine.options(), &emit).await.unwrap();
+        let second = w.send(&request(30 * GWEI), w.engine.options(), &emit).await.unwrap();
         assert_eq!(second.nonce, 2);
     };
     w.with_blocks(run);
@@ -99,7 +100,7 @@ fn receipt_polls_are_jittered_not_periodic() {
     let watcher = async {
         let options = TxOptions { max_wait_blocks: 1000, ..w.engine.options() };
         let stuck = request(2 * GWEI);
-        let send = w.engine.send(&*w.rt, &w.signer, &stuck, options, &emit);
+        let send = w.send(&stuck, options, &emit);
         crate::pool::notify::either(
             async {
                 let _ = send.await;
@@ -126,7 +127,7 @@ fn a_gap_below_our_nonce_is_reported_and_filled() {
     let emit = w.emit();
     let run = async {
         let ours = request(30 * GWEI);
-        let send = w.engine.send(&*w.rt, &w.signer, &ours, w.engine.options(), &emit);
+        let send = w.send(&ours, w.engine.options(), &emit);
         let mut send = std::pin::pin!(send);
         // Once ours is accepted, the outsider vanishes from the pool: nonce 0 is a gap.
         first_poll(send.as_mut()).await;
@@ -149,7 +150,7 @@ fn a_transaction_no_node_keeps_and_every_node_refuses_is_dropped_and_its_nonce_r
     let emit = w.emit();
     let run = async {
         let ours = request(30 * GWEI);
-        let send = w.engine.send(&*w.rt, &w.signer, &ours, w.engine.options(), &emit);
+        let send = w.send(&ours, w.engine.options(), &emit);
         let mut send = std::pin::pin!(send);
         first_poll(send.as_mut()).await;
         {
@@ -162,7 +163,7 @@ fn a_transaction_no_node_keeps_and_every_node_refuses_is_dropped_and_its_nonce_r
         assert!(matches!(failure, super::engine::TxFailure::Dropped { nonce: 0, .. }), "{failure:?}");
         w.chain.borrow_mut().refuse = false;
         w.chain.borrow_mut().min_fee = 0;
-        let next = w.engine.send(&*w.rt, &w.signer, &request(31 * GWEI), w.engine.options(), &emit).await.unwrap();
+        let next = w.send(&request(31 * GWEI), w.engine.options(), &emit).await.unwrap();
         assert_eq!(next.nonce, 0, "the dropped nonce is reused: no gap");
     };
     w.with_blocks(run);
@@ -175,7 +176,7 @@ fn a_gas_spike_that_evicts_our_transaction_is_cured_by_a_speed_up_not_reported_a
     let run = async {
         let ours = request(30 * GWEI);
         let options = TxOptions { max_wait_blocks: 2, rebroadcast_every: 1, ..w.engine.options() };
-        let send = w.engine.send(&*w.rt, &w.signer, &ours, options, &emit);
+        let send = w.send(&ours, options, &emit);
         let mut send = std::pin::pin!(send);
         first_poll(send.as_mut()).await;
         w.chain.borrow_mut().base_fee = 40 * GWEI; // the next block evicts it; re-sends are refused as too cheap
@@ -192,7 +193,7 @@ fn a_nonce_taken_by_a_transaction_that_is_not_ours_is_reported_with_our_hashes()
     let emit = w.emit();
     let run = async {
         let ours = request(30 * GWEI);
-        let send = w.engine.send(&*w.rt, &w.signer, &ours, w.engine.options(), &emit);
+        let send = w.send(&ours, w.engine.options(), &emit);
         let mut send = std::pin::pin!(send);
         first_poll(send.as_mut()).await;
         {
@@ -221,7 +222,7 @@ fn nonce_too_low_for_bytes_a_gateway_delivered_twice_is_ours_and_never_re_signed
     let emit = w.emit();
     let run = async {
         let ours = request(30 * GWEI);
-        let outcome = w.engine.send(&*w.rt, &w.signer, &ours, w.engine.options(), &emit).await.unwrap();
+        let outcome = w.send(&ours, w.engine.options(), &emit).await.unwrap();
         assert_eq!(outcome.nonce, 0);
         assert_eq!(outcome.resolution, super::slot::Resolution::Mined);
     };
@@ -240,7 +241,7 @@ fn failed_receipt_lookups_never_make_our_mined_transaction_someone_elses() {
     w.chain.borrow_mut().fail_receipts = 8;
     let emit = w.emit();
     w.with_blocks(async {
-        let outcome = w.engine.send(&*w.rt, &w.signer, &request(30 * GWEI), w.engine.options(), &emit).await.unwrap();
+        let outcome = w.send(&request(30 * GWEI), w.engine.options(), &emit).await.unwrap();
         assert_eq!(outcome.resolution, super::slot::Resolution::Mined);
     });
     assert_eq!(w.chain.borrow().fail_receipts, 0, "the lookups did fail first");

@@ -16,7 +16,7 @@ use alloy_primitives::{Address, B256};
 use crate::runtime::sim::SimRuntime;
 use crate::runtime::Runtime;
 use crate::time::Instant;
-use crate::tx::engine::{tx_hash, SendOutcome, Signed, TxEngine, TxEvent, TxNode, TxSigner};
+use crate::tx::engine::{tx_hash, SendOutcome, Signed, TxEngine, TxEvent, TxFailure, TxNode, TxOutcome, TxSigner};
 use crate::tx::fees::{FeeSample, Fees, GWEI};
 use crate::tx::receipt::ReceiptInfo;
 use crate::tx::request::TxRequest;
@@ -56,6 +56,11 @@ pub(super) struct Chain {
     /// Below this max fee a send is refused as too cheap, and a pooled
     /// transaction is evicted when a block is mined (as anvil does).
     pub(super) base_fee: u128,
+    /// Sends are answered "accepted" but never reach the pool (a gateway
+    /// that swallows them).
+    pub(super) swallow: bool,
+    /// How long each `eth_estimateGas` takes, in call order (then instant).
+    pub(super) estimate_delays: std::collections::VecDeque<Duration>,
 }
 
 impl Chain {
@@ -73,10 +78,28 @@ impl Chain {
         }
     }
 
+    /// A reorg of the head block: its transactions leave the chain and,
+    /// unless `keep` says so, the pool too (the new branch's node never saw them).
+    pub(super) fn reorg(&mut self, keep: bool) {
+        let head = self.head;
+        let orphans: Vec<B256> = self.mined.iter().filter(|(_, b)| **b == head).map(|(h, _)| *h).collect();
+        for hash in orphans {
+            self.mined.remove(&hash);
+            self.next_nonce -= 1;
+            if keep {
+                self.pool.insert(self.next_nonce, Pooled { hash, max_fee: u128::MAX / 2, tip: GWEI });
+            }
+        }
+        self.head -= 1;
+    }
+
     pub(super) fn admit(&mut self, raw: &[u8]) -> SendOutcome<String> {
         let hash = tx_hash(raw);
         let (nonce, max_fee, tip) = parse(raw);
         self.sends.push(hash);
+        if self.swallow {
+            return SendOutcome::Accepted;
+        }
         if self.refuse {
             return SendOutcome::Rejected("insufficient funds for gas * price + value".into());
         }
@@ -146,6 +169,10 @@ impl TxNode for SimNode {
         FeeSample { next_base_fee: Some(base), tip_hint: Some(GWEI), ..Default::default() }
     }
     async fn estimate_gas(&self, _: &UnsignedTx) -> Result<u64, String> {
+        let delay = self.chain.borrow_mut().estimate_delays.pop_front();
+        if let Some(delay) = delay {
+            self.rt.sleep(delay).await;
+        }
         Ok(21_000)
     }
     async fn send_raw(&self, raw: &[u8]) -> SendOutcome<String> {
@@ -238,6 +265,18 @@ pub(super) fn world(min_fee: u128) -> World {
 }
 
 impl World {
+    /// `engine.send` from the test signer; the ticket (call order) is taken
+    /// now, as the wasm entry point takes it when JS calls.
+    pub(super) fn send<'a>(
+        &'a self,
+        request: &'a TxRequest,
+        options: TxOptions,
+        emit: &'a dyn Fn(TxEvent),
+    ) -> impl Future<Output = Result<TxOutcome<u64>, TxFailure<String>>> + 'a {
+        let ticket = self.engine.ticket();
+        self.engine.send(&*self.rt, ticket, &self.signer, request, options, emit)
+    }
+
     /// Mines a block every 12 s until `done` says stop (bounded).
     pub(super) async fn miner(&self, done: &Cell<bool>) {
         for _ in 0..200 {
@@ -249,15 +288,17 @@ impl World {
         }
     }
 
-    /// Runs `scenario` with a block every 12 s beside it, until it ends.
+    /// Runs `scenario` with a block every 12 s beside it, until it ends;
+    /// a scenario still running after the miner's 200 blocks fails the
+    /// test (a send that never resolves must not hang the suite).
     pub(super) fn with_blocks<'a>(&'a self, scenario: impl Future<Output = ()> + 'a) {
         let done = Cell::new(false);
         let run = async {
             scenario.await;
             done.set(true);
         };
-        let tasks: Vec<Task> = vec![Box::pin(run), Box::pin(self.miner(&done))];
-        self.rt.block_on(crate::runtime::sim::join_all(tasks)).unwrap();
+        self.rt.block_on(crate::pool::notify::either(run, self.miner(&done))).unwrap();
+        assert!(done.get(), "the scenario did not finish within 200 simulated blocks");
     }
 
     pub(super) fn emit(&self) -> impl Fn(TxEvent) + '_ {
