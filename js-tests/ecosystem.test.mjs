@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { ethers } from 'ethers';
 import { createPublicClient, createWalletClient, custom, parseEther } from 'viem';
 import { FaultTolerantRelayer } from '../pkg/dist/node.mjs';
-import { startAnvil } from './helpers/anvil.mjs';
+import { startChain } from './helpers/chain.mjs';
 import { useMockNodes, deadUrl } from './helpers/mock-node.mjs';
 
 const node = useMockNodes(after);
@@ -15,9 +15,9 @@ const OTHER = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 let anvil; let relayer; let proxy;
 
 before(async () => {
-  anvil = await startAnvil();
+  anvil = await startChain(); // far past block 0, a block every second
   // The primary is dead; the proxy in front of anvil browns out now and then.
-  proxy = await node([{ status: 502 }, { proxy: anvil.url }, { status: 503 }, { proxy: anvil.url }]);
+  proxy = await node([{ status: 502 }, { proxy: anvil.anvilUrl }, { status: 503 }, { proxy: anvil.anvilUrl }]);
   relayer = new FaultTolerantRelayer([await deadUrl(), proxy.url], { baseDelayMs: 1, maxDelayMs: 5, cache: false });
 });
 after(async () => {

@@ -57,3 +57,33 @@ test('errors shaped like ethers and viem errors are classified by their fields',
   assert.equal(always.attempts, 3);
   assert.equal(always.cause, shapes[1], 'the operation\'s last error is the cause');
 });
+
+test("the seed's operations get an ethers provider bound to the endpoint (`wrap`), and fail over when a node is down", async (t) => {
+  const { ethers } = await import('ethers');
+  const { createPublicClient, custom } = await import('viem');
+  const { startChain } = await import('./helpers/chain.mjs');
+  const { deadUrl } = await import('./helpers/mock-node.mjs');
+  const chain = await startChain();
+  t.after(chain.stop);
+  const dead = await deadUrl();
+  const address = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
+  // The seed's constructor and its two operations, unchanged but for `wrap`.
+  const relayer = new FaultTolerantRelayer([dead, chain.url], {
+    maxRetries: 4, baseDelayMs: 1, maxDelayMs: 15, wrap: (p) => new ethers.BrowserProvider(p, 31337),
+  });
+  t.after(() => relayer.close());
+  const failovers = [];
+  relayer.on('failover', (e) => failovers.push(e));
+  const nonce = await relayer.executeRpcWithRetry((p) => p.getTransactionCount(address, 'pending'));
+  assert.equal(typeof nonce, 'number');
+  const feeData = await relayer.executeRpcWithRetry((p) => p.getFeeData());
+  assert.equal(typeof feeData.maxFeePerGas, 'bigint');
+  assert.ok(failovers.length >= 1, 'the dead node was failed over, not taken as fatal');
+  // A viem client per call; the raw bound provider stays reachable in the context.
+  const block = await relayer.executeRpcWithRetry((client, ctx) => {
+    assert.equal(typeof ctx.provider.request, 'function');
+    return client.getBlockNumber();
+  }, { wrap: (p) => createPublicClient({ transport: custom(p, { retryCount: 0 }) }) });
+  assert.ok(block > 1000n, `a chain far past block 0 (${block})`);
+  assert.throws(() => new FaultTolerantRelayer([chain.url], { wrap: 'ethers' }), (e) => e.name === 'ConfigError' && e.field === 'wrap');
+});

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { useMockNodes, deadUrl } from './helpers/mock-node.mjs';
-import { startAnvil } from './helpers/anvil.mjs';
+import { startChain } from './helpers/chain.mjs';
 import { ethers } from 'ethers';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -25,13 +25,13 @@ function node18(args) {
 }
 
 test('Node 18: ESM entry (failover, typed revert, a transaction on anvil) and CommonJS entry', async (t) => {
-  const anvil = await startAnvil();
+  const anvil = await startChain(); // far past block 0, a block every second
   t.after(anvil.stop);
   const dead = await deadUrl();
   const good = await node([{ result: '0x2a' }]);
   const revert = await node([{ error: { code: 3, message: 'execution reverted', data: '0x' } }]);
   const key = ethers.HDNodeWallet.fromPhrase('test test test test test test test test test test test junk', undefined, "m/44'/60'/0'/0/5").privateKey;
-  const esm = await node18([join('js-tests/node18/smoke.mjs'), dead, good.url, revert.url, anvil.url, key]);
+  const esm = await node18([join('js-tests/node18/smoke.mjs'), dead, good.url, revert.url, anvil.anvilUrl, key]);
   assert.match(esm.version, /^v18\./);
   assert.deepEqual({ block: esm.block, revertTyped: esm.revertTyped, tx: esm.tx }, { block: '0x2a', revertTyped: true, tx: '0x1' });
   const cjs = await node18([join('js-tests/node18/smoke.cjs'), dead, good.url]);

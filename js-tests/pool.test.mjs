@@ -147,6 +147,15 @@ test('a node on another chain is disabled before it serves anything', async () =
   assert.equal(relayer.stats().endpoints[0].chain, 'mismatch:5');
   const only = new FaultTolerantRelayer([wrong.url], { ...FAST, chainId: '0x1' });
   await assert.rejects(only.request({ method: 'eth_getBalance', params: ['0x1', 'latest'] }), (e) => isNoEndpointError(e));
+  // Every endpoint on another chain: the error says which chain was expected and what each serves.
+  const other = await node([{ result: '0xbad' }], { chainId: '0x89' });
+  const none = new FaultTolerantRelayer([wrong.url, other.url], { ...FAST, chainId: 1 });
+  await none.request({ method: 'eth_getBalance', params: ['0x1', 'latest'] }).catch(() => {}); // checks the first
+  const error = await none.request({ method: 'eth_getBalance', params: ['0x1', 'latest'] }).then(() => null, (e) => e);
+  assert.ok(isNoEndpointError(error), `${error && error.name}: ${error && error.message}`);
+  assert.equal(error.expectedChainId, 1);
+  assert.deepEqual(error.chains.map((c) => c.chainId), [5, 137]);
+  assert.match(error.message, /expected 1.*: 5, .*: 137/);
 });
 
 test('methods are routed only where allowed', async () => {

@@ -1,60 +1,40 @@
 // The transaction layer against a real node (anvil), with real signed
-// transactions from anvil's dev accounts. Blocks are mined by the tests
-// (anvil --no-mining) so "stays pending" and "mined after" are decided by
-// the test, not by timing; waits are on the relayer's own events.
-import { test, after } from 'node:test';
+// transactions from anvil's dev accounts, on a chain as users have it:
+// far past block 0 (anvil_mine) with a block every second. "Stays pending"
+// comes from what makes real transactions wait: a gas spike that evicts a
+// cheap transaction (base fee raised above its cap) or congestion (blocks
+// with no room); both are applied right after the send reaches the node,
+// with block production paused for that instant, so no test races a block.
+// Waits are on the relayer's own events.
+import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { ethers } from 'ethers';
+import { createWalletClient, http, defineChain } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import {
   FaultTolerantRelayer, isFeeCeilingError, isInvalidTransactionError, isSignerError, isRpcError, isBreakwaterError,
+  isClosedError, isNoEndpointError, isInvalidSignerError,
 } from '../pkg/dist/node.mjs';
-import { startAnvil } from './helpers/anvil.mjs';
-import { startTxProxy } from './helpers/tx-proxy.mjs';
+import { startChain } from './helpers/chain.mjs';
 
 const GWEI = 1_000_000_000n;
 // anvil's dev accounts come from the public test mnemonic; one account per test so books never overlap.
 const MNEMONIC = 'test test test test test test test test test test test junk';
-const KEYS = Array.from({ length: 10 }, (_, i) => ethers.HDNodeWallet.fromPhrase(MNEMONIC, undefined, `m/44'/60'/0'/0/${i + 1}`).privateKey);
+const KEYS = Array.from({ length: 19 }, (_, i) => ethers.HDNodeWallet.fromPhrase(MNEMONIC, undefined, `m/44'/60'/0'/0/${i + 1}`).privateKey);
 const RECIPIENT = '0x000000000000000000000000000000000000dEaD';
+const ANVIL_ACCOUNT_0 = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
 const cleanups = [];
-after(async () => { for (const c of cleanups.reverse()) await c(); });
+// Each test's chains and relayers stop when it ends (a chain mines every second: none may outlive its test).
+afterEach(async () => { while (cleanups.length) await cleanups.pop()(); });
 
-/**
- * anvil (--no-mining: blocks come when a test mines them) behind a proxy.
- * `stall()` mines a block that cannot hold any transaction (block gas limit
- * below 21000 for that one block), so pooled transactions stay pending
- * while blocks pass; the proxy holds the relayer's traffic meanwhile, so it
- * never sees the chain half-rearranged. `mine()` mines a normal block.
- */
-async function chain(args = ['--no-mining', '--base-fee', String(GWEI)]) {
-  const anvil = await startAnvil(args);
-  cleanups.push(anvil.stop);
-  const proxy = await startTxProxy(anvil.url);
-  cleanups.push(proxy.close);
-  const rpc = async (method, params = []) => {
-    const r = await fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-    const body = await r.json();
-    if (body.error) throw new Error(`${method}: ${body.error.message}`);
-    return body.result;
-  };
-  const mine = () => rpc('evm_mine');
-  const stall = async () => {
-    proxy.hold();
-    try {
-      await rpc('evm_setBlockGasLimit', ['0x5000']);
-      await rpc('evm_mine');
-      await rpc('evm_setBlockGasLimit', ['0x1c9c380']);
-    } finally {
-      proxy.release();
-    }
-  };
-  return { ...anvil, proxy, rpc, mine, stall };
+async function chain(options) {
+  const node = await startChain({ args: ['--accounts', '20'], ...options });
+  cleanups.push(node.stop);
+  return node;
 }
 
 function relayerFor(url, extra = {}) {
-  const relayer = new FaultTolerantRelayer([url], {
+  const relayer = new FaultTolerantRelayer(Array.isArray(url) ? url : [url], {
     baseDelayMs: 1, maxDelayMs: 10, cache: false, chainId: 31337,
     transactions: { pollIntervalMs: 20, rebroadcastEveryPolls: 3 }, ...extra,
   });
@@ -84,43 +64,51 @@ function recorder(relayer) {
   };
 }
 
-/** Mines blocks (`how`: 'mine' or 'stall') until `promise` settles; bounded in count. */
-async function mineUntil(node, promise, how = 'mine') {
-  let settled = false;
-  promise.then(() => { settled = true; }, () => { settled = true; });
-  for (let i = 0; i < 200 && !settled; i += 1) {
-    await node[how]();
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return promise;
-}
-
-/** Stalls blocks until the relayer emits `type`, then returns that event. */
-async function stallUntil(node, log, type) {
-  const next = log.next(type);
-  return mineUntil(node, next, 'stall');
-}
-
 const lowFee = { maxFeePerGas: 2n * GWEI, maxPriorityFeePerGas: GWEI };
 const fee = { maxFeePerGas: 50n * GWEI, maxPriorityFeePerGas: GWEI };
 
-test('a low-fee transaction that stays pending is sped up once and the replacement is mined (viem account)', async () => {
+/** The events' block numbers: the speed-up came exactly `wait` blocks after the head at broadcast. */
+function assertWaitedExactly(speedUp, wait, headBefore, headAtSubmit) {
+  assert.equal(speedUp.block - speedUp.waitedSince, wait, `decided at ${speedUp.block}, counting from ${speedUp.waitedSince}`);
+  assert.ok(speedUp.waitedSince >= headBefore && speedUp.waitedSince <= headAtSubmit + 1,
+    `the wait counts from the head at broadcast (${headBefore}..${headAtSubmit}), not ${speedUp.waitedSince}`);
+}
+
+test('a healthy send on a chain far past block 0 is mined as the original: one hash, no speed-up (the issue\'s own usage)', async () => {
   const node = await chain();
-  const relayer = relayerFor(node.proxy.url);
+  assert.ok(await node.head() >= 1000);
+  const relayer = new FaultTolerantRelayer([node.url], { chainId: 31337 });
+  cleanups.push(() => relayer.close());
+  const log = recorder(relayer);
+  const outcome = await relayer.sendTransactionWithSpeedup(new ethers.Wallet(KEYS[10]), { to: RECIPIENT, value: 1n }, 3);
+  assert.equal(outcome.outcome, 'mined');
+  assert.deepEqual(outcome.hashes, [outcome.hash], 'exactly one hash broadcast');
+  assert.equal(log.of('speedUp').length, 0);
+  assert.equal(new Set(node.proxy.raws).size, 1, 'one signed transaction went out');
+  assert.ok(Number(outcome.blockNumber) > 1000);
+});
+
+test('a stuck transaction (gas spike above its cap) is sped up after exactly maxWaitBlockCount new blocks, and the replacement is mined (viem account)', async () => {
+  const node = await chain();
+  const relayer = relayerFor(node.url);
   const log = recorder(relayer);
   const account = privateKeyToAccount(KEYS[0]);
+  node.spikeBaseFeeAtNextSend(100n * GWEI);
+  const headBefore = await node.head();
   const sending = relayer.sendTransactionWithSpeedup(account, { to: RECIPIENT, value: 1n, gas: 21000n, ...lowFee }, 2);
   const submitted = await log.next('txSubmitted');
-  const pooled = await node.rpc('eth_getTransactionByHash', [submitted.hash]);
-  assert.equal(pooled.blockNumber, null, 'the original is in the pool');
+  const headAtSubmit = await node.head();
   const accepted = log.accepted('speedUp');
-  const speedUp = await stallUntil(node, log, 'speedUp');
+  const speedUp = await log.next('speedUp');
+  const headAtSpeedUp = await node.head();
+  assertWaitedExactly(speedUp, 2, headBefore, headAtSubmit);
+  assert.ok(headAtSpeedUp - speedUp.waitedSince >= 2 && headAtSpeedUp - speedUp.waitedSince <= 3, 'not before 2 blocks had passed');
   assert.equal((await accepted).hash, speedUp.hash, 'the node accepted the replacement');
-  const outcome = await mineUntil(node, sending);
+  const outcome = await sending;
   assert.equal(outcome.outcome, 'replaced');
   assert.equal(outcome.replaced, true);
   assert.equal(outcome.nonce, 0);
-  assert.deepEqual(outcome.hashes, [submitted.hash, speedUp.hash], 'one speed-up: the bump was accepted on the first try');
+  assert.deepEqual(outcome.hashes, [submitted.hash, speedUp.hash], 'one speed-up');
   assert.equal(outcome.hash, speedUp.hash);
   assert.equal(outcome.status, '0x1');
   assert.ok(BigInt(speedUp.maxFeePerGas) * 10n > 2n * GWEI * 11n, 'max fee raised by more than 10 %');
@@ -131,14 +119,16 @@ test('a low-fee transaction that stays pending is sped up once and the replaceme
 
 test('the original mined after its replacement was broadcast resolves with the original (ethers Wallet)', async () => {
   const node = await chain();
-  const relayer = relayerFor(node.proxy.url);
+  const relayer = relayerFor(node.url);
   const log = recorder(relayer);
   const wallet = new ethers.Wallet(KEYS[1]);
+  node.jamAtNextSend(); // blocks keep coming, none has room: the original stays pooled
   const sending = relayer.sendTransactionWithSpeedup(wallet, { to: RECIPIENT, value: 5n, gas: 21000n, ...lowFee }, 1);
   const submitted = await log.next('txSubmitted');
   node.proxy.setMode('swallow'); // the replacement is "accepted" but never reaches the node
-  const speedUp = await stallUntil(node, log, 'speedUp');
-  const outcome = await mineUntil(node, sending); // the node still has the original: it is mined
+  const speedUp = await log.next('speedUp');
+  await node.unjam(); // the node still has the original: it is mined
+  const outcome = await sending;
   assert.equal(outcome.outcome, 'mined');
   assert.equal(outcome.replaced, false);
   assert.equal(outcome.hash, submitted.hash);
@@ -148,28 +138,29 @@ test('the original mined after its replacement was broadcast resolves with the o
 
 test('a dropped response to eth_sendRawTransaction: outcome unknown, same bytes again, exactly one tx, no nonce skipped', async () => {
   const node = await chain();
-  const relayer = relayerFor(node.proxy.url, { maxRetries: 1, attemptTimeoutMs: 500 });
+  const relayer = relayerFor(node.url, { maxRetries: 1, attemptTimeoutMs: 500 });
   const log = recorder(relayer);
   const account = privateKeyToAccount(KEYS[2]);
   node.proxy.setMode('drop', 2); // the first attempt and the pipeline's retry both lose their answer
   const first = relayer.sendTransactionWithSpeedup(account, { to: RECIPIENT, value: 7n, gas: 21000n, ...fee }, 3);
   const unknown = await log.next('txUnknown');
-  const outcome = await mineUntil(node, first);
+  const outcome = await first;
   assert.equal(outcome.outcome, 'mined');
   assert.equal(outcome.hash, unknown.hash);
   assert.equal(outcome.nonce, 0);
   const sends = node.proxy.raws.filter((r) => ethers.keccak256(r) === outcome.hash);
   assert.ok(sends.length >= 2, `identical bytes re-broadcast (${sends.length} sends)`);
   assert.equal(new Set(node.proxy.raws).size, 1, 'never a re-sign: one distinct signed transaction');
+  assert.equal(log.of('speedUp').length, 0, 'no speed-up for a transaction mined in time');
   node.proxy.setMode('forward');
-  const second = await mineUntil(node, relayer.sendTransactionWithSpeedup(account, { to: RECIPIENT, value: 1n, gas: 21000n, ...fee }));
+  const second = await relayer.sendTransactionWithSpeedup(account, { to: RECIPIENT, value: 1n, gas: 21000n, ...fee });
   assert.equal(second.nonce, 1, 'the next send takes the next nonce: none skipped, none reused');
   assert.equal(await node.rpc('eth_getTransactionCount', [account.address, 'latest']), '0x2');
 });
 
-test('50 concurrent sends from one account: contiguous nonces, all mined, failures in the middle leave no gap', async () => {
-  const node = await chain(['--base-fee', String(GWEI)]); // automine
-  const relayer = relayerFor(node.proxy.url);
+test('50 concurrent sends from one account: nonces in call order, all mined, failures in the middle leave no gap', async () => {
+  const node = await chain();
+  const relayer = relayerFor(node.url);
   const account = privateKeyToAccount(KEYS[3]);
   let signatures = 0;
   const flaky = { ...account, signTransaction: async (tx) => {
@@ -186,15 +177,32 @@ test('50 concurrent sends from one account: contiguous nonces, all mined, failur
   assert.ok(signerError, 'the signer failure is typed');
   assert.equal(signerError.reason.cause.message, 'hardware wallet unplugged');
   assert.ok(failed.some((r) => isRpcError(r.reason) && /insufficient funds/i.test(r.reason.message)), 'the node refused the unaffordable one');
-  const nonces = results.filter((r) => r.status === 'fulfilled').map((r) => r.value.nonce).sort((a, b) => a - b);
-  assert.deepEqual(nonces, Array.from({ length: 48 }, (_, i) => i));
+  const nonces = results.filter((r) => r.status === 'fulfilled').map((r) => r.value.nonce);
+  assert.deepEqual(nonces, Array.from({ length: 48 }, (_, i) => i), 'in call order, contiguous');
   assert.ok(results.every((r) => r.status === 'rejected' || r.value.status === '0x1'));
   assert.equal(await node.rpc('eth_getTransactionCount', [account.address, 'latest']), '0x30');
 });
 
+test('sends get nonces in the order they were called, even when the signer answers the later calls first', async () => {
+  const node = await chain();
+  const relayer = relayerFor(node.url);
+  const wallet = new ethers.Wallet(KEYS[11]);
+  // An ethers-style signer whose address lookup is slowest for the first call (a remote signer, say).
+  let lookups = 0;
+  const remote = {
+    getAddress: () => { lookups += 1; const delay = 250 - lookups * 50; return new Promise((r) => setTimeout(() => r(wallet.address), delay)); },
+    signTransaction: (tx) => wallet.signTransaction(tx),
+  };
+  const sends = [1n, 2n, 3n, 4n, 5n].map((value) => relayer.sendTransactionWithSpeedup(remote, { to: RECIPIENT, value, ...fee }));
+  const outcomes = await Promise.all(sends);
+  assert.deepEqual(outcomes.map((o) => o.nonce), [0, 1, 2, 3, 4]);
+  const values = await Promise.all(outcomes.map((o) => node.rpc('eth_getTransactionByHash', [o.hash]).then((t) => BigInt(t.value))));
+  assert.deepEqual(values, [1n, 2n, 3n, 4n, 5n], 'call 1 (value 1) holds nonce 0');
+});
+
 test('a cancel racing a speed-up on the same nonce: one mined tx, one outcome for both callers', async () => {
   const node = await chain();
-  const relayer = relayerFor(node.proxy.url);
+  const relayer = relayerFor(node.url);
   const log = recorder(relayer);
   const account = privateKeyToAccount(KEYS[4]);
   let release;
@@ -207,14 +215,15 @@ test('a cancel racing a speed-up on the same nonce: one mined tx, one outcome fo
     if (signing === 2) { speedUpSigning(); await gate; } // hold the speed-up mid-signature
     return account.signTransaction(tx);
   } };
+  node.spikeBaseFeeAtNextSend(100n * GWEI);
   const sending = relayer.sendTransactionWithSpeedup(slow, { to: RECIPIENT, value: 9n, gas: 21000n, ...lowFee }, 1);
   await log.next('txSubmitted');
-  await mineUntil(node, signingStarted, 'stall');
+  await signingStarted;
   const cancelAccepted = log.accepted('cancel');
   const cancelling = relayer.cancelTransaction(slow, { nonce: 0 });
   release();
   await cancelAccepted;
-  const [a, b] = await mineUntil(node, Promise.all([sending, cancelling]));
+  const [a, b] = await Promise.all([sending, cancelling]);
   assert.equal(a.hash, b.hash, 'both callers get the same outcome');
   assert.equal(a.outcome, 'cancelled');
   assert.equal(a.cancelled, true);
@@ -229,14 +238,15 @@ test('a cancel racing a speed-up on the same nonce: one mined tx, one outcome fo
 
 test('the fee ceiling is respected: a typed error names the pending hashes, and the nonce stays tracked', async () => {
   const node = await chain();
-  const relayer = relayerFor(node.proxy.url);
+  const relayer = relayerFor(node.url);
   const log = recorder(relayer);
   const account = privateKeyToAccount(KEYS[5]);
   const ceiling = 2n * GWEI + GWEI / 20n; // below the smallest acceptable replacement (> +10 %)
+  node.spikeBaseFeeAtNextSend(100n * GWEI);
   const sending = relayer.sendTransactionWithSpeedup(account, { to: RECIPIENT, value: 1n, gas: 21000n, ...lowFee }, 1,
     { feeCeiling: ceiling });
   await log.next('txSubmitted');
-  const error = await mineUntil(node, sending, 'stall').then(() => assert.fail('resolved past the ceiling'), (e) => e);
+  const error = await sending.then(() => assert.fail('resolved past the ceiling'), (e) => e);
   assert.ok(isFeeCeilingError(error), `${error.name}: ${error.message}`);
   assert.equal(error.nonce, 0);
   assert.equal(error.hashes.length, 1);
@@ -246,16 +256,17 @@ test('the fee ceiling is respected: a typed error names the pending hashes, and 
   assert.deepEqual(relayer.pendingTransactions(31337, account.address).map((p) => p.hashes), [error.hashes]);
   // Nothing was lost: a cancel with room to pay takes the nonce.
   const cancelAccepted = log.accepted('cancel');
-  const cancelling = relayer.cancelTransaction(account, { hash: error.hashes[0] }, { feeCeiling: 100n * GWEI });
+  const cancelling = relayer.cancelTransaction(account, { hash: error.hashes[0] }, { feeCeiling: 1000n * GWEI });
   await cancelAccepted;
-  const cancelled = await mineUntil(node, cancelling);
+  const cancelled = await cancelling;
   assert.equal(cancelled.outcome, 'cancelled');
   assert.deepEqual(relayer.pendingTransactions(31337, account.address), []);
 });
 
 test('"nonce too low" because our own transaction was already mined is reported as success', async () => {
-  const node = await chain(['--base-fee', String(GWEI)]); // automine: mined the moment it arrives
-  const relayer = relayerFor(node.proxy.url, { maxRetries: 2 });
+  // Automine: the test needs the transaction mined the moment it arrives, before the retry asks again.
+  const node = await chain({ mining: 'auto' });
+  const relayer = relayerFor(node.url, { maxRetries: 2 });
   const log = recorder(relayer);
   const account = privateKeyToAccount(KEYS[6]);
   node.proxy.setMode('drop', 1); // mined, answer lost; the retry hears "nonce too low"
@@ -276,8 +287,8 @@ test('"nonce too low" because our own transaction was already mined is reported 
 });
 
 test('a reorg that drops the receipt is noticed; the wait goes on and the same bytes are mined again', async () => {
-  const node = await chain(['--base-fee', String(GWEI)]); // automine
-  const relayer = relayerFor(node.proxy.url);
+  const node = await chain();
+  const relayer = relayerFor(node.url);
   const log = recorder(relayer);
   const account = privateKeyToAccount(KEYS[7]);
   const snapshot = await node.rpc('evm_snapshot');
@@ -286,15 +297,15 @@ test('a reorg that drops the receipt is noticed; the wait goes on and the same b
   const reorg = log.next('reorg');
   await node.rpc('evm_revert', [snapshot]);
   assert.equal((await reorg).hash, included.hash);
-  const outcome = await mineUntil(node, sending);
+  const outcome = await sending;
   assert.equal(outcome.hash, included.hash, 'the same transaction, re-broadcast and mined again');
   assert.ok(outcome.confirmations >= 3);
   assert.ok(log.of('txRebroadcast').length >= 1);
 });
 
-test('bad transaction requests fail typed before anything is signed or sent', async () => {
+test('bad transaction requests fail typed before anything is signed or sent, and the nonce book is unchanged', async () => {
   const node = await chain();
-  const relayer = relayerFor(node.proxy.url, { chainId: undefined });
+  const relayer = relayerFor(node.url, { chainId: undefined });
   const account = privateKeyToAccount(KEYS[8]);
   let signed = 0;
   const counting = { ...account, signTransaction: async (tx) => { signed += 1; return account.signTransaction(tx); } };
@@ -302,52 +313,143 @@ test('bad transaction requests fail typed before anything is signed or sent', as
     [{ to: RECIPIENT, value: -1n, chainId: 31337 }, 'value'],
     [{ to: '0x1234', value: 1n, chainId: 31337 }, 'to'],
     [{ to: RECIPIENT, maxFeePerGas: 1.5e9 + 0.5, chainId: 31337 }, 'maxFeePerGas'],
-    [{ to: RECIPIENT, value: 1n }, 'chainId'],
+    [{ to: RECIPIENT, value: 1n, chainId: 1 }, 'chainId'],
+    [{ value: 1n }, 'to'],
     [{ to: RECIPIENT, chainId: 31337, maxFeePerGass: 1n }, 'maxFeePerGass'],
     [{ to: RECIPIENT, chainId: 31337, nonce: 5 }, 'nonce'],
+    [{ to: RECIPIENT, from: ANVIL_ACCOUNT_0 }, 'from'],
   ];
   for (const [tx, field] of cases) {
     const error = await relayer.sendTransactionWithSpeedup(counting, tx).then(() => assert.fail('accepted'), (e) => e);
-    assert.ok(isInvalidTransactionError(error), `${field}: ${error.name}`);
+    assert.ok(isInvalidTransactionError(error), `${field}: ${error.name}: ${error.message}`);
     assert.equal(error.field, field);
   }
   await assert.rejects(relayer.sendTransactionWithSpeedup({ privateKey: KEYS[8] }, { to: RECIPIENT, chainId: 31337 }), { name: 'InvalidSignerError' });
   await assert.rejects(relayer.sendTransactionWithSpeedup(counting, { to: RECIPIENT, chainId: 31337 }, 0), (e) => e.field === 'maxWaitBlockCount');
   await assert.rejects(relayer.sendTransactionWithSpeedup(counting, { to: RECIPIENT, chainId: 31337 }, 3, { bumpPercent: 5 }), (e) => e.field === 'options.bumpPercent');
+  // A ceiling below what the next block needs: refused before signing, not a transaction the node rejects.
+  await node.rpc('anvil_setNextBlockBaseFeePerGas', ['0x' + (50n * GWEI).toString(16)]);
+  await node.waitForBlock((await node.head()) + 1);
+  const low = await relayer.sendTransactionWithSpeedup(counting, { to: RECIPIENT, value: 1n }, 3, { feeCeiling: 10n * GWEI })
+    .then(() => assert.fail('accepted'), (e) => e);
+  assert.ok(isFeeCeilingError(low), `${low.name}: ${low.message}`);
+  assert.equal(low.ceiling, 10n * GWEI);
+  assert.ok(low.needed > 10n * GWEI);
   assert.equal(signed, 0);
   assert.equal(node.proxy.raws.length, 0);
+  // Nothing was taken: the next good send gets the account's first nonce.
+  const ok = await relayer.sendTransactionWithSpeedup(counting, { to: RECIPIENT, value: 1n, ...fee });
+  assert.equal(ok.nonce, 0);
 });
 
 test('an EIP-1193 wallet signs and sends by itself; its speed-up re-sends the same nonce with higher fees', async () => {
   const node = await chain();
-  const relayer = relayerFor(node.proxy.url);
+  const relayer = relayerFor(node.url);
   const log = recorder(relayer);
-  // anvil's unlocked account 0 behind a bare EIP-1193 object: the wallet, not us, holds the key and broadcasts.
-  const wallet = { request: ({ method, params }) => node.rpc(method, params) };
+  // anvil's unlocked account 0 behind a bare EIP-1193 object (through the proxy): the wallet, not us, holds the key and broadcasts.
+  const wallet = { request: async ({ method, params }) => {
+    const r = await fetch(node.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+    const body = await r.json();
+    if (body.error) throw Object.assign(new Error(body.error.message), { code: body.error.code });
+    return body.result;
+  } };
+  node.spikeBaseFeeAtNextSend(100n * GWEI);
   const sending = relayer.sendTransactionWithSpeedup(wallet, { to: RECIPIENT, value: 2n, gas: 21000n, ...lowFee }, 1);
   const submitted = await log.next('txSubmitted');
-  const speedUp = await stallUntil(node, log, 'speedUp');
-  const outcome = await mineUntil(node, sending);
+  const speedUp = await log.next('speedUp');
+  const outcome = await sending;
   assert.deepEqual(outcome.hashes, [submitted.hash, speedUp.hash]);
   assert.equal(outcome.hash, speedUp.hash);
   assert.equal(outcome.outcome, 'replaced');
-  assert.equal(outcome.nonce, 0);
+  assert.equal(outcome.from.toLowerCase(), ANVIL_ACCOUNT_0.toLowerCase());
   assert.equal(node.proxy.raws.length, 0, 'a wallet broadcasts itself: no raw bytes went through the relayer');
+});
+
+test('a viem WalletClient signs with its own account: a local account signs here, never the node\'s unlocked account', async () => {
+  const node = await chain();
+  const relayer = relayerFor(node.url);
+  const anvilChain = defineChain({ id: 31337, name: 'anvil', nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
+    rpcUrls: { default: { http: [node.url] } } });
+  const account = privateKeyToAccount(KEYS[12]);
+  const client = createWalletClient({ account, chain: anvilChain, transport: http(node.url) });
+  const outcome = await relayer.sendTransactionWithSpeedup(client, { to: RECIPIENT, value: 3n });
+  assert.equal(outcome.from.toLowerCase(), account.address.toLowerCase(), 'sent from the client\'s account');
+  const distinct = () => new Set(node.proxy.raws).size;
+  assert.equal(distinct(), 1, 'signed locally, broadcast by the relayer');
+  // A JSON-RPC account: the wallet behind the client sends (here anvil's unlocked account 0).
+  const jsonRpc = createWalletClient({ account: ANVIL_ACCOUNT_0, chain: anvilChain, transport: http(node.url) });
+  const sent = await relayer.sendTransactionWithSpeedup(jsonRpc, { to: RECIPIENT, value: 4n });
+  assert.equal(sent.from.toLowerCase(), ANVIL_ACCOUNT_0.toLowerCase());
+  assert.equal(distinct(), 1, 'the wallet sent it itself');
+  // A client without an account, or a `from` that is not the signer's: refused before anything is signed.
+  const bare = createWalletClient({ chain: anvilChain, transport: http(node.url) });
+  await assert.rejects(relayer.sendTransactionWithSpeedup(bare, { to: RECIPIENT, value: 1n }), (e) => isInvalidSignerError(e));
+  await assert.rejects(relayer.sendTransactionWithSpeedup(client, { to: RECIPIENT, value: 1n, from: ANVIL_ACCOUNT_0 }),
+    (e) => isInvalidTransactionError(e) && e.field === 'from');
+  // A client on another chain is cross-checked.
+  const elsewhere = createWalletClient({ account, chain: { ...anvilChain, id: 5 }, transport: http(node.url) });
+  await assert.rejects(relayer.sendTransactionWithSpeedup(elsewhere, { to: RECIPIENT, value: 1n }),
+    (e) => isInvalidSignerError(e) && /chain 5/.test(e.message));
+  assert.equal(distinct(), 1);
+  assert.equal(await node.rpc('eth_getTransactionCount', [account.address, 'latest']), '0x1', 'the refusals took no nonce');
+});
+
+test('with no chainId anywhere the relayer signs for the chain its endpoints serve (the seed\'s usage); endpoints that disagree are named', async () => {
+  const node = await chain();
+  // The seed's constructor call, as is.
+  const relayer = new FaultTolerantRelayer([node.url], { maxRetries: 4, baseDelayMs: 1000, maxDelayMs: 15000 });
+  cleanups.push(() => relayer.close());
+  const wallet = new ethers.Wallet(KEYS[13]);
+  const outcome = await relayer.sendTransactionWithSpeedup(wallet, { to: RECIPIENT, value: 1n }, 3);
+  assert.equal(outcome.outcome, 'mined');
+  assert.equal((await node.rpc('eth_getTransactionByHash', [outcome.hash])).chainId, '0x7a69', 'signed for the endpoints\' chain');
+  // An ethers Wallet connected to a provider on another chain is refused before signing.
+  const other = await chain({ args: ['--chain-id', '5'] });
+  const onOther = new ethers.Wallet(KEYS[13], new ethers.JsonRpcProvider(other.anvilUrl, undefined, { staticNetwork: true }));
+  await assert.rejects(relayer.sendTransactionWithSpeedup(onOther, { to: RECIPIENT, value: 1n }),
+    (e) => isInvalidSignerError(e) && /chain 5/.test(e.message) && /31337/.test(e.message));
+  // Endpoints on different chains: which one is meant is the caller's choice.
+  const mixed = new FaultTolerantRelayer([node.url, other.url]);
+  cleanups.push(() => mixed.close());
+  const error = await mixed.sendTransactionWithSpeedup(wallet, { to: RECIPIENT, value: 1n }).then(() => assert.fail('signed'), (e) => e);
+  assert.ok(isNoEndpointError(error), `${error.name}: ${error.message}`);
+  assert.deepEqual(error.chains.map((c) => c.chainId).sort((a, b) => a - b), [5, 31337]);
+  assert.equal(new Set([...other.proxy.raws, ...node.proxy.raws]).size, 1, 'nothing more was signed or sent');
+  // Every spelling of the chainId option.
+  for (const chainId of [31337n, '31337', '0x7a69']) {
+    const r = new FaultTolerantRelayer([node.url], { chainId });
+    cleanups.push(() => r.close());
+    await assert.rejects(r.sendTransactionWithSpeedup(wallet, { to: RECIPIENT, value: 1n, chainId: 1 }), (e) => e.field === 'chainId');
+  }
+});
+
+test('after close(), sends, raw submits and cancels fail with ClosedError and nothing is signed', async () => {
+  const node = await chain();
+  const relayer = relayerFor(node.url);
+  const account = privateKeyToAccount(KEYS[14]);
+  let signed = 0;
+  const counting = { ...account, signTransaction: async (tx) => { signed += 1; return account.signTransaction(tx); } };
+  await relayer.close();
+  await assert.rejects(relayer.sendTransactionWithSpeedup(counting, { to: RECIPIENT, value: 1n }), (e) => isClosedError(e));
+  const raw = await account.signTransaction({ chainId: 31337, nonce: 0, to: RECIPIENT, value: 1n, gas: 21000n, type: 'eip1559', ...fee });
+  await assert.rejects(relayer.submitRaw(raw), (e) => isClosedError(e));
+  await assert.rejects(relayer.cancelTransaction(counting, { nonce: 0 }), (e) => isClosedError(e));
+  assert.equal(signed, 0);
+  assert.equal(node.proxy.raws.length, 0);
 });
 
 test('a legacy gasPrice transaction stays legacy through its speed-up', async () => {
   const node = await chain();
-  const relayer = relayerFor(node.proxy.url);
+  const relayer = relayerFor(node.url);
   const log = recorder(relayer);
-  const wallet = new ethers.Wallet(KEYS[8]);
+  const wallet = new ethers.Wallet(KEYS[9]);
+  node.spikeBaseFeeAtNextSend(100n * GWEI);
   const sending = relayer.sendTransactionWithSpeedup(wallet, { to: RECIPIENT, value: 6n, gasPrice: 2n * GWEI }, 1);
   const submitted = await log.next('txSubmitted');
-  const accepted = log.accepted('speedUp');
-  const speedUp = await stallUntil(node, log, 'speedUp');
-  await accepted; // mine only once the node holds the replacement
+  const speedUp = await log.next('speedUp');
   assert.ok(BigInt(speedUp.gasPrice) * 10n > 2n * GWEI * 11n, 'gas price raised by more than 10 %');
   assert.equal(speedUp.maxFeePerGas, undefined);
-  const outcome = await mineUntil(node, sending);
+  const outcome = await sending;
   assert.equal(outcome.outcome, 'replaced');
   assert.equal(outcome.type, '0x0', 'mined as a legacy transaction');
   assert.deepEqual(outcome.hashes, [submitted.hash, speedUp.hash]);
@@ -355,7 +457,9 @@ test('a legacy gasPrice transaction stays legacy through its speed-up', async ()
 });
 
 test('a batch of sends through a chaos proxy (drops, delays, duplicates, 502 after forwarding): every nonce once, true outcomes, no double spend', async () => {
-  const node = await chain(['--base-fee', String(GWEI)]); // automine
+  // Automine: a duplicate delivery must meet a transaction that is already mined (the double-payment
+  // race this test guards); with automine the first delivery is mined before the second arrives.
+  const node = await chain({ mining: 'auto' });
   const relayer = relayerFor(node.proxy.url, {
     maxRetries: 6, attemptTimeoutMs: 400, deadlineMs: 8000, adaptiveTimeout: false, breaker: { openMs: 200, openMaxMs: 1000 },
   });

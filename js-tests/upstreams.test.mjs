@@ -5,7 +5,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ethers } from 'ethers';
 import { FaultTolerantRelayer, isConfigError, isRpcError } from '../pkg/dist/node.mjs';
-import { startAnvil } from './helpers/anvil.mjs';
+import { startChain } from './helpers/chain.mjs';
 import { deadUrl } from './helpers/mock-node.mjs';
 
 const cleanups = [];
@@ -36,9 +36,9 @@ function scripted(behaviours) {
 }
 
 test('an ethers JsonRpcProvider as an upstream: reads, a typed revert with data, a transaction', async () => {
-  const anvil = await startAnvil();
+  const anvil = await startChain(); // far past block 0, a block every second
   cleanups.push(anvil.stop);
-  const ethersProvider = new ethers.JsonRpcProvider(anvil.url, 31337, { staticNetwork: true, batchMaxCount: 1 });
+  const ethersProvider = new ethers.JsonRpcProvider(anvil.anvilUrl, 31337, { staticNetwork: true, batchMaxCount: 1 });
   cleanups.push(() => ethersProvider.destroy());
   const relayer = relayerOf([await deadUrl(), { provider: ethersProvider, label: 'ethers-anvil' }], { chainId: 31337 });
   const failovers = [];

@@ -18,6 +18,10 @@ function freePort() {
   });
 }
 
+// Every anvil still running, killed by one exit handler if this process dies first.
+const running = new Set();
+process.once('exit', () => { for (const child of running) if (child.exitCode === null) child.kill('SIGKILL'); });
+
 /** Starts anvil on 127.0.0.1; `args` are extra flags (e.g. ['--block-time', '1']). */
 export async function startAnvil(args = []) {
   if (!existsSync(ANVIL_BIN)) throw new Error(`anvil not found at ${ANVIL_BIN}; run scripts/setup.sh`);
@@ -25,9 +29,8 @@ export async function startAnvil(args = []) {
   const child = spawn(ANVIL_BIN, ['--host', '127.0.0.1', '--port', String(port), '--silent', ...args], { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
   // If this process dies (an uncaught error), anvil must not outlive it.
-  const reap = () => { if (child.exitCode === null) child.kill('SIGKILL'); };
-  process.once('exit', reap);
-  child.once('exit', () => process.removeListener('exit', reap));
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   const stop = () => new Promise((resolve) => {
     if (child.exitCode !== null) return resolve();
     child.once('exit', () => resolve());

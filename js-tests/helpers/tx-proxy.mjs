@@ -2,8 +2,10 @@
 // eth_sendRawTransaction only: forward (default), swallow (answer with the
 // right hash but never forward: a node that lies), or drop (forward, then
 // cut the connection before answering: the outcome is unknown to the
-// client). It records every raw transaction it sees, and can hold all
-// traffic while a test rearranges the chain.
+// client). It records every raw transaction it sees, can hold all
+// traffic while a test rearranges the chain, and can run a one-shot hook
+// around the next send (eth_sendRawTransaction or a wallet's
+// eth_sendTransaction) while the relayer waits for its answer.
 import { createServer } from 'node:http';
 import { keccak256 } from 'ethers';
 
@@ -12,6 +14,7 @@ export async function startTxProxy(upstream) {
   let mode = 'forward';
   let dropsLeft = 0;
   let gate = Promise.resolve();
+  let sendHook = null;
   let open = () => {};
   // 'chaos': a seeded generator picks a fault per request (any method).
   let seed = 0x9e3779b9;
@@ -33,6 +36,15 @@ export async function startTxProxy(upstream) {
     try { call = JSON.parse(body); } catch { call = undefined; }
     const isSend = call && !Array.isArray(call) && call.method === 'eth_sendRawTransaction';
     if (isSend) raws.push(call.params[0]);
+    const isAnySend = isSend || (call && !Array.isArray(call) && call.method === 'eth_sendTransaction');
+    if (isAnySend && sendHook && mode !== 'swallow') {
+      const hook = sendHook;
+      sendHook = null;
+      const answer = await hook(() => forward(body)).catch((e) => ({ status: 502, text: String(e) }));
+      res.writeHead(answer.status, { 'content-type': 'application/json' });
+      res.end(answer.text);
+      return;
+    }
     if (isSend && mode === 'swallow') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: keccak256(call.params[0]) }));
@@ -100,6 +112,11 @@ export async function startTxProxy(upstream) {
     faults,
     /** 'forward' | 'swallow' | 'drop' (the next `count` sends are forwarded, then cut) | 'chaos'. */
     setMode(next, count = Infinity) { mode = next; dropsLeft = count; },
+    /**
+     * Runs `hook(forward)` for the next send instead of forwarding it; the
+     * hook forwards (when it wants) and returns `{ status, text }`, the answer.
+     */
+    onNextSend(hook) { sendHook = hook; },
     /** Holds every request until release(): the chain changes while the client cannot look. */
     hold() { gate = new Promise((r) => { open = r; }); },
     release() { open(); },

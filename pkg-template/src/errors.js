@@ -25,6 +25,9 @@ class BreakwaterError extends Error {
     if (d.nonce !== undefined) this.nonce = d.nonce;
     if (Array.isArray(d.hashes)) this.hashes = d.hashes;
     if (d.hash !== undefined) this.hash = d.hash;
+    // Chain context: which chain was expected, what each endpoint serves.
+    if (d.expectedChainId !== undefined) this.expectedChainId = d.expectedChainId;
+    if (Array.isArray(d.chains)) this.chains = d.chains;
     Object.defineProperty(this, BRAND, { value: true });
     if (d.observation) Object.defineProperty(this, 'observation', { value: d.observation });
     if (this.attempts > 1) this.message = `${short} (after ${this.attempts} attempts)`;

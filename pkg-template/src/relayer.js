@@ -44,6 +44,16 @@ function invalid(message, field) {
   return new InvalidRequestError({ kind: 'invalidRequest', code: -32602, message, field });
 }
 
+/** Checks a `wrap` option: a function from the bound EIP-1193 provider to the client `op` receives. */
+function checkWrap(wrap, field) {
+  if (wrap === undefined) return undefined;
+  if (typeof wrap !== 'function') {
+    throw new ConfigError({ kind: 'config', code: -32602, field,
+      message: `${field}: must be a function (provider) => client, e.g. (p) => new ethers.BrowserProvider(p)` });
+  }
+  return wrap;
+}
+
 /** Reads `{ signal }` from per-call options; throws InvalidRequestError on anything else. */
 function callSignal(options) {
   if (options === undefined) return undefined;
@@ -83,6 +93,7 @@ function createRelayerClass(wasm) {
     #listeners = new Map();
     #closed = false;
     #logger;
+    #wrap;
     #chainId;
     #connected = false;
     #open = new Set();
@@ -95,9 +106,10 @@ function createRelayerClass(wasm) {
       // Every option (and unknown keys) is checked by the engine, which names the field;
       // `logger` is the wrapper's own.
       let engineOptions = options;
-      if (options !== null && typeof options === 'object' && 'logger' in options) {
+      if (options !== null && typeof options === 'object' && ('logger' in options || 'wrap' in options)) {
         this.#logger = checkLogger(options.logger);
-        const { logger, ...rest } = options;
+        this.#wrap = checkWrap(options.wrap, 'wrap');
+        const { logger, wrap, ...rest } = options;
         engineOptions = rest;
       }
       try {
@@ -143,9 +155,10 @@ function createRelayerClass(wasm) {
     async executeRpcWithRetry(op, options) {
       if (typeof op !== 'function') throw invalid('executeRpcWithRetry() takes a function', 'op');
       const signal = callSignal(options);
+      const wrap = options && options.wrap !== undefined ? checkWrap(options.wrap, 'options.wrap') : this.#wrap;
       const engine = this.#engine;
       const labels = engine.endpoints();
-      const attempt = (index, attemptNumber, timeoutMs) => runAttempt(engine, op, labels[index], index, attemptNumber, timeoutMs, signal);
+      const attempt = (index, attemptNumber, timeoutMs) => runAttempt(engine, op, labels[index], index, attemptNumber, timeoutMs, signal, wrap);
       try {
         return await abortable(engine.execute(attempt, signal), signal);
       } catch (descriptor) {
@@ -187,12 +200,18 @@ function createRelayerClass(wasm) {
      * of whichever transaction for the nonce was mined, plus
      * `{ hash, hashes, nonce, outcome, replaced, cancelled, confirmations }`.
      */
-    async sendTransactionWithSpeedup(signer, tx, maxWaitBlockCount = 3, options) {
-      const adapted = await adaptSigner(signer);
+    sendTransactionWithSpeedup(signer, tx, maxWaitBlockCount = 3, options) {
+      // Not async: the engine takes this call's place in the account's nonce
+      // order now, before the signer's address is read (which may await), so
+      // nonces follow the order of the calls.
+      const adapted = adaptSigner(signer);
+      adapted.catch(() => {}); // the engine may refuse the request before it awaits the signer
       try {
-        return await this.#engine.sendTransaction(adapted, tx, maxWaitBlockCount, options);
+        return this.#engine.sendTransaction(adapted, tx, maxWaitBlockCount, options).then(undefined, (descriptor) => {
+          throw toError(descriptor);
+        });
       } catch (descriptor) {
-        throw toError(descriptor);
+        return Promise.reject(toError(descriptor));
       }
     }
 
@@ -212,7 +231,14 @@ function createRelayerClass(wasm) {
         this.#engine.requestCancel(early.address, target.nonce, target.chainId ?? Number.NaN);
       }
       const adapted = await adaptSigner(signer);
-      const chainId = target.chainId ?? Number(await this.request({ method: 'eth_chainId' }));
+      let chainId = target.chainId;
+      if (chainId === undefined) {
+        try {
+          chainId = await this.#engine.signingChain();
+        } catch (descriptor) {
+          throw toError(descriptor);
+        }
+      }
       let { nonce } = target;
       if (nonce === undefined && typeof target.hash === 'string') {
         const wanted = target.hash.toLowerCase();
@@ -375,7 +401,7 @@ function createRelayerClass(wasm) {
  * rejects. The attempt's own timeout is enforced here: past it, the
  * attempt counts as timed out and its signal aborts.
  */
-async function runAttempt(engine, op, endpoint, index, attemptNumber, timeoutMs, outer) {
+async function runAttempt(engine, op, endpoint, index, attemptNumber, timeoutMs, outer, wrap) {
   const controller = new AbortController();
   const forward = () => controller.abort(outer.reason);
   if (outer) outer.addEventListener('abort', forward, { once: true });
@@ -403,7 +429,8 @@ async function runAttempt(engine, op, endpoint, index, attemptNumber, timeoutMs,
   };
   const run = (async () => {
     try {
-      return { ok: true, value: await op(provider, { endpoint, attempt: attemptNumber, signal: controller.signal, timeoutMs }) };
+      const client = wrap ? wrap(provider) : provider;
+      return { ok: true, value: await op(client, { endpoint, attempt: attemptNumber, signal: controller.signal, timeoutMs, provider }) };
     } catch (error) {
       return { ok: false, error, observation: observe(error) };
     }

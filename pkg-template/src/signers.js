@@ -55,43 +55,116 @@ function knownSigner(signer) {
   return signer !== null && typeof signer === 'object' ? adaptedSigners.get(signer) : undefined;
 }
 
-/**
- * Adapts `signer` (cached per object for ethers signers and viem accounts). Throws InvalidSignerError for anything
- * that is none of the three kinds (before a nonce is taken).
- */
-async function adaptSigner(signer) {
-  if (signer === null || typeof signer !== 'object') {
-    throw invalidSigner('the signer must be an ethers Signer, a viem local account or an EIP-1193 wallet');
+/** A chain id from a number, bigint or 0x/decimal string; undefined when unreadable. */
+function chainNumber(value) {
+  try {
+    const n = Number(typeof value === 'string' || typeof value === 'bigint' ? BigInt(value) : value);
+    return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+  } catch {
+    return undefined;
   }
-  const cached = adaptedSigners.get(signer);
-  if (cached) return cached;
+}
+
+/**
+ * The chain an ethers signer's provider is on, for the cross-check; undefined
+ * when it has no provider or the provider cannot say within 2 s (a provider
+ * whose node is down keeps retrying its network detection: never wait on it).
+ */
+async function ethersChain(signer) {
+  const provider = signer.provider;
+  if (!provider || typeof provider.getNetwork !== 'function') return undefined;
+  let timer;
+  const giveUp = new Promise((resolve) => { timer = setTimeout(resolve, 2000); });
+  try {
+    const network = await Promise.race([Promise.resolve(provider.getNetwork()).catch(() => undefined), giveUp]);
+    return network ? chainNumber(network.chainId) : undefined;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Whether `value` is a viem client (WalletClient, or any client extended with wallet actions). */
+function isViemClient(value) {
+  return typeof value.request === 'function' && typeof value.extend === 'function' && typeof value.transport === 'object'
+    && typeof value.uid === 'string';
+}
+
+function walletSender(request, address, chainId, kind) {
+  return {
+    address,
+    kind,
+    chainId,
+    sign: async (tx) => {
+      const hash = await request({ method: 'eth_sendTransaction', params: [walletTx(tx)] });
+      if (typeof hash !== 'string') throw invalidSigner('the wallet returned no transaction hash');
+      return { hash };
+    },
+  };
+}
+
+/**
+ * A viem client signs with its own `account`: a local account signs here and
+ * we broadcast the bytes; a JSON-RPC account means the wallet behind the
+ * client sends. Never the node's `eth_accounts`: a client's transport may be
+ * a plain node with unlocked accounts of its own.
+ */
+function adaptViemClient(client) {
+  const account = client.account;
+  const chainId = client.chain ? chainNumber(client.chain.id) : undefined;
+  if (!account || typeof account.address !== 'string') {
+    throw invalidSigner('the viem client has no account: create it with `account` (a local account or an address)');
+  }
+  if (account.type === 'local' && typeof account.signTransaction === 'function') {
+    return { address: account.address, kind: 'viem', chainId,
+      sign: async (tx) => checkedRaw(await account.signTransaction(viemTx(tx))) };
+  }
+  if (account.type === 'json-rpc') return walletSender((args) => client.request(args), account.address, chainId, 'wallet');
+  throw invalidSigner(`the viem client's account is of type \`${account.type}\`; a local or JSON-RPC account is needed`);
+}
+
+async function adaptUncached(signer) {
+  if (isViemClient(signer)) return adaptViemClient(signer);
   if (typeof signer.signTransaction === 'function' && typeof signer.address === 'string' && signer.type === 'local') {
-    const adapted = { address: signer.address, kind: 'viem', sign: async (tx) => checkedRaw(await signer.signTransaction(viemTx(tx))) };
-    adaptedSigners.set(signer, adapted);
-    return adapted;
+    return { address: signer.address, kind: 'viem', sign: async (tx) => checkedRaw(await signer.signTransaction(viemTx(tx))) };
   }
   if (typeof signer.signTransaction === 'function' && typeof signer.getAddress === 'function') {
-    const address = await signer.getAddress();
-    const adapted = { address, kind: 'ethers', sign: async (tx) => checkedRaw(await signer.signTransaction(ethersTx(tx))) };
-    adaptedSigners.set(signer, adapted);
-    return adapted;
+    const [address, chainId] = await Promise.all([signer.getAddress(), ethersChain(signer)]);
+    return { address, kind: 'ethers', chainId, sign: async (tx) => checkedRaw(await signer.signTransaction(ethersTx(tx))) };
   }
   if (typeof signer.request === 'function') {
+    const request = (args) => signer.request(args);
     let address = typeof signer.address === 'string' ? signer.address : undefined;
     if (!address) {
-      const accounts = await signer.request({ method: 'eth_accounts' });
+      const accounts = await request({ method: 'eth_accounts' });
       address = Array.isArray(accounts) ? accounts[0] : undefined;
     }
     if (typeof address !== 'string') throw invalidSigner('the EIP-1193 wallet has no account (eth_accounts is empty)');
-    return {
-      address,
-      kind: 'wallet',
-      sign: async (tx) => {
-        const hash = await signer.request({ method: 'eth_sendTransaction', params: [walletTx(tx)] });
-        if (typeof hash !== 'string') throw invalidSigner('the wallet returned no transaction hash');
-        return { hash };
-      },
-    };
+    const chainId = await request({ method: 'eth_chainId' }).then(chainNumber, () => undefined);
+    return walletSender(request, address, chainId, 'wallet');
   }
-  throw invalidSigner('the signer must be an ethers Signer (getAddress + signTransaction), a viem local account (address + signTransaction) or an EIP-1193 wallet (request)');
+  throw invalidSigner('the signer must be an ethers Signer (getAddress + signTransaction), a viem local account (address + signTransaction), a viem WalletClient with an account, or an EIP-1193 wallet (request)');
+}
+
+/**
+ * Adapts `signer` (cached per object, except EIP-1193 wallets whose selected
+ * account can change). Rejects with InvalidSignerError for anything that is
+ * none of the known kinds, or whose address cannot be read (before a nonce
+ * is taken).
+ */
+async function adaptSigner(signer) {
+  if (signer === null || typeof signer !== 'object') {
+    throw invalidSigner('the signer must be an ethers Signer, a viem local account or WalletClient, or an EIP-1193 wallet');
+  }
+  const cached = adaptedSigners.get(signer);
+  if (cached) return cached;
+  let adapted;
+  try {
+    adapted = await adaptUncached(signer);
+  } catch (error) {
+    if (isBreakwaterError(error)) throw error;
+    throw new InvalidSignerError({ kind: 'invalidSigner', code: -32602,
+      message: `the signer's address or chain could not be read: ${error && error.message}` }, { cause: error });
+  }
+  if (adapted.kind !== 'wallet') adaptedSigners.set(signer, adapted);
+  return adapted;
 }

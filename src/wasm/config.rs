@@ -282,18 +282,30 @@ fn pool(f: &Fields) -> Result<PoolOptions, ConfigError> {
     Ok(p)
 }
 
-/// `chainId`: a number or a `0x` hex string.
+/// `chainId`: a number, a bigint (ethers' `network.chainId`), or a
+/// decimal or `0x` hex string.
 fn chain_id(f: &Fields) -> Result<Option<u64>, ConfigError> {
     let v = f.raw("chainId");
     if absent(&v) {
         return Ok(None);
     }
-    let bad = || ConfigError::new("chainId", "must be a positive integer or a 0x-prefixed hex string");
+    let bad = || ConfigError::new("chainId", "must be a positive integer: a number, a bigint, or a decimal or 0x hex string");
     if let Some(n) = v.as_f64() {
         return (n.fract() == 0.0 && n > 0.0 && n < 9e15).then_some(Some(n as u64)).ok_or_else(bad);
     }
-    let s = v.as_string().ok_or_else(bad)?;
-    crate::runtime::parse_quantity(&s).filter(|n| *n > 0).map(Some).ok_or_else(bad)
+    let text = if v.is_bigint() {
+        js_sys::BigInt::from(v).to_string(10).ok().and_then(|s| s.as_string())
+    } else {
+        v.as_string()
+    };
+    let text = text.ok_or_else(bad)?;
+    let text = text.trim();
+    let parsed = match text.strip_prefix("0x") {
+        Some(_) => crate::runtime::parse_quantity(text),
+        None if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => text.parse().ok(),
+        None => None,
+    };
+    parsed.filter(|n| *n > 0).map(Some).ok_or_else(bad)
 }
 
 /// Parses `classify: [{ code?, message?, status?, method?, class }]`.

@@ -170,8 +170,36 @@ impl Core {
                 SuccessValue::AlreadyKnown => Ok(raw_tx_hash(params)),
             },
             Err(_) if self.closed() => Err(self.closed_error()),
-            Err(failure) => Err(descriptors::failure(&failure, &self.redactor, self.pipeline.config().max_attempts())),
+            Err(failure) => Err(self.failure_error(&failure)),
         }
+    }
+
+    /// The JS error for a failed request; "no endpoint" because every
+    /// endpoint serves another chain says which chain was expected and what
+    /// each endpoint serves.
+    pub(super) fn failure_error(&self, failure: &Failure<JsValue>) -> JsValue {
+        let descriptor = descriptors::failure(failure, &self.redactor, self.pipeline.config().max_attempts());
+        if failure.reason != StopReason::NoEndpoint {
+            return descriptor;
+        }
+        let Some((expected, seen)) = self.pipeline.with_router(|r| r.all_on_other_chains()) else { return descriptor };
+        let labels = self.redactor.labels();
+        let label = |i: usize| labels.get(i as u32).as_string().unwrap_or_default();
+        let listed: Vec<String> = seen.iter().map(|(i, id)| format!("{}: {id}", label(*i))).collect();
+        let message = format!(
+            "every endpoint serves another chain than the expected {expected} ({}); check the URLs or the `chainId` option",
+            listed.join(", ")
+        );
+        let chains: js_sys::Array = seen
+            .iter()
+            .map(|(i, id)| descriptors::Obj::new().set("endpoint", label(*i)).set("chainId", *id as f64).build())
+            .collect();
+        for (key, value) in
+            [("message", JsValue::from(message)), ("expectedChainId", (expected as f64).into()), ("chains", chains.into())]
+        {
+            let _ = Reflect::set(&descriptor, &key.into(), &value);
+        }
+        descriptor
     }
 
     /// The pipeline over the fetch transport for one prepared call (one
@@ -207,7 +235,7 @@ impl Core {
         match failure {
             CallFailure::Closed => self.closed_error(),
             CallFailure::Invalid(e) => e.clone(),
-            CallFailure::Failed(f) => descriptors::failure(f, &self.redactor, self.pipeline.config().max_attempts()),
+            CallFailure::Failed(f) => self.failure_error(f),
         }
     }
 

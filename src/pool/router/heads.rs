@@ -11,6 +11,23 @@ impl Router {
         self.endpoints.iter().filter(|e| !matches!(e.chain, ChainStatus::Mismatch(_))).filter_map(|e| e.head).max()
     }
 
+    /// When every endpoint is disabled for serving another chain: the chain
+    /// expected and each endpoint's (index, chain), for an error that says
+    /// what was seen. `None` while any endpoint is not known to be wrong.
+    pub fn all_on_other_chains(&self) -> Option<(u64, Vec<(usize, u64)>)> {
+        let expected = self.expected_chain?;
+        let seen: Option<Vec<(usize, u64)>> = self
+            .endpoints
+            .iter()
+            .enumerate()
+            .map(|(i, e)| match e.chain {
+                ChainStatus::Mismatch(id) => Some((i, id)),
+                _ => None,
+            })
+            .collect();
+        seen.filter(|s| !s.is_empty()).map(|s| (expected, s))
+    }
+
     /// Records an endpoint's `eth_chainId`; a mismatch disables it.
     pub fn chain_checked(&mut self, endpoint: usize, chain_id: u64, now: Instant) -> Option<RouterEvent> {
         let expected = *self.expected_chain.get_or_insert(chain_id);

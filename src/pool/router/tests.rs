@@ -371,3 +371,15 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn when_every_endpoint_serves_another_chain_the_router_says_which() {
+    let mut o = options(Strategy::Priority);
+    o.check_chain = true;
+    o.chain_id = Some(1);
+    let mut r = Router::new((0..2).map(spec).collect(), &o, Duration::from_secs(60), at(0));
+    r.chain_checked(0, 31337, at(0));
+    assert_eq!(r.all_on_other_chains(), None, "endpoint 1 is not known to be wrong yet");
+    r.chain_checked(1, 5, at(0));
+    assert_eq!(r.all_on_other_chains(), Some((1, vec![(0, 31337), (1, 5)])));
+}
