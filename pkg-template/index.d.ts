@@ -21,6 +21,8 @@ export interface OperationContext {
   signal: AbortSignal;
   /** This attempt's timeout. */
   timeoutMs: number;
+  /** The bound EIP-1193 provider itself (what `wrap` was given). */
+  provider: BoundProvider;
 }
 
 /** One settled call of a batch. */
@@ -32,6 +34,12 @@ export type BatchResult =
 export interface CallOptions {
   /** Cancels the call: it rejects with `signal.reason` and no further attempt is sent. */
   signal?: AbortSignal;
+}
+
+/** Options of one `executeRpcWithRetry` call. */
+export interface ExecuteOptions<C> extends CallOptions {
+  /** What the operation receives instead of the bound provider (overrides the relayer's `wrap`). */
+  wrap?: (provider: BoundProvider) => C;
 }
 
 /** A fault-tolerant JSON-RPC client that is also an EIP-1193 provider. */
@@ -49,6 +57,11 @@ export declare class FaultTolerantRelayer implements Eip1193Provider {
     options?: CallOptions,
   ): Promise<T>;
   /**
+   * The same, with `op` given what `wrap` (this call's, else the relayer's) makes of the bound provider: an
+   * ethers or viem client bound to the endpoint. Annotate `op`'s first parameter with the client's type.
+   */
+  executeRpcWithRetry<T, C>(op: (client: C, context: OperationContext) => Promise<T>, options?: ExecuteOptions<C>): Promise<T>;
+  /**
    * A JSON-RPC batch (at most 1000 calls): one HTTP request, costs summed, each call settled on its own,
    * in order (like Promise.allSettled). Retryable item failures are re-sent in a smaller batch.
    */
@@ -57,7 +70,9 @@ export declare class FaultTolerantRelayer implements Eip1193Provider {
    * Sends `tx` with a relayer-managed nonce; a lost answer re-broadcasts the same bytes (never a new nonce);
    * after `maxWaitBlockCount` blocks without inclusion the lowest pending nonce is sped up (both fees
    * raised > 10 %, never above `feeCeiling`). Resolves to the receipt of whichever transaction was mined.
-   * @throws InvalidTransactionError, InvalidSignerError, SignerError, FeeCeilingError, TransactionReplacedError, RpcError
+   * Nonces follow the order of the calls. Without a `chainId` anywhere, the chain is the one the endpoints serve.
+   * @throws InvalidTransactionError, InvalidSignerError, SignerError, FeeCeilingError, TransactionReplacedError,
+   * NoEndpointError (endpoints on different chains), ClosedError, RpcError
    */
   sendTransactionWithSpeedup(
     signer: TransactionSigner,

@@ -98,7 +98,7 @@ async function main(): Promise<void> {
     const pending: PendingTransaction[] = relayer.pendingTransactions(1, '0x0');
     void receipt; void pending;
   } catch (e: unknown) {
-    if (isFeeCeilingError(e)) { const c: bigint = e.ceiling; const h: string[] = e.hashes; void c; void h; }
+    if (isFeeCeilingError(e)) { const c: bigint = e.ceiling; const h: string[] = e.hashes ?? []; void c; void h; }
     if (isInvalidTransactionError(e)) { const f: string = e.field; void f; }
     if (isTransactionReplacedError(e)) { const n: number = e.nonce; void n; }
     const txGuards = [isSignerError, isInvalidSignerError, isNonceStateError, isFeeDataError, isTransactionDroppedError];

@@ -22,5 +22,17 @@ export async function interop(): Promise<void> {
   const a: TxOutcome = await relayer.sendTransactionWithSpeedup(new ethers.Wallet(key), tx);
   const b: TxOutcome = await relayer.sendTransactionWithSpeedup(privateKeyToAccount(key), tx, 2, { feeCeiling: 10n ** 11n });
   const c: TxOutcome = await relayer.sendTransactionWithSpeedup(await provider.getSigner(), tx);
-  void [block, client, wallet, a, b, c];
+  // A viem WalletClient with a local account signs with that account.
+  const local = createWalletClient({ account: privateKeyToAccount(key), chain: mainnet, transport: custom(relayer) });
+  const d: TxOutcome = await relayer.sendTransactionWithSpeedup(local, tx);
+  // The chainId option as ethers reports it (a bigint).
+  const typed = new FaultTolerantRelayer(['http://127.0.0.1:8545'], { chainId: (await provider.getNetwork()).chainId,
+    wrap: (p) => new ethers.BrowserProvider(p, 1) });
+  // The seed's operations over a wrapped ethers provider, per relayer or per call.
+  const nonce: number = await typed.executeRpcWithRetry((p: ethers.BrowserProvider) => p.getTransactionCount(tx.to, 'pending'));
+  const fees: ethers.FeeData = await relayer.executeRpcWithRetry((p: ethers.BrowserProvider) => p.getFeeData(),
+    { wrap: (p) => new ethers.BrowserProvider(p) });
+  const viemClient = (p: Parameters<typeof custom>[0]) => createPublicClient({ chain: mainnet, transport: custom(p, { retryCount: 0 }) });
+  const head: bigint = await relayer.executeRpcWithRetry((c: ReturnType<typeof viemClient>) => c.getBlockNumber(), { wrap: viemClient });
+  void [block, client, wallet, a, b, c, d, nonce, fees, head];
 }

@@ -62,21 +62,37 @@ export declare class OutcomeUnknownError extends BreakwaterError { readonly kind
 export declare class ClosedError extends BreakwaterError { readonly kind: 'closed'; }
 export declare class InvalidRequestError extends BreakwaterError { readonly kind: 'invalidRequest'; }
 export declare class OverloadError extends BreakwaterError { readonly kind: 'overload'; }
-export declare class NoEndpointError extends BreakwaterError { readonly kind: 'noEndpoint'; }
+/**
+ * No endpoint can serve the request: a method no endpoint allows, or every endpoint on another chain
+ * (then `expectedChainId` and `chains` say what was expected and what each serves). Also thrown before
+ * signing when no `chainId` is set and the endpoints disagree on the chain (`chains`, no `expectedChainId`).
+ */
+export declare class NoEndpointError extends BreakwaterError {
+  readonly kind: 'noEndpoint';
+  readonly expectedChainId?: number;
+  readonly chains?: { endpoint: string; chainId: number }[];
+}
 /** A transaction request field is wrong; nothing was signed or sent. */
 export declare class InvalidTransactionError extends BreakwaterError { readonly kind: 'invalidTransaction'; readonly field: string; }
-/** The next replacement would pass the fee ceiling; `hashes` are still pending and still tracked. */
+/**
+ * The next replacement would pass the fee ceiling (`nonce` and `hashes`: still pending, still tracked); or,
+ * on a first send, the ceiling is below the next block's base fee (no `nonce`: nothing was signed).
+ */
 export declare class FeeCeilingError extends BreakwaterError {
   readonly kind: 'feeCeiling';
-  readonly nonce: number;
-  readonly hashes: string[];
+  readonly nonce?: number;
+  readonly hashes?: string[];
   readonly needed: bigint;
   readonly ceiling: bigint;
 }
 /** The signer refused or threw (its error is `cause`); nothing was broadcast and the nonce was released. */
 export declare class SignerError extends BreakwaterError { readonly kind: 'signer'; }
-/** Not an ethers Signer, viem local account or EIP-1193 wallet. */
+/**
+ * Not an ethers Signer, viem local account, viem WalletClient with an account or EIP-1193 wallet; or a
+ * signer bound to another chain than the relayer's (an ethers signer's provider, a viem client's `chain`).
+ */
 export declare class InvalidSignerError extends BreakwaterError { readonly kind: 'invalidSigner'; }
+
 /** The nonce was used by a transaction that is not one of ours. */
 export declare class TransactionReplacedError extends BreakwaterError { readonly kind: 'replacedByOther'; readonly nonce: number; readonly hashes: string[]; }
 /** Nothing to cancel: the nonce is settled, or not tracked by this relayer. */

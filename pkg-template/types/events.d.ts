@@ -75,6 +75,10 @@ export interface ReplacementEvent {
   hash: string;
   /** The newest hash before this one. */
   replaces: string;
+  /** The head when the replacement was decided. */
+  block: number;
+  /** The block the wait for inclusion counted from (the head at broadcast); absent for a cancel sent at once. */
+  waitedSince?: number;
   maxFeePerGas?: string;
   maxPriorityFeePerGas?: string;
   gasPrice?: string;

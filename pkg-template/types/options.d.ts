@@ -189,8 +189,12 @@ export interface RelayerOptions {
   slowStart?: SlowStartOptions;
   /** Quota groups by name. @default {} */
   quota?: Record<string, QuotaGroupOptions>;
-  /** The chain to serve (number or hex). @default the first chain id seen */
-  chainId?: number | string;
+  /**
+   * The chain to serve: a number, a bigint (ethers' `network.chainId`), or a decimal or 0x hex string.
+   * Without it, reads use the first chain id seen, and transactions are signed for the chain every answering
+   * endpoint reports (asked once, before the first signature; endpoints that disagree: NoEndpointError).
+   */
+  chainId?: number | bigint | string;
   /** Check each endpoint's eth_chainId before its first request. @default true */
   checkChainId?: boolean;
   /** Check it again this long after the last check (0: never); a disabled node gets another chance too. @default 300000 */
@@ -227,6 +231,13 @@ export interface RelayerOptions {
    * breaker opening, overload, reorg, nonce gaps, disconnect → warn; chainMismatch → error.
    */
   logger?: Logger;
+  /**
+   * What `executeRpcWithRetry` operations receive instead of the bound EIP-1193 provider, e.g.
+   * `(p) => new ethers.BrowserProvider(p, chainId)` (the seed's operations, unchanged) or
+   * `(p) => createPublicClient({ transport: custom(p, { retryCount: 0 }) })`. Called once per attempt.
+   * @default none (the bound provider itself)
+   */
+  wrap?: (provider: BoundProvider) => unknown;
 }
 
 /** A console-like logger; any subset of the levels. */

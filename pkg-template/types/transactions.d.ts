@@ -36,7 +36,7 @@ export interface TransactionRequest {
   maxPriorityFeePerGas?: Quantity;
   /** A legacy (type 0) transaction. */
   gasPrice?: Quantity;
-  /** Required unless the relayer has a `chainId` option. */
+  /** Must equal the relayer's chain if given; defaults to it (the `chainId` option, else the endpoints' chain). */
   chainId?: Quantity;
   type?: 0 | 2 | number | string;
 }
@@ -53,8 +53,23 @@ export interface ViemLikeAccount {
   /** Called with a complete EIP-1559 or legacy transaction (bigint fields). */
   signTransaction(tx: never): Promise<string>;
 }
-/** Anything the transaction calls accept as a signer; an EIP-1193 wallet sends with `eth_sendTransaction`. */
-export type TransactionSigner = EthersLikeSigner | ViemLikeAccount | Eip1193Provider;
+/**
+ * A viem client with an account (`createWalletClient({ account, chain, transport })`): a local account signs
+ * here and the relayer broadcasts; a JSON-RPC account (an address) lets the wallet behind the client send.
+ * Its `chain`, when set, must be the relayer's.
+ */
+export interface ViemLikeWalletClient extends Eip1193Provider {
+  account?: { address: string; type: string };
+  chain?: { id: number } | null;
+  extend: unknown;
+  transport: object;
+  uid: string;
+}
+/**
+ * Anything the transaction calls accept as a signer; an EIP-1193 wallet sends with `eth_sendTransaction` from
+ * its first `eth_accounts` entry. Never the node's accounts for a viem client: its own `account` decides.
+ */
+export type TransactionSigner = EthersLikeSigner | ViemLikeAccount | ViemLikeWalletClient | Eip1193Provider;
 
 /** A JSON-RPC transaction receipt, as the node returned it (hex quantities). */
 export interface RpcReceipt {

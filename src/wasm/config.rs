@@ -289,7 +289,8 @@ fn chain_id(f: &Fields) -> Result<Option<u64>, ConfigError> {
     if absent(&v) {
         return Ok(None);
     }
-    let bad = || ConfigError::new("chainId", "must be a positive integer: a number, a bigint, or a decimal or 0x hex string");
+    let bad =
+        || ConfigError::new("chainId", "must be a positive integer: a number, a bigint, or a decimal or 0x hex string");
     if let Some(n) = v.as_f64() {
         return (n.fract() == 0.0 && n > 0.0 && n < 9e15).then_some(Some(n as u64)).ok_or_else(bad);
     }

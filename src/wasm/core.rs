@@ -194,9 +194,11 @@ impl Core {
             .iter()
             .map(|(i, id)| descriptors::Obj::new().set("endpoint", label(*i)).set("chainId", *id as f64).build())
             .collect();
-        for (key, value) in
-            [("message", JsValue::from(message)), ("expectedChainId", (expected as f64).into()), ("chains", chains.into())]
-        {
+        for (key, value) in [
+            ("message", JsValue::from(message)),
+            ("expectedChainId", (expected as f64).into()),
+            ("chains", chains.into()),
+        ] {
             let _ = Reflect::set(&descriptor, &key.into(), &value);
         }
         descriptor
