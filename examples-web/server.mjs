@@ -17,7 +17,7 @@ const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '
 
 /** Starts everything; resolves to `{ url, stop }`. `dist` is the Vite build output. */
 export async function startDashboard({ port = 0, dist = join(here, 'dist') } = {}) {
-  const anvil = await startAnvil(['--block-time', '1']);
+  const anvil = await startAnvil(['--block-time', '1'], { head: 1200 }); // far past block 0, like a real chain
   const healthy = () => [{ proxy: anvil.url }];
   const nodes = {};
   const alive = {};

@@ -17,7 +17,8 @@ const stamp = () => `${String(Date.now() - t0).padStart(6)} ms`;
 const log = (...a) => console.log(stamp(), ...a);
 const scene = (title) => console.log(`\n${'─'.repeat(72)}\n${title}\n${'─'.repeat(72)}`);
 
-const anvil = await startAnvil(['--block-time', '1']);
+// A block every second, starting far past block 0 like every real chain.
+const anvil = await startAnvil(['--block-time', '1'], { head: 1200 });
 const fleet = {};
 for (const name of ['alpha', 'bravo', 'charlie']) fleet[name] = await startMockNode([{ proxy: anvil.url }]);
 const healthy = [{ proxy: anvil.url }];
@@ -101,17 +102,21 @@ try {
   scene('gas spike: a transfer signed by a viem account goes out at today\'s fee, then the base fee jumps 20×; the node evicts it, and after 2 blocks the relayer replaces it (same nonce, both fees up, priced at the new estimate) — never a second nonce');
   // anvil's public dev account #2; its key never enters the relayer, only the account's signTransaction is called.
   const account = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 2 });
-  const txLog = (e) => log(`  ⛓ ${e.type} nonce ${e.nonce ?? '-'} ${e.hash ? e.hash.slice(0, 12) + '…' : ''}${e.maxFeePerGas ? ` maxFee ${(Number(e.maxFeePerGas) / 1e9).toFixed(2)} gwei` : ''}${e.kind ? ` (${e.kind})` : ''}`);
+  const txLog = (e) => log(`  ⛓ ${e.type} nonce ${e.nonce ?? '-'} ${e.hash ? e.hash.slice(0, 12) + '…' : ''}${e.maxFeePerGas ? ` maxFee ${(Number(e.maxFeePerGas) / 1e9).toFixed(2)} gwei` : ''}${e.kind ? ` (${e.kind})` : ''}${e.block ? ` at block ${e.block}, ${e.block - e.waitedSince} blocks after block ${e.waitedSince}` : ''}`);
   const offs = ['txSubmitted', 'txUnknown', 'speedUp', 'cancel', 'txIncluded', 'reorg', 'txMined', 'replaced'].map((t) => relayer.on(t, txLog));
   const fleetCount = () => Object.values(fleet).reduce((n, f) => n + f.count(), 0);
   const txSceneStart = fleetCount();
   const base = BigInt(await relayer.request({ method: 'eth_gasPrice' }));
+  const anvilRpc = (method, params) => fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  // Block production pauses while the transfer goes out and the spike is set, so no block can slip in between.
+  await anvilRpc('evm_setIntervalMining', [0]);
   const sending = relayer.sendTransactionWithSpeedup(account, { to: '0x000000000000000000000000000000000000dEaD', value: 1n, chainId: 31337,
     maxFeePerGas: base + base / 10n, maxPriorityFeePerGas: base / 10n }, 2, { pollIntervalMs: 250 });
   await Promise.race([new Promise((r) => relayer.on('txSubmitted', r)), sending.catch(() => {})]);
-  await fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_setNextBlockBaseFeePerGas', params: [`0x${(base * 20n).toString(16)}`] }) });
-  log(`  (base fee set to ${(Number(base * 20n) / 1e9).toFixed(2)} gwei for the next block)`);
+  await anvilRpc('anvil_setNextBlockBaseFeePerGas', [`0x${(base * 20n).toString(16)}`]);
+  await anvilRpc('evm_setIntervalMining', [1]);
+  log(`  (base fee set to ${(Number(base * 20n) / 1e9).toFixed(2)} gwei for the next block; head ${parseInt(await relayer.request({ method: 'eth_blockNumber' }), 16)})`);
   try {
     const outcome = await sending;
     log(`✔ nonce ${outcome.nonce} ${outcome.outcome} in block ${parseInt(outcome.blockNumber, 16)}: ${outcome.hashes.length} transaction(s) sent for it, the mined one is ${outcome.hash.slice(0, 12)}…`);

@@ -22,8 +22,11 @@ function freePort() {
 const running = new Set();
 process.once('exit', () => { for (const child of running) if (child.exitCode === null) child.kill('SIGKILL'); });
 
-/** Starts anvil on 127.0.0.1; `args` are extra flags (e.g. ['--block-time', '1']). */
-export async function startAnvil(args = []) {
+/**
+ * Starts anvil on 127.0.0.1; `args` are extra flags (e.g. ['--block-time', '1']); `head` blocks are mined
+ * at once first (anvil_mine), so the chain starts far past block 0 as every real chain is.
+ */
+export async function startAnvil(args = [], { head = 0 } = {}) {
   if (!existsSync(ANVIL_BIN)) throw new Error(`anvil not found at ${ANVIL_BIN}; run scripts/setup.sh`);
   const port = await freePort();
   const child = spawn(ANVIL_BIN, ['--host', '127.0.0.1', '--port', String(port), '--silent', ...args], { stdio: 'ignore' });
@@ -45,6 +48,11 @@ export async function startAnvil(args = []) {
     } catch { /* not up yet */ }
     if (Date.now() - started > 15000) { await stop(); throw new Error('anvil did not start within 15 s'); }
     await new Promise((r) => setTimeout(r, 50));
+  }
+  if (head > 0) {
+    const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_mine', params: [`0x${head.toString(16)}`] }) });
+    if (!r.ok) { await stop(); throw new Error(`anvil_mine failed: ${r.status}`); }
   }
   return { url, pid: child.pid, stop };
 }

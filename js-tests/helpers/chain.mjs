@@ -19,7 +19,7 @@ const hex = (n) => `0x${BigInt(n).toString(16)}`;
  */
 export async function startChain({ mining = 'interval', blockTime = 1, head = 1200, args = [] } = {}) {
   const flags = mining === 'interval' ? ['--block-time', String(blockTime)] : mining === 'manual' ? ['--no-mining'] : [];
-  const anvil = await startAnvil([...flags, ...args]);
+  const anvil = await startAnvil([...flags, ...args], { head });
   const rpc = async (method, params = []) => {
     const r = await fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
@@ -27,7 +27,6 @@ export async function startChain({ mining = 'interval', blockTime = 1, head = 12
     if (body.error) throw new Error(`${method}: ${body.error.message}`);
     return body.result;
   };
-  await rpc('anvil_mine', [hex(head)]);
   const proxy = await startTxProxy(anvil.url);
   const blockNumber = async () => Number(await rpc('eth_blockNumber'));
   const intervalMs = blockTime * 1000;
