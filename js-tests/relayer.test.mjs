@@ -72,7 +72,7 @@ test('a rate-limited endpoint past the deadline fails fast with a RateLimitedErr
   const relayer = new FaultTolerantRelayer([a.url], { ...FAST, deadlineMs: 1000, maxRetryAfterMs: 600000 });
   const err = await relayer.request({ method: 'eth_blockNumber' }).catch((e) => e);
   assert.ok(isRateLimitedError(err), err);
-  assert.equal(err.code, -32005);
+  assert.equal(err.code, -32002, "a give-up: no wrapper retries it");
   assert.equal(err.retryAfterMs, 600000);
   assert.equal(a.count(), 1);
 });

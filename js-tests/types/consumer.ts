@@ -64,7 +64,7 @@ async function main(): Promise<void> {
   try {
     await relayer.request({ method: 'eth_call', params: [{}, 'latest'] });
   } catch (e: unknown) {
-    if (isRpcError(e)) { const c: number = e.code; const d: unknown = e.data; void c; void d; }
+    if (isRpcError(e)) { const c: number = e.code; const d: unknown = e.data; const rc: number | undefined = e.rpcCode; void c; void d; void rc; }
     if (isHttpError(e)) { const s: number = e.status; void s; }
     if (isTransportError(e)) { const t: 'timeout' | 'refused' | 'reset' | 'dns' | 'aborted' | 'network' = e.transport; void t; }
     if (isConfigError(e)) { const f: string = e.field; void f; }

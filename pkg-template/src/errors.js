@@ -47,6 +47,8 @@ class RpcError extends BreakwaterError {
     super(d, options);
     this.name = 'RpcError';
     if (d.data !== undefined) this.data = d.data;
+    // The node's own JSON-RPC code (also when `code` is -32002: the relayer retried it and gave up).
+    if (typeof d.rpcCode === 'number') this.rpcCode = d.rpcCode;
   }
 }
 

@@ -49,7 +49,11 @@ export declare class BreakwaterError extends Error {
   readonly hash?: string;
 }
 export declare class ConfigError extends BreakwaterError { readonly kind: 'config'; readonly field: string; }
-export declare class RpcError extends BreakwaterError { readonly kind: 'rpc'; readonly data?: unknown; }
+/**
+ * A node's JSON-RPC error. `code` is the node's, except when the relayer retried it and gave up: then -32002
+ * (which viem and ethers do not retry again) and `reason: 'attemptsExhausted'`. `rpcCode` is always the node's.
+ */
+export declare class RpcError extends BreakwaterError { readonly kind: 'rpc'; readonly data?: unknown; readonly rpcCode?: number; }
 export declare class HttpError extends BreakwaterError { readonly kind: 'http'; readonly status: number; }
 export declare class TransportError extends BreakwaterError {
   readonly kind: 'transport';

@@ -18,8 +18,6 @@ use crate::time::millis_f64;
 /// viem and ethers do not retry it, so layers above do not multiply our
 /// retries.
 pub const CODE_UNAVAILABLE: i64 = -32002;
-/// EIP-1474 "limit exceeded".
-pub const CODE_LIMIT: i64 = -32005;
 /// EIP-1474 "method not found": no endpoint serves the request.
 pub const CODE_METHOD_NOT_FOUND: i64 = -32601;
 /// EIP-1474 "invalid params".
@@ -147,9 +145,10 @@ fn history(records: &[AttemptRecord], redactor: &Redactor) -> Array {
 
 /// The descriptor of a failed logical request. When attempts ran out or
 /// the failure was not retryable, the last upstream failure is reported as
-/// itself (a node's error keeps its own code); the relayer's own stops
-/// (deadline, budget, rate limit) get their own kind, with the upstream
-/// failure kept under `cause`.
+/// itself: a node's error the relayer did not retry keeps its own code; one
+/// it retried and gave up on gets -32002 (the node's code in `rpcCode`).
+/// The relayer's own stops (deadline, budget, rate limit) get their own
+/// kind and -32002, with the upstream failure kept under `cause`.
 pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32) -> JsValue {
     let endpoint = f.last_endpoint();
     let label = endpoint.map(|e| redactor.label(e));
@@ -190,7 +189,7 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
             Some(("budget", CODE_UNAVAILABLE, format!("retry budget exhausted after {n} attempt(s)")))
         }
         StopReason::RateLimited => {
-            Some(("rateLimited", CODE_LIMIT, "every endpoint is rate limited past the deadline".to_string()))
+            Some(("rateLimited", CODE_UNAVAILABLE, "every endpoint is rate limited past the deadline".to_string()))
         }
         StopReason::Overload => Some((
             "overload",
@@ -224,6 +223,13 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
         (Some((kind, code, message)), cause) => {
             let cause = cause.map(|(k, c, m, o)| base(k, c, m, o).build());
             base(kind, code, message, Obj::new()).maybe("cause", cause).build()
+        }
+        // A give-up after the relayer's own retries carries -32002, a code no
+        // mainstream wrapper retries (viem's transports retry -32603, -32005
+        // and unknown codes): the give-up is final. The node's code stays in
+        // `rpcCode`, its message and data as they were.
+        (None, Some((kind, _, message, obj))) if f.reason == StopReason::AttemptsExhausted => {
+            base(kind, CODE_UNAVAILABLE, message, obj).build()
         }
         (None, Some((kind, code, message, obj))) => base(kind, code, message, obj).build(),
         (None, None) => base("transport", CODE_UNAVAILABLE, "no attempt could be made".into(), Obj::new()).build(),

@@ -1,0 +1,94 @@
+// Retries never stack: wrapped by viem's custom() transport (its defaults:
+// 3 retries on -32603, -32005, unknown codes and some HTTP statuses) or by
+// ethers' BrowserProvider, a give-up of the relayer is final. For every
+// failing node below, the upstream requests under each wrapper equal the
+// relayer's alone, and the error each side sees is the documented one.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { ethers } from 'ethers';
+import { createPublicClient, custom } from 'viem';
+import { FaultTolerantRelayer, isRpcError, isHttpError, isTransportError, isRateLimitedError } from '../pkg/dist/node.mjs';
+import { useMockNodes } from './helpers/mock-node.mjs';
+
+const node = useMockNodes(after);
+const OPTIONS = { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 5, attemptTimeoutMs: 300, adaptiveTimeout: false, hedge: false,
+  deadlineMs: 3000, maxRetryAfterMs: 60000, cache: false, dedup: false, chainId: 1 };
+
+// How each node fails, and what the relayer alone reports for it.
+const FAULTS = [
+  ['HTTP 429 with Retry-After', [{ status: 429, headers: { 'retry-after': '30' } }], isRateLimitedError],
+  ['HTTP 503', [{ status: 503 }], isHttpError],
+  ['a hang', [{ hang: true }], (e) => isTransportError(e) || e.kind === 'deadline'],
+  ['-32603 internal error', [{ error: { code: -32603, message: 'internal error', data: '0xfeed' } }], isRpcError],
+  ['-32005 limit exceeded', [{ error: { code: -32005, message: 'limit exceeded' } }], (e) => isRateLimitedError(e) || e.kind === 'deadline'],
+  ['-32000 header not found', [{ error: { code: -32000, message: 'header not found' } }], isRpcError],
+];
+
+/** The failing read through one caller; returns the error it saw and the upstream eth_blockNumber count. */
+async function run(caller, script) {
+  const upstream = await node(script);
+  const relayer = new FaultTolerantRelayer([upstream.url], OPTIONS);
+  let error;
+  try {
+    if (caller === 'alone') await relayer.request({ method: 'eth_blockNumber' });
+    if (caller === 'viem') await createPublicClient({ transport: custom(relayer) }).getBlockNumber({ cacheTime: 0 });
+    if (caller === 'ethers') await new ethers.BrowserProvider(relayer, 1, { staticNetwork: true }).getBlockNumber();
+  } catch (e) {
+    error = e;
+  }
+  await relayer.close();
+  return { error, requests: upstream.count('eth_blockNumber') };
+}
+
+for (const [name, script, expected] of FAULTS) {
+  test(`a node answering ${name}: viem custom() and ethers BrowserProvider send what the relayer alone sends`, async () => {
+    const alone = await run('alone', script);
+    assert.ok(alone.error && expected(alone.error), `${alone.error && alone.error.name}: ${alone.error && alone.error.message}`);
+    assert.equal(alone.error.code, -32002, 'a give-up carries -32002, which no wrapper retries');
+    const viem = await run('viem', script);
+    const ether = await run('ethers', script);
+    assert.equal(viem.requests, alone.requests, `viem: ${viem.requests} upstream requests, alone: ${alone.requests}`);
+    assert.equal(ether.requests, alone.requests, `ethers: ${ether.requests} upstream requests, alone: ${alone.requests}`);
+    // What each side sees: viem's ResourceUnavailableRpcError around ours; ethers' UNKNOWN_ERROR with our code.
+    assert.equal(viem.error.name, 'ResourceUnavailableRpcError');
+    assert.equal(viem.error.code, -32002);
+    assert.equal(viem.error.cause.kind, alone.error.kind, 'our error is the cause');
+    assert.equal(ether.error.code, 'UNKNOWN_ERROR');
+    assert.equal(ether.error.error.code, -32002, 'ethers keeps our code and message in error.error');
+    const portless = (m) => m.replace(/127\.0\.0\.1:\d+/g, 'node');
+    assert.equal(portless(ether.error.error.message), portless(alone.error.message));
+  });
+}
+
+test("a node's error the relayer gave up on keeps its code, message and data where an app can read them", async () => {
+  const { error } = await run('alone', [{ error: { code: -32603, message: 'internal error', data: '0xfeed' } }]);
+  assert.equal(error.code, -32002);
+  assert.equal(error.rpcCode, -32603, "the node's own code");
+  assert.equal(error.data, '0xfeed', "the node's own data");
+  assert.equal(error.shortMessage, 'internal error', "the node's own message");
+  assert.equal(error.reason, 'attemptsExhausted');
+  assert.equal(error.attempts, 3);
+  const viem = await run('viem', [{ error: { code: -32603, message: 'internal error', data: '0xfeed' } }]);
+  assert.equal(viem.error.cause.rpcCode, -32603, 'under viem: error.cause is ours');
+});
+
+test('errors the relayer did not retry keep the node code, so viem and ethers map them as usual', async () => {
+  const revert = [{ error: { code: 3, message: 'execution reverted: no', data: '0x08c379a0' } }];
+  const upstream = await node(revert);
+  const relayer = new FaultTolerantRelayer([upstream.url], OPTIONS);
+  const call = { to: '0x000000000000000000000000000000000000dEaD', data: '0x' };
+  const alone = await relayer.request({ method: 'eth_call', params: [call, 'latest'] }).catch((e) => e);
+  assert.equal(alone.code, 3);
+  assert.equal(upstream.count('eth_call'), 1, 'a revert is tried once');
+  const provider = new ethers.BrowserProvider(relayer, 1, { staticNetwork: true });
+  const mapped = await provider.call(call).catch((e) => e);
+  assert.equal(mapped.code, 'CALL_EXCEPTION');
+  assert.equal(upstream.count('eth_call'), 2, 'ethers sent it once');
+  const invalid = await node([{ error: { code: -32602, message: 'invalid params' } }]);
+  const other = new FaultTolerantRelayer([invalid.url], OPTIONS);
+  const viemError = await createPublicClient({ transport: custom(other) }).getBlockNumber({ cacheTime: 0 }).catch((e) => e);
+  assert.equal(viemError.name, 'InvalidParamsRpcError');
+  assert.equal(invalid.count('eth_blockNumber'), 1, 'viem does not retry invalid params');
+  await relayer.close();
+  await other.close();
+});
