@@ -92,3 +92,22 @@ test('errors the relayer did not retry keep the node code, so viem and ethers ma
   await relayer.close();
   await other.close();
 });
+
+test('ethers derives its usual codes from what the relayer passes through: NONCE_EXPIRED, INSUFFICIENT_FUNDS, REPLACEMENT_UNDERPRICED', async () => {
+  const raw = '0x02f86c827a6980843b9aca00850ba43b740082520894000000000000000000000000000000000000dead0180c080a0' +
+    '1111111111111111111111111111111111111111111111111111111111111111a02222222222222222222222222222222222222222222222222222222222222222';
+  const cases = [
+    ['nonce too low', 'NONCE_EXPIRED'],
+    ['insufficient funds for gas * price + value', 'INSUFFICIENT_FUNDS'],
+    ['replacement transaction underpriced', 'REPLACEMENT_UNDERPRICED'],
+  ];
+  for (const [message, code] of cases) {
+    const upstream = await node([{ error: { code: -32000, message } }]);
+    const relayer = new FaultTolerantRelayer([upstream.url], OPTIONS);
+    const provider = new ethers.BrowserProvider(relayer, 1, { staticNetwork: true });
+    const error = await provider.send('eth_sendRawTransaction', [raw]).catch((e) => e);
+    assert.equal(error.code, code, `${message}: ${error.code} ${error.message}`);
+    assert.equal(upstream.count('eth_sendRawTransaction'), 1, `${message}: a certain refusal is sent once`);
+    await relayer.close();
+  }
+});
