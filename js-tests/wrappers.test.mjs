@@ -14,14 +14,16 @@ const node = useMockNodes(after);
 const OPTIONS = { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 5, attemptTimeoutMs: 300, adaptiveTimeout: false, hedge: false,
   deadlineMs: 3000, maxRetryAfterMs: 60000, cache: false, dedup: false, chainId: 1 };
 
-// How each node fails, and what the relayer alone reports for it.
+// How each node fails, what the relayer alone reports for it, the code it carries and viem's class for it.
+// A give-up carries -32002 (no wrapper retries it) unless the node's code is one no wrapper retries anyway.
+const UNAVAILABLE = [-32002, 'ResourceUnavailableRpcError'];
 const FAULTS = [
-  ['HTTP 429 with Retry-After', [{ status: 429, headers: { 'retry-after': '30' } }], isRateLimitedError],
-  ['HTTP 503', [{ status: 503 }], isHttpError],
-  ['a hang', [{ hang: true }], (e) => isTransportError(e) || e.kind === 'deadline'],
-  ['-32603 internal error', [{ error: { code: -32603, message: 'internal error', data: '0xfeed' } }], isRpcError],
-  ['-32005 limit exceeded', [{ error: { code: -32005, message: 'limit exceeded' } }], (e) => isRateLimitedError(e) || e.kind === 'deadline'],
-  ['-32000 header not found', [{ error: { code: -32000, message: 'header not found' } }], isRpcError],
+  ['HTTP 429 with Retry-After', [{ status: 429, headers: { 'retry-after': '30' } }], isRateLimitedError, UNAVAILABLE],
+  ['HTTP 503', [{ status: 503 }], isHttpError, UNAVAILABLE],
+  ['a hang', [{ hang: true }], (e) => isTransportError(e) || e.kind === 'deadline', UNAVAILABLE],
+  ['-32603 internal error', [{ error: { code: -32603, message: 'internal error', data: '0xfeed' } }], isRpcError, UNAVAILABLE],
+  ['-32005 limit exceeded', [{ error: { code: -32005, message: 'limit exceeded' } }], (e) => isRateLimitedError(e) || e.kind === 'deadline', UNAVAILABLE],
+  ['-32000 header not found', [{ error: { code: -32000, message: 'header not found' } }], isRpcError, [-32000, 'InvalidInputRpcError']],
 ];
 
 /** The failing read through one caller; returns the error it saw and the upstream eth_blockNumber count. */
@@ -40,21 +42,21 @@ async function run(caller, script) {
   return { error, requests: upstream.count('eth_blockNumber') };
 }
 
-for (const [name, script, expected] of FAULTS) {
+for (const [name, script, expected, [code, viemName]] of FAULTS) {
   test(`a node answering ${name}: viem custom() and ethers BrowserProvider send what the relayer alone sends`, async () => {
     const alone = await run('alone', script);
     assert.ok(alone.error && expected(alone.error), `${alone.error && alone.error.name}: ${alone.error && alone.error.message}`);
-    assert.equal(alone.error.code, -32002, 'a give-up carries -32002, which no wrapper retries');
+    assert.equal(alone.error.code, code, 'a give-up carries a code no wrapper retries');
     const viem = await run('viem', script);
     const ether = await run('ethers', script);
     assert.equal(viem.requests, alone.requests, `viem: ${viem.requests} upstream requests, alone: ${alone.requests}`);
     assert.equal(ether.requests, alone.requests, `ethers: ${ether.requests} upstream requests, alone: ${alone.requests}`);
-    // What each side sees: viem's ResourceUnavailableRpcError around ours; ethers' UNKNOWN_ERROR with our code.
-    assert.equal(viem.error.name, 'ResourceUnavailableRpcError');
-    assert.equal(viem.error.code, -32002);
+    // What each side sees: viem's class for the code around ours; ethers' UNKNOWN_ERROR with our code.
+    assert.equal(viem.error.name, viemName);
+    assert.equal(viem.error.code, code);
     assert.equal(viem.error.cause.kind, alone.error.kind, 'our error is the cause');
     assert.equal(ether.error.code, 'UNKNOWN_ERROR');
-    assert.equal(ether.error.error.code, -32002, 'ethers keeps our code and message in error.error');
+    assert.equal(ether.error.error.code, code, 'ethers keeps our code and message in error.error');
     const portless = (m) => m.replace(/127\.0\.0\.1:\d+/g, 'node');
     assert.equal(portless(ether.error.error.message), portless(alone.error.message));
   });
@@ -108,6 +110,19 @@ test('ethers derives its usual codes from what the relayer passes through: NONCE
     const error = await provider.send('eth_sendRawTransaction', [raw]).catch((e) => e);
     assert.equal(error.code, code, `${message}: ${error.code} ${error.message}`);
     assert.equal(upstream.count('eth_sendRawTransaction'), 1, `${message}: a certain refusal is sent once`);
+    await relayer.close();
+  }
+});
+
+test("viem's custom() retries codes it does not know, reverts included: the README's retryCount: 0 keeps a revert at one request", async () => {
+  const revert = [{ error: { code: 3, message: 'execution reverted', data: '0x08c379a0' } }];
+  const call = { to: '0x000000000000000000000000000000000000dEaD', data: '0x' };
+  for (const [config, expected] of [[undefined, 4], [{ retryCount: 0 }, 1]]) {
+    const upstream = await node(revert);
+    const relayer = new FaultTolerantRelayer([upstream.url], OPTIONS);
+    const error = await createPublicClient({ transport: custom(relayer, config) }).call(call).catch((e) => e);
+    assert.equal(error.name, 'CallExecutionError');
+    assert.equal(upstream.count('eth_call'), expected, `custom(relayer, ${JSON.stringify(config)})`);
     await relayer.close();
   }
 });

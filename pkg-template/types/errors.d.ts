@@ -50,8 +50,9 @@ export declare class BreakwaterError extends Error {
 }
 export declare class ConfigError extends BreakwaterError { readonly kind: 'config'; readonly field: string; }
 /**
- * A node's JSON-RPC error. `code` is the node's, except when the relayer retried it and gave up: then -32002
- * (which viem and ethers do not retry again) and `reason: 'attemptsExhausted'`. `rpcCode` is always the node's.
+ * A node's JSON-RPC error. `code` is the node's, except when the relayer retried it, gave up, and the code is one a
+ * wrapper would retry (-32603, -32005, unknown codes): then -32002 (viem and ethers do not retry it) and
+ * `reason: 'attemptsExhausted'`. `rpcCode` is always the node's.
  */
 export declare class RpcError extends BreakwaterError { readonly kind: 'rpc'; readonly data?: unknown; readonly rpcCode?: number; }
 export declare class HttpError extends BreakwaterError { readonly kind: 'http'; readonly status: number; }

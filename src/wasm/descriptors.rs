@@ -18,6 +18,13 @@ use crate::time::millis_f64;
 /// viem and ethers do not retry it, so layers above do not multiply our
 /// retries.
 pub const CODE_UNAVAILABLE: i64 = -32002;
+/// EIP-1474 / EIP-1193 codes that viem maps to error classes it never
+/// retries (and ethers retries nothing): kept as they are on a give-up, as
+/// they say more than -32002 (method not found, invalid input…).
+const WRAPPERS_NEVER_RETRY: [i64; 16] = [
+    -32700, -32600, -32601, -32602, -32000, -32001, -32002, -32003, -32004, -32006, 4001, 4100, 4200, 4900, 4901, 4902,
+];
+
 /// EIP-1474 "method not found": no endpoint serves the request.
 pub const CODE_METHOD_NOT_FOUND: i64 = -32601;
 /// EIP-1474 "invalid params".
@@ -146,7 +153,8 @@ fn history(records: &[AttemptRecord], redactor: &Redactor) -> Array {
 /// The descriptor of a failed logical request. When attempts ran out or
 /// the failure was not retryable, the last upstream failure is reported as
 /// itself: a node's error the relayer did not retry keeps its own code; one
-/// it retried and gave up on gets -32002 (the node's code in `rpcCode`).
+/// it retried and gave up on gets -32002 (the node's code in `rpcCode`)
+/// unless its code is one no wrapper retries.
 /// The relayer's own stops (deadline, budget, rate limit) get their own
 /// kind and -32002, with the upstream failure kept under `cause`.
 pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32) -> JsValue {
@@ -224,11 +232,13 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
             let cause = cause.map(|(k, c, m, o)| base(k, c, m, o).build());
             base(kind, code, message, Obj::new()).maybe("cause", cause).build()
         }
-        // A give-up after the relayer's own retries carries -32002, a code no
-        // mainstream wrapper retries (viem's transports retry -32603, -32005
-        // and unknown codes): the give-up is final. The node's code stays in
-        // `rpcCode`, its message and data as they were.
-        (None, Some((kind, _, message, obj))) if f.reason == StopReason::AttemptsExhausted => {
+        // A give-up after the relayer's own retries must be final: a node code
+        // a wrapper would retry again (viem's transports retry -32603, -32005,
+        // 429, -32007 and codes they do not know) becomes -32002; the node's
+        // code stays in `rpcCode`, its message and data as they were.
+        (None, Some((kind, code, message, obj)))
+            if f.reason == StopReason::AttemptsExhausted && !WRAPPERS_NEVER_RETRY.contains(&code) =>
+        {
             base(kind, CODE_UNAVAILABLE, message, obj).build()
         }
         (None, Some((kind, code, message, obj))) => base(kind, code, message, obj).build(),

@@ -1,0 +1,110 @@
+// Cost per request with thousands in flight: N eth_getBalance reads fired
+// at once at one relayer (two endpoints on one node in another process that
+// answers after 20 ms), beside raw fetch doing the same reads, in one run.
+//   node benches/queue.mjs                 10, 1,000, 10,000 and 100,000 in flight; writes benches/QUEUE.md
+//   node benches/queue.mjs --smoke         10 and 200 (CI: every part still works; numbers mean nothing)
+//   node benches/queue.mjs --levels 3000   chosen levels, printed only
+// Reported: wall time, CPU µs per request (this process: the relayer's
+// work plus fetch's), upstream calls and failures; ours with the defaults
+// and with `maxQueue` raised so nothing is refused.
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FaultTolerantRelayer } from '../pkg/dist/node.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const smoke = process.argv.includes('--smoke');
+const levelArg = process.argv.indexOf('--levels');
+const levels = levelArg > 0 ? process.argv[levelArg + 1].split(',').map(Number) : smoke ? [10, 200] : [10, 1000, 10000, 100000];
+
+// The node: another process, answers every call after 20 ms, counts calls.
+const NODE = `
+const http = require('node:http');
+let calls = 0;
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    let body; try { body = JSON.parse(Buffer.concat(chunks)); } catch { body = {}; }
+    if (req.url === '/count') { res.end(String(calls)); return; }
+    if (req.url === '/reset') { calls = 0; res.end('0'); return; }
+    calls += 1;
+    const result = body.method === 'eth_chainId' ? '0x1' : '0x64';
+    setTimeout(() => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result })); }, 20);
+  });
+});
+server.keepAliveTimeout = 60000;
+server.maxConnections = 0;
+server.listen(0, '127.0.0.1', () => console.log(server.address().port));
+`;
+
+async function startNode() {
+  const child = spawn(process.execPath, ['-e', NODE], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(Number(String(d).trim()))));
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url,
+    calls: async () => Number(await (await fetch(`${url}/count`, { method: 'POST' })).text()),
+    reset: () => fetch(`${url}/reset`, { method: 'POST' }).then((r) => r.text()),
+    stop: () => child.kill(),
+  };
+}
+
+const address = (i) => `0x${i.toString(16).padStart(40, '0')}`;
+const body = (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_getBalance', params: [address(i), 'latest'] });
+
+/** Runs `one(i)` for i < n all at once; wall ms, CPU µs per request, failures. */
+async function measure(n, one) {
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const results = await Promise.allSettled(Array.from({ length: n }, (_, i) => one(i)));
+  const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const failed = results.filter((r) => r.status === 'rejected');
+  const reasons = {};
+  for (const r of failed) {
+    const name = (r.reason && (r.reason.name || r.reason.code)) || String(r.reason);
+    reasons[name] = (reasons[name] || 0) + 1;
+  }
+  return { ms, cpuUsPerRequest: (cpu.user + cpu.system) / n, failed: failed.length, reasons };
+}
+
+const node = await startNode();
+const rows = [];
+try {
+  for (const n of levels) {
+    const raw = await measure(n, async (i) => {
+      const r = await fetch(node.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(i) });
+      const json = await r.json();
+      if (json.result === undefined) throw new Error('no result');
+    });
+    const rawCalls = await node.calls();
+    await node.reset();
+    const variants = [['ours, defaults', {}], ['ours, maxQueue raised', { maxQueue: n + 10 }]];
+    const ours = [];
+    for (const [name, extra] of variants) {
+      const relayer = new FaultTolerantRelayer([node.url, `${node.url}/b`], { hedge: false, ...extra });
+      const result = await measure(n, (i) => relayer.request({ method: 'eth_getBalance', params: [address(i), 'latest'] }));
+      await relayer.close();
+      ours.push({ name, ...result, calls: await node.calls() });
+      await node.reset();
+    }
+    rows.push({ n, raw: { ...raw, calls: rawCalls }, ours });
+    console.error(`[queue] ${n}: raw ${raw.ms.toFixed(0)} ms; ${ours.map((o) => `${o.name} ${o.ms.toFixed(0)} ms, ${o.cpuUsPerRequest.toFixed(1)} µs/req, ${o.failed} failed`).join('; ')}`);
+  }
+} finally {
+  node.stop();
+}
+
+const fmt = (r) => `${(r.ms / 1000).toFixed(2)} s | ${r.cpuUsPerRequest.toFixed(1)} | ${r.calls} | ${r.failed}${r.failed ? ` (${Object.entries(r.reasons).map(([k, v]) => `${v} ${k}`).join(', ')})` : ''}`;
+let table = '| in flight | client | time | CPU µs/request | upstream calls | failed |\n|---|---|---|---|---|---|\n';
+for (const row of rows) {
+  table += `| ${row.n.toLocaleString('en')} | raw fetch | ${fmt(row.raw)} |\n`;
+  for (const o of row.ours) table += `| | ${o.name} | ${fmt(o)} |\n`;
+}
+console.log(table);
+if (!smoke && levelArg < 0) {
+  writeFileSync(join(root, 'benches/QUEUE.md'), `# Thousands in flight\n\n\`node benches/queue.mjs\` (${new Date().toISOString().slice(0, 10)}, ${process.version}). ` +
+    'N reads at once at one relayer with two endpoints on a node in another process that answers after 20 ms; `hedge: false`.\n\n' + table);
+}
