@@ -263,6 +263,24 @@ test('the fee ceiling is respected: a typed error names the pending hashes, and 
   assert.deepEqual(relayer.pendingTransactions(31337, account.address), []);
 });
 
+test('a transaction a gas spike evicted, past the fee ceiling, is kept: re-broadcast once fees fall, later sends not stuck', { timeout: 60000 }, async () => {
+  const node = await chain();
+  const relayer = relayerFor(node.url);
+  const log = recorder(relayer);
+  const account = privateKeyToAccount(KEYS[15]);
+  node.spikeBaseFeeAtNextSend(100n * GWEI); // the node drops it at the next block
+  const error = await relayer.sendTransactionWithSpeedup(account, { to: RECIPIENT, value: 1n, gas: 21000n, ...lowFee }, 1,
+    { feeCeiling: 2n * GWEI + GWEI / 20n }).then(() => assert.fail('resolved past the ceiling'), (e) => e);
+  assert.ok(isFeeCeilingError(error), `${error.name}: ${error.message}`);
+  const kept = log.next('txMined', (e) => e.nonce === 0);
+  await node.rpc('anvil_setNextBlockBaseFeePerGas', ['0x7']); // the spike is over
+  const next = await relayer.sendTransactionWithSpeedup(account, { to: RECIPIENT, value: 2n, gas: 21000n, ...fee });
+  assert.equal(next.nonce, 1, 'the next send was not stuck behind nonce 0');
+  assert.equal((await kept).hash, error.hashes[0], 'the kept original was re-broadcast and mined');
+  assert.equal((await node.rpc('eth_getTransactionReceipt', [error.hashes[0]])).status, '0x1');
+  assert.deepEqual(relayer.pendingTransactions(31337, account.address), []);
+});
+
 test('"nonce too low" because our own transaction was already mined is reported as success', async () => {
   // Automine: the test needs the transaction mined the moment it arrives, before the retry asks again.
   const node = await chain({ mining: 'auto' });

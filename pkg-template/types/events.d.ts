@@ -77,13 +77,13 @@ export interface ReplacementEvent {
   replaces: string;
   /** The head when the replacement was decided. */
   block: number;
-  /** The block the wait for inclusion counted from (the head at broadcast); absent for a cancel sent at once. */
+  /** The block the wait for inclusion counted from (the head at broadcast, or at the last replacement); absent when nothing was counted yet (a cancel right after the send). */
   waitedSince?: number;
   maxFeePerGas?: string;
   maxPriorityFeePerGas?: string;
   gasPrice?: string;
 }
-/** A receipt appeared (not yet final). */
+/** A receipt appeared but is not final yet (so never with `confirmations: 1`, where the first receipt is final). */
 export interface TxIncludedEvent { type: 'txIncluded'; nonce?: number; hash: string; confirmations: number; }
 /** A receipt seen before vanished or moved: a reorg. The wait goes on. */
 export interface ReorgEvent { type: 'reorg'; nonce?: number; hash: string; }

@@ -100,6 +100,7 @@ export interface TxOutcome extends RpcReceipt {
   /** The mined transaction is not the original. */
   replaced: boolean;
   cancelled: boolean;
+  /** Confirmations counted when the wait ended (the receipt's block included): at least the `confirmations` asked for. */
   confirmations: number;
 }
 

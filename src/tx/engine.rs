@@ -226,6 +226,9 @@ pub struct SlotCell<R, E> {
     pub(super) result: RefCell<Option<Result<TxOutcome<R>, TxFailure<E>>>>,
     /// Whether a loop is watching this nonce.
     pub(super) driven: Cell<bool>,
+    /// Options a later caller (a cancel) gave; the watching loop uses them
+    /// from its next poll (keeping its own block wait and `hold_at_ceiling`).
+    pub(super) options: Cell<Option<TxOptions>>,
 }
 
 /// One account on one chain.
@@ -346,6 +349,29 @@ impl<N: TxNode> TxEngine<N> {
         result
     }
 
+    /// Keeps watching a nonce whose caller got `FeeCeilingError`: its bytes
+    /// are re-broadcast, its receipts watched, and it is bumped if fees fall
+    /// under the ceiling, until it resolves (or the relayer closes). Without
+    /// this, a transaction a node dropped at a gas spike would never be sent
+    /// again, and every later nonce of the account would wait behind it.
+    /// A cancel for the nonce joins this loop.
+    pub async fn keep<R: Runtime, S: TxSigner<N::Error>>(
+        &self,
+        runtime: &R,
+        signer: &S,
+        chain_id: u64,
+        nonce: u64,
+        options: TxOptions,
+        emit: &dyn Fn(TxEvent),
+    ) -> Result<TxOutcome<N::Receipt>, TxFailure<N::Error>> {
+        let account = self.account(chain_id, signer.address());
+        let Some(cell) = account.slots.borrow().get(&nonce).cloned() else {
+            return Err(TxFailure::UnknownNonce(nonce));
+        };
+        let options = TxOptions { hold_at_ceiling: true, ..options };
+        self.drive(runtime, signer, &account, &cell, options, emit).await
+    }
+
     async fn watch<R: Runtime, S: TxSigner<N::Error>>(
         &self,
         runtime: &R,
@@ -363,6 +389,11 @@ impl<N: TxNode> TxEngine<N> {
         let mut polls = 0u32;
         let mut consumed_seen = false;
         loop {
+            let options = cell.options.get().map_or(options, |o| TxOptions {
+                hold_at_ceiling: options.hold_at_ceiling,
+                max_wait_blocks: options.max_wait_blocks,
+                ..o
+            });
             if self.node.is_closed() {
                 return Err(TxFailure::Closed { nonce: Some(nonce), hashes: hashes() });
             }
@@ -443,9 +474,11 @@ impl<N: TxNode> TxEngine<N> {
         let nonce = cell.slot.borrow().nonce();
         let lowest = account.book.borrow().lowest_live() == Some(nonce);
         let step = cell.slot.borrow_mut().next_step(head, options.max_wait_blocks, lowest);
-        if let Step::Replace(kind) = step {
-            self.replace(signer, cell, kind, head, options, emit).await?;
-        } else if polls % options.rebroadcast_every.max(1) == 0 {
+        let replaced = match step {
+            Step::Replace(kind) => self.replace(signer, cell, kind, head, options, emit).await?,
+            Step::Wait => false,
+        };
+        if !replaced && polls % options.rebroadcast_every.max(1) == 0 {
             if let Some(error) = self.rebroadcast(cell, emit).await {
                 let hashes = cell.slot.borrow().sent().iter().map(|s| s.hash).collect();
                 return Err(TxFailure::Dropped { nonce, hashes, error });

@@ -11,6 +11,7 @@ use super::{TxOptions, UnsignedTx};
 
 impl<N: TxNode> TxEngine<N> {
     /// Signs and sends one replacement of `kind`, priced above the newest.
+    /// `Ok(false)`: held at the ceiling (nothing signed; the wait restarts).
     pub(super) async fn replace<S: TxSigner<N::Error>>(
         &self,
         signer: &S,
@@ -19,14 +20,20 @@ impl<N: TxNode> TxEngine<N> {
         head: u64,
         options: TxOptions,
         emit: &dyn Fn(TxEvent),
-    ) -> Result<(), TxFailure<N::Error>> {
-        let Some(newest) = cell.slot.borrow().latest().cloned() else { return Ok(()) };
+    ) -> Result<bool, TxFailure<N::Error>> {
+        let Some(newest) = cell.slot.borrow().latest().cloned() else { return Ok(false) };
         let nonce = cell.slot.borrow().nonce();
         let since = cell.slot.borrow().waiting_since();
         let network = self.network_fees().await;
         let priced = fees::replacement(newest.fees, network, options.bump_percent, options.fee_ceiling);
         let fees = match priced {
             Ok(fees) => fees,
+            // Held at the ceiling: what was sent stays out there, re-broadcast; a
+            // later step bumps it if fees fall under the ceiling.
+            Err(FeeError::AtCeiling { .. }) if options.hold_at_ceiling => {
+                cell.slot.borrow_mut().end_replacement(head);
+                return Ok(false);
+            }
             Err(FeeError::AtCeiling { needed, ceiling }) => {
                 let hashes = cell.slot.borrow().sent().iter().map(|s| s.hash).collect();
                 return Err(TxFailure::FeeCeiling { nonce, hashes, needed, ceiling });
@@ -72,7 +79,7 @@ impl<N: TxNode> TxEngine<N> {
         // the wait for this replacement counts from the head as it is now.
         let head_now = self.node.block_number().await.map_or(head, |h| h.max(head));
         cell.slot.borrow_mut().end_replacement(head_now);
-        result
+        result.map(|()| true)
     }
 
     /// The node lacks nonces below our lowest live one: report; fill the

@@ -156,6 +156,7 @@ impl<N: TxNode> TxEngine<N> {
                     done: Rc::new(Shutdown::default()).into(),
                     result: None.into(),
                     driven: false.into(),
+                    options: None.into(),
                 });
                 account.slots.borrow_mut().insert(nonce, cell.clone());
                 cell
@@ -221,6 +222,7 @@ impl<N: TxNode> TxEngine<N> {
             None => return Err(TxFailure::UnknownNonce(nonce)),
         };
         cell.slot.borrow_mut().request_cancel().map_err(|_| TxFailure::Settled(nonce))?;
+        cell.options.set(Some(options));
         if cell.driven.get() {
             cell.wake.notify_one();
             return self.join(&cell).await;

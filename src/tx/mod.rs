@@ -85,6 +85,10 @@ pub struct TxOptions {
     pub rebroadcast_every: u32,
     /// Fill nonce gaps below our transactions with 0-value self-transfers.
     pub repair_gaps: bool,
+    /// At the fee ceiling, keep watching (re-broadcast, receipts, a bump
+    /// once fees fall under the ceiling) instead of failing: how a nonce is
+    /// kept after its caller got `FeeCeilingError` (`TxEngine::keep`).
+    pub hold_at_ceiling: bool,
 }
 
 impl Default for TxOptions {
@@ -97,6 +101,7 @@ impl Default for TxOptions {
             confirmations: 1,
             rebroadcast_every: 3,
             repair_gaps: true,
+            hold_at_ceiling: false,
         }
     }
 }

@@ -359,9 +359,12 @@ impl WasmRelayer {
             let request = request::build(&fields, Some(chain)).map_err(|e| field_error(&e))?;
             chain::check_signer(signer.chain_id, chain)
                 .map_err(|e| simple_error("invalidSigner", CODE_INVALID_PARAMS, &e.to_string()))?;
-            let emit = emitter(listener);
+            let emit = emitter(listener.clone());
             let options = TxOptions { max_wait_blocks: max_wait_blocks as u64, ..options };
             let result = engine.send(&JsRuntime, ticket, &signer, &request, options, &emit).await;
+            if let Err(TxFailure::FeeCeiling { nonce, .. }) = &result {
+                keep_in_background(engine, signer, request.chain_id, *nonce, options, listener);
+            }
             result.map(|o| outcome_js(&o)).map_err(failure_js)
         })
     }
@@ -380,8 +383,11 @@ impl WasmRelayer {
         future_to_promise(async move {
             let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
             let signer = JsSigner::from_js(&signer)?;
-            let emit = emitter(listener);
+            let emit = emitter(listener.clone());
             let result = engine.cancel(&JsRuntime, &signer, chain_id as u64, nonce as u64, options, &emit).await;
+            if let Err(TxFailure::FeeCeiling { nonce, .. }) = &result {
+                keep_in_background(engine, signer, chain_id as u64, *nonce, options, listener);
+            }
             result.map(|o| outcome_js(&o)).map_err(failure_js)
         })
     }
@@ -463,6 +469,25 @@ impl WasmRelayer {
             .map(|(nonce, hashes)| Obj::new().set("nonce", nonce as f64).set("hashes", hashes_js(&hashes)).build())
             .collect())
     }
+}
+
+/// After a `FeeCeilingError` the caller has its answer, but the nonce's
+/// transactions are still out there (or dropped by nodes at a gas spike):
+/// a background loop keeps re-broadcasting and watching them, bumping only
+/// under the ceiling, until one is mined or the relayer closes. Its end is
+/// reported through events; a cancel for the nonce joins it.
+fn keep_in_background(
+    engine: Rc<TxEngine<CoreNode>>,
+    signer: JsSigner,
+    chain_id: u64,
+    nonce: u64,
+    options: TxOptions,
+    listener: Option<Function>,
+) {
+    wasm_bindgen_futures::spawn_local(async move {
+        let emit = emitter(listener);
+        let _ = engine.keep(&JsRuntime, &signer, chain_id, nonce, options, &emit).await;
+    });
 }
 
 fn emitter(listener: Option<Function>) -> impl Fn(TxEvent) {

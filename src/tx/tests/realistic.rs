@@ -10,7 +10,7 @@ use alloy_primitives::Address;
 
 use super::sim_chain::{request, world, FakeSigner, SimNode, Task, World};
 use super::*;
-use crate::tx::engine::{Signed, TxEngine, TxSigner};
+use crate::tx::engine::{Signed, TxEngine, TxFailure, TxSigner};
 use crate::tx::slot::Resolution;
 use crate::tx::UnsignedTx;
 
@@ -194,4 +194,37 @@ fn concurrent_sends_get_nonces_in_call_order_whatever_order_their_estimates_fini
     });
     assert_eq!(nonces.into_inner(), vec![Some(0), Some(1), Some(2), Some(3), Some(4)]);
     assert_eq!(w.engine.order.outstanding(), 0, "every ticket was given back");
+}
+
+#[test]
+fn a_nonce_kept_after_the_fee_ceiling_is_re_broadcast_when_fees_fall_and_later_nonces_are_not_stuck() {
+    let w = far_world(0);
+    let emit = w.emit();
+    let options = TxOptions { max_wait_blocks: 1, fee_ceiling: Some(2 * GWEI + GWEI / 20), ..w.engine.options() };
+    let run = async {
+        let cheap = request(2 * GWEI);
+        let send = w.send(&cheap, options, &emit);
+        let mut send = std::pin::pin!(send);
+        first_poll(send.as_mut()).await;
+        w.chain.borrow_mut().base_fee = 5 * GWEI; // a gas spike: the next block evicts it
+        let error = send.await.unwrap_err();
+        assert!(matches!(error, TxFailure::FeeCeiling { nonce: 0, .. }), "{error:?}");
+        // The caller got its error; the nonce is kept (as the wasm layer does in the background).
+        let keeper = async {
+            let kept = w.engine.keep(&*w.rt, &w.signer, 1, 0, options, &emit).await.unwrap();
+            assert_eq!(kept.resolution, Resolution::Mined, "the original, re-broadcast once fees fell");
+        };
+        let later = async {
+            w.rt.sleep(Duration::from_secs(60)).await;
+            w.chain.borrow_mut().base_fee = 0; // the spike is over
+            let next = request(2 * GWEI);
+            let outcome = w.send(&next, options, &emit).await.unwrap();
+            assert_eq!(outcome.nonce, 1, "not stuck behind nonce 0");
+        };
+        let tasks: Vec<Task> = vec![Box::pin(keeper), Box::pin(later)];
+        join_all(tasks).await;
+    };
+    w.with_blocks(run);
+    assert_eq!(w.signer.signatures.get(), 2, "nothing signed above the ceiling");
+    assert!(w.engine.pending(1, w.signer.address()).is_empty(), "both nonces resolved");
 }
