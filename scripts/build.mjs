@@ -2,6 +2,9 @@
 // cargo (wasm32, release) → wasm-bindgen (web + nodejs glue from the same
 // .wasm) → wasm-opt -Oz (npm binaryen, never Debian's) → entry files that
 // share one wrapper source → sizes. Usage: node scripts/build.mjs
+//   --profiling   keep the wasm function names (wasm-opt -g, no stripping), so
+//                 CPU profiles in Node (--cpu-prof) and Chromium name the Rust
+//                 functions; same code otherwise (docs/profiling.md)
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -38,7 +41,9 @@ const wasmOpt = join(root, 'node_modules/.bin/wasm-opt');
 if (!existsSync(wasmOpt)) throw new Error('node_modules/.bin/wasm-opt missing; run scripts/setup.sh (npm binaryen)');
 const features = ['bulk-memory', 'bulk-memory-opt', 'nontrapping-float-to-int', 'sign-ext', 'mutable-globals',
   'reference-types', 'multivalue', 'call-indirect-overlong'].map((f) => `--enable-${f}`);
-run(wasmOpt, ['-Oz', ...features, '--strip-debug', '--strip-producers',
+const profiling = process.argv.includes('--profiling');
+if (profiling) console.log('profiling build: wasm function names kept');
+run(wasmOpt, ['-Oz', ...features, ...(profiling ? ['-g'] : ['--strip-debug', '--strip-producers']),
   join(bindgen, 'web', `${CRATE}_bg.wasm`), '-o', join(dist, `${CRATE}_bg.wasm`)]);
 
 cpSync(join(bindgen, 'web', `${CRATE}.js`), join(dist, `${CRATE}.js`));

@@ -50,10 +50,20 @@ pub struct SlowStart {
 }
 
 impl SlowStart {
-    /// A ramp that starts at `now` (a joining endpoint warms up too).
+    /// A ramp that starts at `now` (an endpoint coming back, or joining a
+    /// pool that already carries traffic).
     pub fn new(config: SlowStartConfig, now: Instant) -> Self {
         let since = (!config.warmup.is_zero()).then_some(now);
         SlowStart { config, since }
+    }
+
+    /// No ramp: the endpoints a relayer starts with. Slow start protects a
+    /// node that comes back from the backlog that built up while it was
+    /// gone; at construction there is none, and ramping every endpoint of
+    /// a fresh client would only throttle its first burst (10,000 reads at
+    /// start ran at ~7 concurrent per endpoint for seconds).
+    pub fn warm(config: SlowStartConfig) -> Self {
+        SlowStart { config, since: None }
     }
 
     /// Restarts the ramp (a breaker closed).

@@ -142,7 +142,7 @@ impl EndpointState {
             spec,
             group,
             breaker: Breaker::new(options.breaker, now),
-            slow_start: SlowStart::new(options.slow_start, now),
+            slow_start: SlowStart::warm(options.slow_start),
             in_flight: 0,
             latency: [Ewma::default(); CLASSES],
             tail: [TailLatency::default(); CLASSES],

@@ -239,16 +239,21 @@ impl Pipeline {
                     return Err(state.stop(reason));
                 }
                 Selection::Wait { until, quota } => {
-                    if until >= deadline {
+                    if until.is_some_and(|u| u >= deadline) {
                         return Err(state.stop(if quota { StopReason::RateLimited } else { StopReason::Deadline }));
+                    }
+                    if now >= deadline {
+                        return Err(state.stop(StopReason::Deadline));
                     }
                     if self.waiting.get() >= self.config.pool.max_queue {
                         emit(PipelineEvent::Overload { waiting: self.waiting.get() });
                         return Err(state.stop(StopReason::Overload));
                     }
                     self.waiting.set(self.waiting.get() + 1);
+                    // Waiting for a slot only: no timer but the deadline's (a release wakes us).
+                    let wake = until.unwrap_or(deadline);
                     either(
-                        either(runtime.sleep(until.saturating_since(now)), self.slots.notified()),
+                        either(runtime.sleep(wake.saturating_since(now)), self.slots.notified()),
                         self.shutdown.wait(),
                     )
                     .await;
@@ -476,5 +481,7 @@ pub fn detail<P>(observation: Observation<P>) -> FailureDetail<P> {
 mod hedge;
 #[cfg(test)]
 mod hedge_tests;
+#[cfg(test)]
+mod queue_tests;
 #[cfg(test)]
 mod tests;

@@ -86,10 +86,13 @@ pub struct Reservation {
 pub enum Selection {
     /// Go.
     Reserved(Reservation),
-    /// Nothing available now; ask again at `until` (or when a slot frees).
+    /// Nothing available now; ask again at `until`, or when a slot frees.
     Wait {
-        /// When something frees up.
-        until: Instant,
+        /// When something frees up by the clock; `None`: only a freed slot
+        /// (an attempt or probe ending) can, so a waiter sleeps on the slot
+        /// signal alone instead of re-checking on a timer (with 100,000
+        /// waiters, a periodic re-check of each is the whole CPU).
+        until: Option<Instant>,
         /// Every candidate is in a quota cooldown or ejection.
         quota: bool,
     },
@@ -147,6 +150,9 @@ pub struct Router {
     adaptive_timeout: Option<(f64, Duration)>,
     arrivals: RateMeter,
     recovery: Option<Recovery>,
+    /// Calls of `select` so far: the unit of the pool's per-request work
+    /// (the complexity test counts it; `stats()` could show it).
+    pub selections: u64,
 }
 
 impl Router {
@@ -183,6 +189,7 @@ impl Router {
             adaptive_timeout: options.adaptive_timeout,
             arrivals: RateMeter::new(now),
             recovery: None,
+            selections: 0,
         }
     }
 
@@ -209,10 +216,13 @@ impl Router {
     /// Selects and reserves an endpoint for one attempt. `draws` are two
     /// uniform numbers in `[0, 1)` for the randomised strategies and probes.
     pub fn select(&mut self, now: Instant, req: &RouteRequest<'_>, draws: (f64, f64)) -> Selection {
+        self.selections += 1;
         if let Err(wait) = self.recovery_check(now) {
-            return Selection::Wait { until: now + wait, quota: false };
+            return Selection::Wait { until: Some(now + wait), quota: false };
         }
         let mut eligible: Vec<usize> = Vec::new();
+        // Some endpoint waits for a freed slot only (no clock can unblock it).
+        let mut slot_bound = false;
         let mut earliest: Option<Instant> = None;
         let mut serving = 0usize;
         let mut all_open = true;
@@ -232,6 +242,7 @@ impl Router {
             serving += 1;
             let cost = ep.spec.cost(req.method, req.cost);
             let mut until: Option<Instant> = None;
+            let mut slot_blocked = false;
             let mut quota_blocked = false;
             match ep.breaker.state(now) {
                 BreakerState::Open { until: u } => until = Some(u),
@@ -242,7 +253,7 @@ impl Router {
                         ep.begin_warmup(now);
                     }
                     if ep.breaker.probes_in_flight() >= ep.breaker.probe_permits() {
-                        until = Some(now + CONCURRENCY_RECHECK);
+                        slot_blocked = true; // a probe ending releases its slot
                     }
                 }
                 BreakerState::Closed => all_open = false,
@@ -259,7 +270,12 @@ impl Router {
                 Err(QuotaDenied::Exhausted(w)) => until = Some(until.map_or(now + w, |u| u.max(now + w))),
             }
             if ep.in_flight >= ep.concurrency_limit(now) {
-                until = Some(until.unwrap_or(now + CONCURRENCY_RECHECK));
+                if ep.slow_start.factor(now) < 1.0 {
+                    // Warming up: the limit itself grows with time.
+                    until = Some(until.unwrap_or(now + CONCURRENCY_RECHECK));
+                } else {
+                    slot_blocked = true;
+                }
             }
             if let Err(wait) = ep.warm_check(now) {
                 until = Some(until.map_or(now + wait, |u| u.max(now + wait)));
@@ -267,9 +283,10 @@ impl Router {
             if !quota_blocked {
                 all_quota = false;
             }
-            match until {
-                None => eligible.push(i),
-                Some(u) => earliest = Some(earliest.map_or(u, |e| e.min(u))),
+            match (until, slot_blocked) {
+                (None, false) => eligible.push(i),
+                (_, true) => slot_bound = true, // a release wakes the waiters first
+                (Some(u), false) => earliest = Some(earliest.map_or(u, |e| e.min(u))),
             }
         }
         if serving == 0 {
@@ -281,8 +298,8 @@ impl Router {
                     return sel;
                 }
             }
-            let until = earliest.unwrap_or(now + CONCURRENCY_RECHECK);
-            return Selection::Wait { until, quota: all_quota };
+            let until = if slot_bound { earliest } else { Some(earliest.unwrap_or(now + CONCURRENCY_RECHECK)) };
+            return Selection::Wait { until, quota: all_quota && !slot_bound };
         }
         let untried: Vec<usize> =
             eligible.iter().copied().filter(|&i| !req.tried.get(i).copied().unwrap_or(false)).collect();
@@ -300,7 +317,7 @@ impl Router {
                 return Selection::Reserved(r);
             }
         }
-        Selection::Wait { until: earliest.unwrap_or(now + CONCURRENCY_RECHECK), quota: false }
+        Selection::Wait { until: Some(earliest.unwrap_or(now + CONCURRENCY_RECHECK)), quota: false }
     }
 
     /// Total outage: the Open endpoint whose early probe is due goes first.
@@ -318,11 +335,11 @@ impl Router {
         let first = *candidates.first()?;
         if self.outage.in_flight {
             // The probe in flight decides; its completion wakes the waiters.
-            return Some(Selection::Wait { until: now + self.outage.spacing(), quota: false });
+            return Some(Selection::Wait { until: Some(now + self.outage.spacing()), quota: false });
         }
         let due = self.endpoints[first].breaker.early_probe_at().max(self.outage.next_at);
         if due > now {
-            return Some(Selection::Wait { until: due, quota: false });
+            return Some(Selection::Wait { until: Some(due), quota: false });
         }
         for i in candidates {
             if let Admission::Allowed { probe } = self.endpoints[i].breaker.try_early_probe(now, draw) {

@@ -176,7 +176,7 @@ fn total_outage_hands_out_spaced_early_probes_and_otherwise_says_wait() {
         assert!(matches!(r.endpoints[e].breaker.state(at(0)), BreakerState::Open { .. }), "endpoint {e} open");
     }
     let tried = vec![false, false];
-    assert_eq!(r.select(at(100), &req(&tried), (0.5, 0.5)), Selection::Wait { until: at(500), quota: false });
+    assert_eq!(r.select(at(100), &req(&tried), (0.5, 0.5)), Selection::Wait { until: Some(at(500)), quota: false });
     let probe = match r.select(at(500), &req(&tried), (0.5, 0.5)) {
         Selection::Reserved(res) => res,
         other => panic!("{other:?}"),
@@ -250,6 +250,8 @@ fn slow_start_scales_concurrency_after_recovery() {
     let mut specs = vec![spec(0)];
     specs[0].max_concurrency = 20;
     let mut r = Router::new(specs, &o, Duration::from_secs(60), at(0));
+    assert_eq!(r.endpoints[0].concurrency_limit(at(0)), 20, "an endpoint the relayer starts with is not ramped");
+    r.endpoints[0].begin_warmup(at(0)); // its breaker closed: it comes back
     let tried = vec![false];
     let mut granted = 0;
     while let Selection::Reserved(_) = r.select(at(0), &req(&tried), (0.5, 0.5)) {

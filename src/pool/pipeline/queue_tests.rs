@@ -1,0 +1,46 @@
+//! Cost per request independent of the queue's length: 100,000 requests
+//! queued at once for 64 slots complete, each exactly once, and the work
+//! per request (router selections, real time) stays flat from 10,000 to
+//! 100,000. Before, every waiter re-checked the router every 50 ms and each
+//! check scanned every other waiter: quadratic, and past ~3,000 waiters in
+//! Node the process did little else.
+
+use std::time::Duration;
+
+use super::tests::{harness, opts};
+use super::*;
+use crate::config::RawOptions;
+use crate::pool::options::PoolOptions;
+use crate::runtime::scripted::Behaviour::{Answer, Slow};
+use crate::runtime::sim::join_many;
+
+/// Runs `n` concurrent reads through one endpoint with 64 slots answering
+/// after 20 ms; returns (router selections per request, real seconds).
+fn queued(n: usize) -> (f64, f64) {
+    let pool = PoolOptions { max_queue: n as u32, hedge: None, check_chain: false, ..PoolOptions::default() };
+    let raw = RawOptions { deadline_ms: Some(3_600_000.0), pool, ..opts() };
+    let h = harness(vec![vec![Slow(Duration::from_millis(20), Box::new(Answer("0x1")))]], raw);
+    let started = std::time::Instant::now();
+    let results = h.rt.block_on(join_many((0..n).map(|_| h.request("eth_getBalance")).collect())).unwrap();
+    let seconds = started.elapsed().as_secs_f64();
+    assert_eq!(results.len(), n);
+    assert!(results.iter().all(|r| r.as_ref().is_ok_and(|ok| ok.attempts.len() == 1)), "each completes, once");
+    assert_eq!(h.net.calls(0), n, "exactly one upstream call per request");
+    // 64 at a time, 20 ms each: the simulated time is the queue's length, nothing more.
+    let expected = Duration::from_millis(20 * n.div_ceil(64) as u64);
+    assert!(h.rt.now().since_epoch() <= expected + Duration::from_millis(20), "{:?} vs {expected:?}", h.rt.now());
+    let selections = h.pipeline.with_router(|r| r.selections);
+    (selections as f64 / n as f64, seconds)
+}
+
+#[test]
+fn a_hundred_thousand_queued_requests_cost_per_request_what_ten_thousand_do() {
+    let (per_request_10k, seconds_10k) = queued(10_000);
+    let (per_request_100k, seconds_100k) = queued(100_000);
+    // One selection to queue, one when a freed slot wakes it: never one per tick.
+    assert!(per_request_10k <= 2.5, "{per_request_10k} selections per request at 10,000");
+    assert!(per_request_100k <= 2.5, "{per_request_100k} selections per request at 100,000");
+    // Real time grows with the count (10×), not its square (100×); generous for a busy machine.
+    let ratio = seconds_100k / seconds_10k.max(1e-3);
+    assert!(ratio < 30.0, "100,000 took {ratio:.1}× the time of 10,000 ({seconds_100k:.2} s vs {seconds_10k:.2} s)");
+}
