@@ -240,3 +240,16 @@ test('one host timer serves every sleep: a short backoff armed after a long hedg
   slow.close();
   quick.close();
 });
+
+test('5,000 reads fired at once are all answered with the defaults, each sent upstream once', async () => {
+  const a = await node([{ delayMs: 20, then: { result: '0x64' } }]);
+  const b = await node([{ delayMs: 20, then: { result: '0x64' } }]);
+  const relayer = new FaultTolerantRelayer([a.url, b.url], { chainId: 1, hedge: false });
+  const address = (i) => `0x${i.toString(16).padStart(40, '0')}`;
+  const results = await Promise.allSettled(Array.from({ length: 5000 }, (_, i) =>
+    relayer.request({ method: 'eth_getBalance', params: [address(i), 'latest'] })));
+  const failed = results.filter((r) => r.status === 'rejected');
+  assert.equal(failed.length, 0, failed.slice(0, 3).map((r) => `${r.reason.name}: ${r.reason.message}`).join('; '));
+  assert.equal(a.count('eth_getBalance') + b.count('eth_getBalance'), 5000);
+  await relayer.close();
+});

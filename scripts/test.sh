@@ -20,5 +20,7 @@ echo "== node --test js-tests/"
 node --test --test-concurrency=1 js-tests/
 echo "== benchmark smoke run (every part of benches/ still works; numbers mean nothing)"
 node benches/run.mjs --smoke > /dev/null
+echo "== queue bench smoke run (thousands in flight; numbers mean nothing)"
+node benches/queue.mjs --smoke > /dev/null
 echo "== soak smoke run (every request ends once, no timers left after close)"
 node --expose-gc benches/soak.mjs --smoke > /dev/null

@@ -130,7 +130,7 @@ impl Default for PoolOptions {
             quota_groups: Vec::new(),
             chain_id: None,
             max_lag_blocks: 5,
-            max_queue: 1000,
+            max_queue: 10_000,
             dedup: true,
             cache: CacheConfig::default(),
             check_chain: true,
