@@ -349,29 +349,6 @@ impl<N: TxNode> TxEngine<N> {
         result
     }
 
-    /// Keeps watching a nonce whose caller got `FeeCeilingError`: its bytes
-    /// are re-broadcast, its receipts watched, and it is bumped if fees fall
-    /// under the ceiling, until it resolves (or the relayer closes). Without
-    /// this, a transaction a node dropped at a gas spike would never be sent
-    /// again, and every later nonce of the account would wait behind it.
-    /// A cancel for the nonce joins this loop.
-    pub async fn keep<R: Runtime, S: TxSigner<N::Error>>(
-        &self,
-        runtime: &R,
-        signer: &S,
-        chain_id: u64,
-        nonce: u64,
-        options: TxOptions,
-        emit: &dyn Fn(TxEvent),
-    ) -> Result<TxOutcome<N::Receipt>, TxFailure<N::Error>> {
-        let account = self.account(chain_id, signer.address());
-        let Some(cell) = account.slots.borrow().get(&nonce).cloned() else {
-            return Err(TxFailure::UnknownNonce(nonce));
-        };
-        let options = TxOptions { hold_at_ceiling: true, ..options };
-        self.drive(runtime, signer, &account, &cell, options, emit).await
-    }
-
     async fn watch<R: Runtime, S: TxSigner<N::Error>>(
         &self,
         runtime: &R,
@@ -488,50 +465,5 @@ impl<N: TxNode> TxEngine<N> {
             }
         }
         Ok(())
-    }
-
-    /// Whether any endpoint knows any of `hashes` (pending or mined).
-    async fn any_known(&self, hashes: &[B256]) -> bool {
-        for hash in hashes {
-            if self.node.known(*hash).await {
-                return true;
-            }
-        }
-        false
-    }
-
-    /// The first receipt found among `hashes`, newest first, and whether
-    /// every lookup got an answer (a failed lookup is not "no receipt").
-    async fn find_receipt(&self, hashes: &[B256]) -> (Option<(ReceiptInfo, N::Receipt)>, bool) {
-        let mut answered = true;
-        for hash in hashes.iter().rev() {
-            match self.node.receipt(*hash).await {
-                Ok(Some(found)) => return (Some(found), true),
-                Ok(None) => {}
-                Err(_) => answered = false,
-            }
-        }
-        (None, answered)
-    }
-
-    /// Sends the newest bytes to every endpoint again. If no node knows any
-    /// of our hashes afterwards, one more send through the pool asks why:
-    /// a certain refusal (funds, fee floor…) means the transaction is
-    /// dropped, and that error is returned.
-    async fn rebroadcast(&self, cell: &SlotCell<N::Receipt, N::Error>, emit: &dyn Fn(TxEvent)) -> Option<N::Error> {
-        let latest = cell.slot.borrow().latest().cloned();
-        let tx = latest.filter(|tx| !tx.raw.is_empty())?;
-        emit(TxEvent::Rebroadcast { nonce: cell.slot.borrow().nonce(), hash: tx.hash });
-        self.node.rebroadcast(&tx.raw).await;
-        let hashes: Vec<B256> = cell.slot.borrow().sent().iter().map(|s| s.hash).collect();
-        for hash in hashes {
-            if self.node.known(hash).await {
-                return None;
-            }
-        }
-        match self.node.send_raw(&tx.raw).await {
-            SendOutcome::Rejected(error) => Some(error),
-            _ => None,
-        }
     }
 }

@@ -199,6 +199,29 @@ impl<N: TxNode> TxEngine<N> {
         Err(TxFailure::NonceContention(unsigned.nonce))
     }
 
+    /// Keeps watching a nonce whose caller got `FeeCeilingError`: its bytes
+    /// are re-broadcast, its receipts watched, and it is bumped if fees fall
+    /// under the ceiling, until it resolves (or the relayer closes). Without
+    /// this, a transaction a node dropped at a gas spike would never be sent
+    /// again, and every later nonce of the account would wait behind it.
+    /// A cancel for the nonce joins this loop.
+    pub async fn keep<R: Runtime, S: TxSigner<N::Error>>(
+        &self,
+        runtime: &R,
+        signer: &S,
+        chain_id: u64,
+        nonce: u64,
+        options: TxOptions,
+        emit: &dyn Fn(TxEvent),
+    ) -> Result<TxOutcome<N::Receipt>, TxFailure<N::Error>> {
+        let account = self.account(chain_id, signer.address());
+        let Some(cell) = account.slots.borrow().get(&nonce).cloned() else {
+            return Err(TxFailure::UnknownNonce(nonce));
+        };
+        let options = TxOptions { hold_at_ceiling: true, ..options };
+        self.drive(runtime, signer, &account, &cell, options, emit).await
+    }
+
     /// Cancels the transaction of `signer`'s account with `nonce`: a 0-value
     /// self-transfer priced above everything sent for it. If a loop already
     /// watches the nonce (a speed-up may be mid-flight), the cancel is handed

@@ -17,4 +17,5 @@ mod relayer;
 mod stats;
 mod timers;
 mod tx;
+mod tx_events;
 mod tx_node;
