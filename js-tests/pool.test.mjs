@@ -154,6 +154,7 @@ test('a node on another chain is disabled before it serves anything', async () =
   const error = await none.request({ method: 'eth_getBalance', params: ['0x1', 'latest'] }).then(() => null, (e) => e);
   assert.ok(isNoEndpointError(error), `${error && error.name}: ${error && error.message}`);
   assert.equal(error.expectedChainId, 1);
+  assert.equal(error.code, 4901, 'EIP-1193 chain disconnected');
   assert.deepEqual(error.chains.map((c) => c.chainId), [5, 137]);
   assert.match(error.message, /expected 1.*: 5, .*: 137/);
 });

@@ -53,10 +53,10 @@ impl<N: TxNode> TxEngine<N> {
         emit: &dyn Fn(TxEvent),
     ) -> Result<TxOutcome<N::Receipt>, TxFailure<N::Error>> {
         let from = signer.address();
-        if request.from.is_some_and(|f| f != from) {
+        if let Some(given) = request.from.filter(|f| *f != from) {
             return Err(TxFailure::Invalid(TxFieldError {
                 field: "from".into(),
-                reason: "does not match the signer's address".into(),
+                reason: format!("is {given:#x}, but the signer's address is {from:#x}"),
             }));
         }
         if self.node.is_closed() {

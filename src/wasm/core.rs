@@ -194,8 +194,10 @@ impl Core {
             .iter()
             .map(|(i, id)| descriptors::Obj::new().set("endpoint", label(*i)).set("chainId", *id as f64).build())
             .collect();
+        // EIP-1193 4901 "chain disconnected": not the method's fault (-32601).
         for (key, value) in [
             ("message", JsValue::from(message)),
+            ("code", descriptors::CODE_CHAIN_DISCONNECTED.into()),
             ("expectedChainId", (expected as f64).into()),
             ("chains", chains.into()),
         ] {

@@ -25,6 +25,9 @@ const WRAPPERS_NEVER_RETRY: [i64; 16] = [
     -32700, -32600, -32601, -32602, -32000, -32001, -32002, -32003, -32004, -32006, 4001, 4100, 4200, 4900, 4901, 4902,
 ];
 
+/// EIP-1193 "chain disconnected": the endpoints serve another chain.
+pub const CODE_CHAIN_DISCONNECTED: f64 = 4901.0;
+
 /// EIP-1474 "method not found": no endpoint serves the request.
 pub const CODE_METHOD_NOT_FOUND: i64 = -32601;
 /// EIP-1474 "invalid params".

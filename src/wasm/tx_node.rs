@@ -116,7 +116,7 @@ impl CoreNode {
                     .collect();
                 Err(super::descriptors::Obj::new()
                     .set("kind", "noEndpoint")
-                    .set("code", super::descriptors::CODE_METHOD_NOT_FOUND as f64)
+                    .set("code", super::descriptors::CODE_CHAIN_DISCONNECTED)
                     .set("message", e.to_string())
                     .set("chains", chains)
                     .build())
