@@ -421,6 +421,8 @@ test('with no chainId anywhere the relayer signs for the chain its endpoints ser
   const outcome = await relayer.sendTransactionWithSpeedup(wallet, { to: RECIPIENT, value: 1n }, 3);
   assert.equal(outcome.outcome, 'mined');
   assert.equal((await node.rpc('eth_getTransactionByHash', [outcome.hash])).chainId, '0x7a69', 'signed for the endpoints\' chain');
+  assert.equal(node.proxy.count('eth_chainId'), 1, 'asked once: the pool reuses the answer as its own chain check');
+  assert.equal(relayer.stats().endpoints[0].chain, 'verified');
   // An ethers Wallet connected to a provider on another chain is refused before signing.
   const other = await chain({ args: ['--chain-id', '5'] });
   const onOther = new ethers.Wallet(KEYS[13], new ethers.JsonRpcProvider(other.anvilUrl, undefined, { staticNetwork: true }));

@@ -11,6 +11,7 @@ import { keccak256 } from 'ethers';
 
 export async function startTxProxy(upstream) {
   const raws = [];
+  const methods = new Map();
   let mode = 'forward';
   let dropsLeft = 0;
   let gate = Promise.resolve();
@@ -34,6 +35,7 @@ export async function startTxProxy(upstream) {
     const body = Buffer.concat(chunks).toString('utf8');
     let call;
     try { call = JSON.parse(body); } catch { call = undefined; }
+    if (call && !Array.isArray(call)) methods.set(call.method, (methods.get(call.method) || 0) + 1);
     const isSend = call && !Array.isArray(call) && call.method === 'eth_sendRawTransaction';
     if (isSend) raws.push(call.params[0]);
     const isAnySend = isSend || (call && !Array.isArray(call) && call.method === 'eth_sendTransaction');
@@ -110,6 +112,8 @@ export async function startTxProxy(upstream) {
     url: `http://127.0.0.1:${port}`,
     raws,
     faults,
+    /** How many requests of `method` arrived (batches not counted). */
+    count: (method) => methods.get(method) || 0,
     /** 'forward' | 'swallow' | 'drop' (the next `count` sends are forwarded, then cut) | 'chaos'. */
     setMode(next, count = Infinity) { mode = next; dropsLeft = count; },
     /**

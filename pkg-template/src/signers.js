@@ -133,13 +133,13 @@ async function adaptUncached(signer) {
   }
   if (typeof signer.request === 'function') {
     const request = (args) => signer.request(args);
-    let address = typeof signer.address === 'string' ? signer.address : undefined;
-    if (!address) {
-      const accounts = await request({ method: 'eth_accounts' });
-      address = Array.isArray(accounts) ? accounts[0] : undefined;
-    }
+    // The account and the chain in one round trip's time (wallets are asked on every send).
+    const [accounts, chainId] = await Promise.all([
+      typeof signer.address === 'string' ? [signer.address] : request({ method: 'eth_accounts' }),
+      request({ method: 'eth_chainId' }).then(chainNumber, () => undefined),
+    ]);
+    const address = Array.isArray(accounts) ? accounts[0] : undefined;
     if (typeof address !== 'string') throw invalidSigner('the EIP-1193 wallet has no account (eth_accounts is empty)');
-    const chainId = await request({ method: 'eth_chainId' }).then(chainNumber, () => undefined);
     return walletSender(request, address, chainId, 'wallet');
   }
   throw invalidSigner('the signer must be an ethers Signer (getAddress + signTransaction), a viem local account (address + signTransaction), a viem WalletClient with an account, or an EIP-1193 wallet (request)');

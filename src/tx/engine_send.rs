@@ -199,6 +199,19 @@ impl<N: TxNode> TxEngine<N> {
         Err(TxFailure::NonceContention(unsigned.nonce))
     }
 
+    /// The account and the slot of a nonce this engine tracks.
+    #[allow(clippy::type_complexity)]
+    fn tracked(
+        &self,
+        chain_id: u64,
+        address: alloy_primitives::Address,
+        nonce: u64,
+    ) -> Result<(Rc<Account<N::Receipt, N::Error>>, Rc<SlotCell<N::Receipt, N::Error>>), TxFailure<N::Error>> {
+        let account = self.account(chain_id, address);
+        let cell = account.slots.borrow().get(&nonce).cloned();
+        cell.map(|cell| (account, cell)).ok_or(TxFailure::UnknownNonce(nonce))
+    }
+
     /// Keeps watching a nonce whose caller got `FeeCeilingError`: its bytes
     /// are re-broadcast, its receipts watched, and it is bumped if fees fall
     /// under the ceiling, until it resolves (or the relayer closes). Without
@@ -214,10 +227,7 @@ impl<N: TxNode> TxEngine<N> {
         options: TxOptions,
         emit: &dyn Fn(TxEvent),
     ) -> Result<TxOutcome<N::Receipt>, TxFailure<N::Error>> {
-        let account = self.account(chain_id, signer.address());
-        let Some(cell) = account.slots.borrow().get(&nonce).cloned() else {
-            return Err(TxFailure::UnknownNonce(nonce));
-        };
+        let (account, cell) = self.tracked(chain_id, signer.address(), nonce)?;
         let options = TxOptions { hold_at_ceiling: true, ..options };
         self.drive(runtime, signer, &account, &cell, options, emit).await
     }
@@ -238,12 +248,7 @@ impl<N: TxNode> TxEngine<N> {
         if self.node.is_closed() {
             return Err(TxFailure::Closed { nonce: None, hashes: Vec::new() });
         }
-        let account = self.account(chain_id, signer.address());
-        let existing = account.slots.borrow().get(&nonce).cloned();
-        let cell = match existing {
-            Some(cell) => cell,
-            None => return Err(TxFailure::UnknownNonce(nonce)),
-        };
+        let (account, cell) = self.tracked(chain_id, signer.address(), nonce)?;
         cell.slot.borrow_mut().request_cancel().map_err(|_| TxFailure::Settled(nonce))?;
         cell.options.set(Some(options));
         if cell.driven.get() {

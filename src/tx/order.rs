@@ -29,6 +29,8 @@ use std::task::{Poll, Waker};
 #[derive(Default)]
 pub struct SendOrder {
     next: Cell<u64>,
+    /// Tickets not yet dropped, bound or not.
+    live: Cell<usize>,
     unbound: RefCell<BTreeSet<u64>>,
     waiters: RefCell<BTreeMap<u64, Waker>>,
 }
@@ -52,6 +54,7 @@ impl SendOrder {
         let seq = self.next.get();
         self.next.set(seq + 1);
         self.unbound.borrow_mut().insert(seq);
+        self.live.set(self.live.get() + 1);
         Ticket { order: self.clone(), seq, queue: None }
     }
 
@@ -62,9 +65,9 @@ impl SendOrder {
         }
     }
 
-    /// Tickets alive now (for tests: none may leak).
+    /// Tickets alive now, bound or not (for tests: none may leak).
     pub fn outstanding(&self) -> usize {
-        self.unbound.borrow().len() + self.waiters.borrow().len()
+        self.live.get()
     }
 }
 
@@ -114,6 +117,7 @@ impl Drop for Ticket {
             queue.queued.borrow_mut().remove(&self.seq);
         }
         self.order.waiters.borrow_mut().remove(&self.seq);
+        self.order.live.set(self.order.live.get() - 1);
         self.order.changed();
     }
 }
@@ -177,12 +181,14 @@ mod tests {
                 second.bind(a.clone());
                 second.turn().await;
                 log.borrow_mut().push("a1");
+                drop(second);
             };
             let elsewhere = async {
                 rt.sleep(Duration::from_millis(20)).await;
                 other.bind(b.clone());
                 other.turn().await;
                 log.borrow_mut().push("b");
+                drop(other);
             };
             let tasks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + '_>>> =
                 vec![Box::pin(holder), Box::pin(fails), Box::pin(next), Box::pin(elsewhere)];

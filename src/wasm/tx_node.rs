@@ -88,10 +88,14 @@ impl CoreNode {
         });
         let labels = self.core.redactor.labels();
         let mut seen = Vec::new();
+        let mut answered = Vec::new();
         let mut last_error = None;
         for (endpoint, answer) in join_all(asks.collect()).await {
             match answer.map(|v| v.as_string().as_deref().and_then(parse_quantity)) {
-                Ok(Some(id)) => seen.push((labels.get(endpoint as u32).as_string().unwrap_or_default(), id)),
+                Ok(Some(id)) => {
+                    seen.push((labels.get(endpoint as u32).as_string().unwrap_or_default(), id));
+                    answered.push(endpoint);
+                }
                 Ok(None) => {}
                 Err(e) => last_error = Some(e),
             }
@@ -99,6 +103,14 @@ impl CoreNode {
         match chain::agreed(&seen) {
             Ok(Some(id)) => {
                 self.verified_chain.set(Some(id));
+                // The pool's own chain check of these endpoints is done too:
+                // their first request does not ask eth_chainId again.
+                let now = crate::runtime::Runtime::now(&super::js_runtime::JsRuntime);
+                self.core.pipeline.with_router(|router| {
+                    for endpoint in answered {
+                        let _ = router.chain_checked(endpoint, id, now);
+                    }
+                });
                 Ok(id)
             }
             Ok(None) => Err(last_error.unwrap_or_else(|| {

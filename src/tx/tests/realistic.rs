@@ -144,7 +144,7 @@ fn a_reorg_that_evicts_our_mined_transaction_is_noticed_and_it_is_sped_up_again(
             // The block with our transaction is replaced by one without it, the
             // new branch never saw it, and fees rose: only a speed-up gets it in.
             let mut chain = w.chain.borrow_mut();
-            chain.reorg(false);
+            chain.reorg();
             chain.min_fee = 10 * GWEI;
         };
         let tasks: Vec<Task> = vec![

@@ -78,17 +78,14 @@ impl Chain {
         }
     }
 
-    /// A reorg of the head block: its transactions leave the chain and,
-    /// unless `keep` says so, the pool too (the new branch's node never saw them).
-    pub(super) fn reorg(&mut self, keep: bool) {
+    /// A reorg of the head block: its transactions leave the chain and the
+    /// pool too (the new branch's node never saw them).
+    pub(super) fn reorg(&mut self) {
         let head = self.head;
         let orphans: Vec<B256> = self.mined.iter().filter(|(_, b)| **b == head).map(|(h, _)| *h).collect();
         for hash in orphans {
             self.mined.remove(&hash);
             self.next_nonce -= 1;
-            if keep {
-                self.pool.insert(self.next_nonce, Pooled { hash, max_fee: u128::MAX / 2, tip: GWEI });
-            }
         }
         self.head -= 1;
     }
