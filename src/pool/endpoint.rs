@@ -121,6 +121,9 @@ pub struct EndpointState {
     pub lag: Option<(u64, Instant)>,
     /// Rest requested by the endpoint itself (a 503 with Retry-After).
     pub rest_until: Instant,
+    /// Out of service until then: it refused our credentials (HTTP
+    /// 401/403, "invalid API key"). Keys do not fix themselves in seconds.
+    pub refused_until: Option<Instant>,
     /// Throughput while healthy.
     pub meter: RateMeter,
     /// The warm-up rate cap (present only while slow start runs).
@@ -153,6 +156,7 @@ impl EndpointState {
             head: None,
             lag: None,
             rest_until: Instant::ZERO,
+            refused_until: None,
             meter: RateMeter::new(now),
             warm: None,
         }
@@ -264,6 +268,11 @@ impl EndpointState {
     /// next re-check is due).
     pub fn chain_disabled(&self, now: Instant, recheck: Duration) -> bool {
         matches!(self.chain, ChainStatus::Mismatch(_)) && !self.chain_check_due(now, recheck)
+    }
+
+    /// Whether it refused our credentials recently (out of service).
+    pub fn refused(&self, now: Instant) -> bool {
+        self.refused_until.is_some_and(|until| until > now)
     }
 
     /// Whether it was more than `max_lag` blocks behind when last heard

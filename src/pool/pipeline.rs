@@ -14,14 +14,18 @@
 //!     complete the reservation with the verdict (breaker, quota, latency)
 //!     Success / AlreadyKnown               → done
 //!     Fatal, send outcomes, OutcomeUnknown → stop NotRetryable (exactly one attempt)
-//!     Capability                           → only untried endpoints, no wait
+//!     Capability, Unauthorized             → only untried endpoints, no wait
+//!     an unrecognised answer (once_elsewhere) → one retry, on an untried
+//!                                            endpoint, none once two endpoints
+//!                                            gave the same code and message
 //!     RateLimited                          → the group cools; other endpoints
 //!                                            at once (the router waits if none)
 //!     Transient                            → an untried endpoint free now takes
 //!                                            the retry at once; otherwise a
 //!                                            full-jitter backoff first
 //!     before any retry: attempts left? (AttemptsExhausted) backoff ends before
-//!     the deadline? (Deadline) a budget token? (Budget)
+//!     the deadline? (Deadline) a budget token? (Budget; none is drawn
+//!     for a failover after nothing reached a node: refused, DNS, key refused)
 //! ```
 //!
 //! # Replay safety
@@ -43,12 +47,13 @@ use super::notify::{either, Notify, Shutdown};
 use super::router::{Reservation, RouteRequest, Router, RouterEvent, Selection};
 use crate::config::RelayerConfig;
 use crate::error::{AttemptRecord, Failure, FailureDetail, StopReason};
-use crate::policy::classify::{Observation, Reply};
+use crate::policy::classify::{Observation, Reply, TransportFailure};
 use crate::policy::{Classifier, ErrorClass, RetryBudget, Verdict};
 use crate::rpc::methods::{method_info, MethodInfo};
 use crate::runtime::{AttemptTarget, Payload, Runtime};
 use crate::time::Instant;
 use hedge::{Finished, Lone};
+use unknown::{answer_of, Answer, UnknownAnswers};
 
 /// A successful answer.
 #[derive(Clone, Debug, PartialEq)]
@@ -97,6 +102,7 @@ pub struct Pipeline {
     slots: Notify,
     waiting: Cell<u32>,
     shutdown: Shutdown,
+    unknown_answers: RefCell<UnknownAnswers>,
 }
 
 /// Per-request bookkeeping.
@@ -105,6 +111,8 @@ struct Attempts<P> {
     tried: Vec<bool>,
     last: Option<FailureDetail<P>>,
     reported: Option<usize>,
+    /// The first unrecognised answer of this request, and from where.
+    unknown: Option<(usize, Answer)>,
 }
 
 impl<P> Attempts<P> {
@@ -137,6 +145,7 @@ impl Pipeline {
             slots: Notify::default(),
             waiting: Cell::new(0),
             shutdown: Shutdown::default(),
+            unknown_answers: RefCell::new(UnknownAnswers::default()),
         }
     }
 
@@ -209,7 +218,8 @@ impl Pipeline {
         self.budget.borrow_mut().deposit(start);
         self.router.borrow_mut().note_arrival(start);
         let n = self.config.endpoints.len();
-        let mut state = Attempts { records: Vec::new(), tried: vec![false; n], last: None, reported: None };
+        let mut state =
+            Attempts { records: Vec::new(), tried: vec![false; n], last: None, reported: None, unknown: None };
         let mut previous_delay = Duration::ZERO;
         let mut after: Option<usize> = None;
         let mut only_untried = false;
@@ -302,21 +312,41 @@ impl Pipeline {
                 };
                 return Ok(Success { value, endpoint, attempts: state.records });
             }
+            // Nothing reached a node (refused, unresolved) or the key was
+            // refused: the retry elsewhere costs no upstream any work, so it
+            // draws nothing from the retry budget.
+            let undelivered = verdict.class == ErrorClass::Unauthorized
+                || matches!(
+                    observation,
+                    Observation::Transport(TransportFailure::ConnectionRefused | TransportFailure::Dns)
+                );
+            let unknown_answer = verdict.once_elsewhere.then(|| answer_of(&observation));
             state.failed(detail(observation));
 
             // Decide on a retry.
-            let retryable =
-                matches!(verdict.class, ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability);
+            let retryable = matches!(
+                verdict.class,
+                ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability | ErrorClass::Unauthorized
+            );
             if !retryable {
                 return Err(state.stop(StopReason::NotRetryable));
+            }
+            if let Some(answer) = unknown_answer {
+                if !self.unknown_answers.borrow_mut().retry_elsewhere(&mut state.unknown, endpoint, answer) {
+                    return Err(state.stop(StopReason::NotRetryable));
+                }
             }
             if state.records.len() as u32 >= self.config.max_attempts() {
                 return Err(state.stop(StopReason::AttemptsExhausted));
             }
-            // A capability gap or a quota limit says nothing against the other
-            // endpoints: the limited group is already cooling (and the router
-            // waits for it if nothing else is free), so no backoff on top.
-            let delay = if verdict.class == ErrorClass::Capability {
+            // A capability gap, a refused key or a quota limit says nothing
+            // against the other endpoints: the limited group is already cooling
+            // (and the router waits for it if nothing else is free), so no
+            // backoff on top. An answer we do not recognise goes elsewhere at
+            // once: the same endpoint would say the same.
+            let delay = if matches!(verdict.class, ErrorClass::Capability | ErrorClass::Unauthorized)
+                || verdict.once_elsewhere
+            {
                 only_untried = true;
                 Duration::ZERO
             } else if verdict.class == ErrorClass::RateLimited {
@@ -327,7 +357,8 @@ impl Pipeline {
                 previous_delay = d;
                 d
             };
-            if !self.budget.borrow_mut().try_withdraw(ended) {
+            let free = undelivered && state.tried.iter().any(|t| !t);
+            if !free && !self.budget.borrow_mut().try_withdraw(ended) {
                 return Err(state.stop(StopReason::Budget));
             }
             // The backoff protects the endpoint that failed. An endpoint not
@@ -460,6 +491,7 @@ fn neutral() -> Verdict {
         health_failure: false,
         retry_after: None,
         long_horizon: false,
+        once_elsewhere: false,
     }
 }
 
@@ -478,6 +510,8 @@ pub fn detail<P>(observation: Observation<P>) -> FailureDetail<P> {
     }
 }
 
+#[cfg(test)]
+mod edge_tests;
 mod hedge;
 #[cfg(test)]
 mod hedge_tests;
@@ -485,3 +519,4 @@ mod hedge_tests;
 mod queue_tests;
 #[cfg(test)]
 mod tests;
+mod unknown;

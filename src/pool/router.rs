@@ -36,6 +36,9 @@ use crate::time::Instant;
 const MAX_HEAD_JUMP: u64 = 10_000;
 /// How long a lag observation keeps an endpoint away from `latest` reads.
 const LAG_MEMORY: Duration = Duration::from_secs(30);
+/// How long an endpoint that refused our credentials stays out of service
+/// (then one request tries it again; a key fixed meanwhile brings it back).
+pub const REFUSED_FOR: Duration = Duration::from_secs(600);
 /// When only concurrency blocks, look again after this long (or when a slot frees).
 const CONCURRENCY_RECHECK: Duration = Duration::from_millis(50);
 
@@ -231,6 +234,7 @@ impl Router {
             let recheck = self.chain_recheck;
             let ep = &mut self.endpoints[i];
             if ep.chain_disabled(now, recheck)
+                || ep.refused(now)
                 || !ep.spec.serves(req.method)
                 || (req.only_untried && req.tried.get(i).copied().unwrap_or(false))
             {
@@ -326,6 +330,7 @@ impl Router {
             .filter(|&i| {
                 let ep = &self.endpoints[i];
                 !ep.chain_disabled(now, self.chain_recheck)
+                    && !ep.refused(now)
                     && ep.spec.serves(req.method)
                     && ep.rest_until <= now
                     && self.groups[ep.group].quota.check(now, ep.spec.cost(req.method, req.cost)).is_ok()
@@ -438,6 +443,11 @@ impl Router {
                     until,
                     long_horizon: verdict.long_horizon,
                 });
+                None
+            }
+            ErrorClass::Unauthorized => {
+                ep.breaker.on_neutral(r.probe);
+                ep.refused_until = Some(now + REFUSED_FOR);
                 None
             }
             _ if verdict.health_failure => {

@@ -335,11 +335,18 @@ fn rules(value: &JsValue) -> Result<Vec<UserRule>, ConfigError> {
             .filter(|c| {
                 matches!(
                     c,
-                    ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability | ErrorClass::Fatal
+                    ErrorClass::Transient
+                        | ErrorClass::RateLimited
+                        | ErrorClass::Capability
+                        | ErrorClass::Fatal
+                        | ErrorClass::Unauthorized
                 )
             })
             .ok_or_else(|| {
-                ConfigError::new(f.field("class"), "must be one of transient, rateLimited, capability, fatal")
+                ConfigError::new(
+                    f.field("class"),
+                    "must be one of transient, rateLimited, capability, fatal, unauthorized",
+                )
             })?;
         out.push(UserRule { code: code.map(|c| c as i64), message, status: status.map(|s| s as u16), method, class });
     }

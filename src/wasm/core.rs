@@ -182,6 +182,22 @@ impl Core {
         if failure.reason != StopReason::NoEndpoint {
             return descriptor;
         }
+        if let Some(refused) = self.pipeline.with_router(|r| r.all_refused(JsRuntime.now())) {
+            let names: Vec<String> = refused.iter().map(|&i| self.redactor.label(i)).collect();
+            let minutes = crate::pool::router::REFUSED_FOR.as_secs() / 60;
+            let message = format!(
+                "every endpoint refused the credentials in the last {minutes} minutes ({}); check the API key",
+                names.join(", ")
+            );
+            for (key, value) in [
+                ("kind", JsValue::from("auth")),
+                ("message", JsValue::from(message)),
+                ("code", (descriptors::CODE_UNAUTHORIZED as f64).into()),
+            ] {
+                let _ = Reflect::set(&descriptor, &key.into(), &value);
+            }
+            return descriptor;
+        }
         let Some((expected, seen)) = self.pipeline.with_router(|r| r.all_on_other_chains()) else { return descriptor };
         let labels = self.redactor.labels();
         let label = |i: usize| labels.get(i as u32).as_string().unwrap_or_default();

@@ -10,6 +10,7 @@ use wasm_bindgen::prelude::*;
 use crate::config::ConfigError;
 use crate::error::{AttemptRecord, Failure, FailureDetail, StopReason};
 use crate::policy::classify::TransportFailure;
+use crate::policy::ErrorClass;
 use crate::pool::PipelineEvent;
 use crate::redact::EndpointUrl;
 use crate::time::millis_f64;
@@ -24,6 +25,10 @@ pub const CODE_UNAVAILABLE: i64 = -32002;
 const WRAPPERS_NEVER_RETRY: [i64; 16] = [
     -32700, -32600, -32601, -32602, -32000, -32001, -32002, -32003, -32004, -32006, 4001, 4100, 4200, 4900, 4901, 4902,
 ];
+
+/// EIP-1193 "unauthorized": an endpoint refused our credentials (never
+/// retried by viem; says more than -32002).
+pub const CODE_UNAUTHORIZED: i64 = 4100;
 
 /// EIP-1193 "chain disconnected": the endpoints serve another chain.
 pub const CODE_CHAIN_DISCONNECTED: f64 = 4901.0;
@@ -188,11 +193,14 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
                 ("transport", CODE_UNAVAILABLE, message, Obj::new().set("transport", reason))
             }
         };
-        let kind = match verdict.map(|v| v.class.as_str()) {
-            Some("outcomeUnknown") => "outcomeUnknown",
-            _ => kind,
-        };
-        (kind, code, message, obj)
+        match verdict.map(|v| v.class) {
+            Some(ErrorClass::OutcomeUnknown) => ("outcomeUnknown", code, message, obj),
+            Some(ErrorClass::Unauthorized) => {
+                let message = format!("{message}: the endpoint refused the credentials (check the API key)");
+                ("auth", CODE_UNAUTHORIZED, message, obj)
+            }
+            _ => (kind, code, message, obj),
+        }
     });
     let own = match f.reason {
         StopReason::Deadline => Some(("deadline", CODE_UNAVAILABLE, format!("deadline passed after {n} attempt(s)"))),

@@ -67,6 +67,7 @@ fn certain(record: &crate::error::AttemptRecord) -> bool {
             | ErrorClass::ReplacementUnderpriced
             | ErrorClass::RateLimited
             | ErrorClass::Capability
+            | ErrorClass::Unauthorized
     ) || record.verdict.rule == "transport.refused"
 }
 

@@ -106,6 +106,10 @@ pub enum ErrorClass {
     ReplacementUnderpriced,
     /// A send that may or may not have reached the node.
     OutcomeUnknown,
+    /// The endpoint refused our credentials (HTTP 401/403, "invalid API
+    /// key"): never retried there; it stays out for a long time, other
+    /// endpoints take the request.
+    Unauthorized,
 }
 
 impl ErrorClass {
@@ -121,11 +125,12 @@ impl ErrorClass {
             ErrorClass::NonceTooLow => "nonceTooLow",
             ErrorClass::ReplacementUnderpriced => "replacementUnderpriced",
             ErrorClass::OutcomeUnknown => "outcomeUnknown",
+            ErrorClass::Unauthorized => "unauthorized",
         }
     }
 
     /// Every class (for parsing, property tests and fuzzing).
-    pub const ALL: [ErrorClass; 9] = [
+    pub const ALL: [ErrorClass; 10] = [
         ErrorClass::Success,
         ErrorClass::Transient,
         ErrorClass::RateLimited,
@@ -135,6 +140,7 @@ impl ErrorClass {
         ErrorClass::NonceTooLow,
         ErrorClass::ReplacementUnderpriced,
         ErrorClass::OutcomeUnknown,
+        ErrorClass::Unauthorized,
     ];
 
     /// Parses the JS spelling.
@@ -157,11 +163,23 @@ pub struct Verdict {
     pub retry_after: Option<Duration>,
     /// A quota that will not come back soon (daily/monthly limit).
     pub long_horizon: bool,
+    /// An answer no rule recognises from a node that otherwise answers:
+    /// it may be deterministic (bad input in words we do not know), so it
+    /// earns one retry, on another endpoint, and none once a second
+    /// endpoint gave the same code and message.
+    pub once_elsewhere: bool,
 }
 
 impl Verdict {
     fn new(class: ErrorClass, rule: impl Into<Cow<'static, str>>, health_failure: bool) -> Self {
-        Verdict { class, rule: rule.into(), health_failure, retry_after: None, long_horizon: false }
+        Verdict {
+            class,
+            rule: rule.into(),
+            health_failure,
+            retry_after: None,
+            long_horizon: false,
+            once_elsewhere: false,
+        }
     }
 }
 
@@ -220,7 +238,9 @@ impl Classifier {
             Observation::Transport(failure) => return rules::transport(failure, rules::replay_safe_on_unknown(method)),
             Observation::Http { status, reply, .. } => (*status, reply),
         };
-        if status == 429 || status == 402 {
+        if matches!(status, 429 | 402 | 401 | 403) {
+            // The status speaks for the key whatever the body says (Alchemy
+            // answers a bad key with 401 and a -32600 JSON-RPC error).
             return rules::status(status).unwrap_or_else(|| Verdict::new(ErrorClass::RateLimited, "http.429", false));
         }
         match reply {

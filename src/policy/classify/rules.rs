@@ -110,6 +110,26 @@ const TABLE: &[Row] = &[
         "pruned history", "no state available", "world state unavailable", "execution aborted (timeout",
         "batch too large"], Capability, false),
 
+    // --- credentials (§3.5): the endpoint refused the key; never retried there ---
+    // Infura "invalid project id"; Alchemy "Must be authenticated!", "Unspecified origin not on whitelist";
+    // QuickNode/Ankr "Unauthorized", "invalid API key"; Besu -40100 "Unauthorized" (permissioning).
+    row("auth.text", Scope::Any, &[], &["invalid api key", "invalid project id", "must be authenticated",
+        "authentication failed", "authentication required", "unauthorized", "api key is invalid",
+        "api key not found", "invalid key", "not on whitelist", "origin not allowed"], Unauthorized, false),
+    row("auth.codes", Scope::Any, &[-40100], &[], Unauthorized, false),
+
+    // --- execution-apis (eth_simulateV1, tracing): the input is wrong, another node says the same ---
+    // geth internal/ethapi/errors.go, Nethermind ErrorCodes.cs: -38010…-38025 nonce, fees, gas, sender,
+    // init code, block number and timestamp order of the simulated blocks.
+    row("simulate.input", Scope::Any, &[-38010, -38011, -38012, -38013, -38014, -38015, -38016, -38017, -38018,
+        -38019, -38020, -38021, -38022, -38023, -38024, -38025], &[], Fatal, false),
+    // -38026 "too many blocks/calls": this client's limit; another may allow more.
+    row("simulate.limit", Scope::Any, &[-38026], &[], Capability, false),
+    // geth simulate "is not a precompile" (MovePrecompileTo), tracers "genesis is not traceable",
+    // eth_call/simulate "nonce has max value" (-32603 in the fixtures).
+    row("fatal.deterministic", Scope::Any, &[], &["is not a precompile", "genesis is not traceable",
+        "nonce has max value", "already overridden", "cannot move precompile"], Fatal, false),
+
     // --- fatal (§3.4, §4): malformed or impossible requests ---
     row("fatal.text", Scope::Any, &[], &["insufficient funds", "intrinsic gas too low", "invalid sender",
         "invalid signature", "exceeds block gas limit", "gas limit reached", "exceeds the configured cap",
@@ -123,9 +143,16 @@ const TABLE: &[Row] = &[
     // --- fallback by code (§3.5) ---
     // -32005 without recognisable text: alloy and viem treat it as a limit signal.
     row("fallback.limit", Scope::Any, &[-32005], &[], RateLimited, false),
-    // Internal / server errors / timeouts (-32603, geth -32000 default, -32002, Nethermind -32016/-32017),
+    // Server-side trouble by code: -32002 (geth "request timed out"), Nethermind -32016/-32017 timeouts,
     // EIP-1193 disconnected 4900/4901: retry elsewhere, count against health.
-    row("fallback.server", Scope::Any, &[], &[], Transient, true),
+    row("fallback.server", Scope::Any, &[-32002, -32016, -32017, 4900, 4901], &[], Transient, true),
+    // …or by words, whatever the code (-32603 "internal error", -32000 "request timed out").
+    row("fallback.server_text", Scope::Any, &[], &["internal error", "timeout", "timed out", "temporarily",
+        "unavailable", "try again", "overloaded", "busy", "connection", "upstream", "gateway"],
+        Transient, true),
+    // Anything else, from a node that answers: maybe deterministic in words we do not know. One retry on
+    // another endpoint; none when it says the same (the pipeline compares code and message).
+    row("fallback.unknown", Scope::Any, &[], &[], Transient, true),
 ];
 
 /// Classifies a JSON-RPC error object.
@@ -140,6 +167,7 @@ pub fn rpc_error(code: Option<i64>, message: &str, send: bool) -> Verdict {
         if code_ok && text_ok {
             let mut v = Verdict::new(r.class, r.id, r.health_failure);
             v.long_horizon = r.class == RateLimited && LONG_HORIZON.iter().any(|n| lower.contains(n));
+            v.once_elsewhere = r.id == "fallback.unknown";
             return v;
         }
     }
@@ -148,7 +176,7 @@ pub fn rpc_error(code: Option<i64>, message: &str, send: bool) -> Verdict {
 
 fn unreachable_fallback() -> Verdict {
     // The last row matches everything; kept as a value, not a panic.
-    Verdict::new(Transient, "fallback.server", true)
+    Verdict { once_elsewhere: true, ..Verdict::new(Transient, "fallback.unknown", true) }
 }
 
 /// Classifies a non-2xx HTTP status (`None` for 2xx/3xx, which the body decides).
@@ -163,8 +191,10 @@ pub fn status(status: u16) -> Option<Verdict> {
         }
         408 => Verdict::new(Transient, "http.408", true),
         413 => Verdict::new(Capability, "http.413", false),
-        // Bad key, wrong URL, disabled endpoint: this endpoint is unusable, another may work.
-        401 | 403 | 404 => Verdict::new(Transient, "http.endpoint_config", true),
+        // The key was refused: this endpoint stays out; another may work.
+        401 | 403 => Verdict::new(Unauthorized, "http.auth", false),
+        // Wrong URL, disabled endpoint: this endpoint is unusable, another may work.
+        404 => Verdict::new(Transient, "http.endpoint_config", true),
         400..=499 => Verdict::new(Fatal, "http.4xx", false),
         500..=599 => Verdict::new(Transient, "http.5xx", true),
         _ => return None,

@@ -61,6 +61,22 @@ fn json_rpc_signals_from_real_nodes() {
         ("eth_blockNumber", Some(-32012), "credits limited to 50/sec", RateLimited),
         ("eth_blockNumber", Some(-32005), "", RateLimited),
         ("eth_blockNumber", Some(-32603), "internal error", Transient),
+        // execution-apis fixtures (geth wording): deterministic input errors, tried once.
+        ("eth_simulateV1", Some(-38014), "block number in sequence did not increase", Fatal),
+        ("eth_simulateV1", Some(-38021), "block timestamps are not in order", Fatal),
+        ("eth_simulateV1", Some(-38026), "too many blocks", Capability),
+        ("eth_simulateV1", Some(-32000), "account 0x1 is not a precompile", Fatal),
+        ("debug_traceBlockByNumber", Some(-32000), "genesis is not traceable", Fatal),
+        (call, Some(-32603), "err: nonce has max value: address 0x1, nonce: 18446744073709551615", Fatal),
+        // Lag answers stay retryable elsewhere.
+        ("eth_getLogs", Some(-32602), "block range extends beyond current head block: requested 9, head 8", Transient),
+        // Keys refused, in the words providers use (any HTTP status).
+        ("eth_blockNumber", Some(-32600), "Must be authenticated!", Unauthorized),
+        ("eth_blockNumber", Some(-32000), "invalid project id", Unauthorized),
+        ("eth_blockNumber", Some(-40100), "Unauthorized", Unauthorized),
+        ("eth_blockNumber", Some(-32000), "Unspecified origin not on whitelist.", Unauthorized),
+        // A wallet's "not authorized by the user" is the user's answer, not a key.
+        ("eth_accounts", Some(4100), "The requested account and/or method has not been authorized by the user.", Fatal),
         ("eth_blockNumber", Some(-32000), "something new and unexpected", Transient),
         ("eth_blockNumber", None, "", Transient),
         (send, Some(-32000), "already known", AlreadyKnown),
@@ -81,6 +97,46 @@ fn json_rpc_signals_from_real_nodes() {
         let v = rpc(method, 200, *code, message);
         assert_eq!(v.class, *class, "{method} {code:?} {message:?} → rule {}", v.rule);
     }
+}
+
+#[test]
+fn only_answers_no_rule_knows_are_retried_once_elsewhere() {
+    let unknown = rpc("eth_call", 200, Some(-32000), "something new and unexpected");
+    assert_eq!(
+        (unknown.class, unknown.once_elsewhere, unknown.rule.as_ref()),
+        (ErrorClass::Transient, true, "fallback.unknown")
+    );
+    assert!(rpc("eth_call", 200, None, "").once_elsewhere);
+    for (code, message) in [
+        (-32603, "internal error"),
+        (-32000, "request timed out"),
+        (-32002, "resource unavailable"),
+        (-32016, "x"),
+        (-32000, "header not found"),
+        (-32000, "upstream connect error"),
+    ] {
+        let v = rpc("eth_call", 200, Some(code), message);
+        assert_eq!((v.class, v.once_elsewhere), (ErrorClass::Transient, false), "{code} {message}");
+    }
+}
+
+#[test]
+fn status_401_and_403_refuse_the_key_whatever_the_body() {
+    let body = Reply::Error(RpcErrorInfo {
+        code: Some(-32600),
+        message: "Must be authenticated!".into(),
+        data: None,
+        backoff_hint: None,
+    });
+    let v = http(401, None, body);
+    assert_eq!((v.class, v.rule.as_ref(), v.health_failure), (ErrorClass::Unauthorized, "http.auth", false));
+    let body = Reply::Error(RpcErrorInfo {
+        code: Some(3),
+        message: "execution reverted".into(),
+        data: None,
+        backoff_hint: None,
+    });
+    assert_eq!(http(403, None, body).class, ErrorClass::Unauthorized);
 }
 
 #[test]
@@ -114,8 +170,9 @@ fn http_statuses() {
         (502, Transient),
         (503, Transient),
         (504, Transient),
-        (401, Transient),
-        (403, Transient),
+        (401, Unauthorized),
+        (403, Unauthorized),
+        (404, Transient),
         (413, Capability),
         (400, Fatal),
         (415, Fatal),

@@ -95,7 +95,10 @@ async fn first<A: Future, B: Future>(mut a: Pin<&mut A>, mut b: Pin<&mut B>) -> 
 /// Whether an outcome ends the race: success, or an answer no other
 /// endpoint would change.
 fn decisive(verdict: &Verdict) -> bool {
-    !matches!(verdict.class, ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability)
+    !matches!(
+        verdict.class,
+        ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability | ErrorClass::Unauthorized
+    )
 }
 
 /// One attempt on a reserved endpoint, its chain id checked first when the
@@ -352,6 +355,7 @@ impl Pipeline {
                 health_failure: true,
                 retry_after: None,
                 long_horizon: false,
+                once_elsewhere: false,
             }
         } else {
             self.router.borrow_mut().observe_abandoned(loser.endpoint, info.class, elapsed);

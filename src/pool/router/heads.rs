@@ -28,6 +28,16 @@ impl Router {
         seen.filter(|s| !s.is_empty()).map(|s| (expected, s))
     }
 
+    /// When no endpoint can serve because each one refused our credentials
+    /// (or serves another chain): the ones that refused, for an error that
+    /// says the key was refused. `None` while any endpoint is usable.
+    pub fn all_refused(&self, now: Instant) -> Option<Vec<usize>> {
+        let usable = self.endpoints.iter().any(|e| !e.refused(now) && !matches!(e.chain, ChainStatus::Mismatch(_)));
+        let refused: Vec<usize> =
+            self.endpoints.iter().enumerate().filter(|(_, e)| e.refused(now)).map(|(i, _)| i).collect();
+        (!usable && !refused.is_empty()).then_some(refused)
+    }
+
     /// Records an endpoint's `eth_chainId`; a mismatch disables it.
     pub fn chain_checked(&mut self, endpoint: usize, chain_id: u64, now: Instant) -> Option<RouterEvent> {
         let expected = *self.expected_chain.get_or_insert(chain_id);

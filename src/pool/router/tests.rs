@@ -42,7 +42,14 @@ fn req<'a>(tried: &'a [bool]) -> RouteRequest<'a> {
 }
 
 fn verdict(class: ErrorClass, health: bool) -> Verdict {
-    Verdict { class, rule: Cow::Borrowed("test"), health_failure: health, retry_after: None, long_horizon: false }
+    Verdict {
+        class,
+        rule: Cow::Borrowed("test"),
+        health_failure: health,
+        retry_after: None,
+        long_horizon: false,
+        once_elsewhere: false,
+    }
 }
 
 fn pick(r: &mut Router, now: Instant, draws: (f64, f64)) -> Reservation {

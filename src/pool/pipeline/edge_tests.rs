@@ -1,0 +1,89 @@
+//! The pipeline at the edges: keys refused, answers no rule knows, and
+//! failovers that cost no node any work.
+#![allow(clippy::result_large_err)]
+
+use super::tests::MS;
+use super::tests::{harness, opts};
+use super::*;
+use crate::config::RawOptions;
+use crate::policy::RetryBudgetConfig;
+use crate::pool::router::REFUSED_FOR;
+use crate::runtime::scripted::Behaviour::*;
+use crate::runtime::sim::join_all;
+
+#[test]
+fn a_refused_key_fails_over_at_once_and_keeps_the_endpoint_out_for_long() {
+    let h = harness(vec![vec![Status(401, None)], vec![Answer("0x5")]], opts());
+    let ok = h.run("eth_blockNumber").unwrap();
+    assert_eq!((ok.endpoint, ok.attempts.len(), h.now_ms()), (1, 2, 0), "no backoff before the failover");
+    for _ in 0..20 {
+        assert_eq!(h.run("eth_blockNumber").unwrap().endpoint, 1);
+    }
+    assert_eq!(h.net.calls(0), 1, "the endpoint that refused the key is never asked again soon");
+    assert!(
+        !h.events.borrow().iter().any(|e| matches!(e, PipelineEvent::Breaker { endpoint: 0, .. })),
+        "not a health failure"
+    );
+    h.rt.block_on(h.rt.sleep(REFUSED_FOR - MS(1))).unwrap();
+    h.run("eth_blockNumber").unwrap();
+    assert_eq!(h.net.calls(0), 1, "still out just before the hold ends");
+    h.rt.block_on(h.rt.sleep(MS(2))).unwrap();
+    for _ in 0..10 {
+        h.run("eth_blockNumber").unwrap();
+    }
+    assert_eq!(h.net.calls(0), 2, "after the hold, one request tries it again (and is refused again)");
+}
+
+#[test]
+fn a_single_endpoint_that_refuses_the_key_rejects_at_once_then_without_asking() {
+    let h = harness(vec![vec![Status(403, None)]], opts());
+    let err = h.run("eth_blockNumber").unwrap_err();
+    assert_eq!((err.reason, err.attempts.len(), h.now_ms()), (StopReason::NotRetryable, 1, 0));
+    assert_eq!(err.last_verdict().map(|v| v.class), Some(ErrorClass::Unauthorized));
+    let again = h.run("eth_blockNumber").unwrap_err();
+    assert_eq!((again.reason, again.attempts.len(), h.now_ms()), (StopReason::NoEndpoint, 0, 0));
+    assert_eq!(h.pipeline.with_router(|r| r.all_refused(h.rt.now())), Some(vec![0]));
+    assert_eq!(h.net.calls(0), 1);
+}
+
+#[test]
+fn an_unknown_answer_is_retried_once_elsewhere_and_learned_when_repeated() {
+    let odd = RpcError(-38099, "a new input rule was broken");
+    let h = harness(vec![vec![odd.clone()], vec![odd.clone()], vec![odd]], opts());
+    let err = h.run("eth_simulateV1").unwrap_err();
+    assert_eq!((err.reason, err.attempts.len(), h.now_ms()), (StopReason::NotRetryable, 2, 0));
+    assert_ne!(err.attempts[0].endpoint, err.attempts[1].endpoint, "the one retry goes elsewhere");
+    // Two endpoints said the same: the next request asks once.
+    let next = h.run("eth_simulateV1").unwrap_err();
+    assert_eq!((next.reason, next.attempts.len()), (StopReason::NotRetryable, 1));
+    assert_eq!(h.net.calls(0) + h.net.calls(1) + h.net.calls(2), 3);
+}
+
+#[test]
+fn an_unknown_answer_on_the_only_endpoint_is_asked_once() {
+    let h = harness(vec![vec![RpcError(-32000, "something new"), Answer("0x1")]], opts());
+    let err = h.run("eth_call").unwrap_err();
+    assert_eq!((err.reason, err.attempts.len(), h.net.calls(0)), (StopReason::NotRetryable, 1, 1));
+}
+
+#[test]
+fn lag_answers_keep_their_retries() {
+    let lag = RpcError(-32000, "header not found");
+    let h = harness(vec![vec![lag.clone()], vec![lag.clone()], vec![lag]], opts());
+    let err = h.run("eth_getBalance").unwrap_err();
+    assert_eq!(err.reason, StopReason::AttemptsExhausted);
+    assert_eq!(err.attempts.len() as u32, h.pipeline.config().max_attempts());
+}
+
+#[test]
+fn failing_over_after_a_refused_connection_draws_nothing_from_the_budget() {
+    // One token, never refilled: retries after a 503 soon run out of budget;
+    // failovers after a refused connection (nothing reached a node) do not.
+    let raw = RawOptions { budget: Some(RetryBudgetConfig { ratio: 0.0, min_per_second: 0.0, burst: 1.0 }), ..opts() };
+    let h = harness(vec![vec![Refuse], vec![Answer("0x1")]], raw.clone());
+    let results = h.rt.block_on(join_all((0..60).map(|_| h.request("eth_blockNumber")).collect())).unwrap();
+    assert!(results.iter().all(|r| r.is_ok()), "every cold-start read succeeds");
+    let h = harness(vec![vec![Status(503, None)], vec![Answer("0x1")]], raw);
+    assert!(h.run("eth_blockNumber").is_ok(), "the one token pays this failover");
+    assert_eq!(h.run("eth_blockNumber").unwrap_err().reason, StopReason::Budget);
+}
