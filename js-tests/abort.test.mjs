@@ -29,7 +29,7 @@ test('an already-aborted signal sends nothing', async () => {
 
 test('an operation that outlives its attempt timeout is abandoned, signalled, and retried elsewhere', async () => {
   const a = await node([{ result: '0x1' }]);
-  const relayer = new FaultTolerantRelayer([a.url, a.url], { baseDelayMs: 1, maxDelayMs: 2, attemptTimeoutMs: 50 });
+  const relayer = new FaultTolerantRelayer([`${a.url}/0`, `${a.url}/1`], { baseDelayMs: 1, maxDelayMs: 2, attemptTimeoutMs: 50 });
   const signals = [];
   const value = await relayer.executeRpcWithRetry(async (provider, ctx) => {
     signals.push(ctx.signal);

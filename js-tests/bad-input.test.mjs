@@ -58,6 +58,8 @@ test('invalid configuration names the field at construction', () => {
     [[URL_OK], { dedup: 'yes' }, 'dedup'],
     [[URL_OK], { adaptiveTimeout: { multiplier: 0.5 } }, 'adaptiveTimeout.multiplier'],
     [[URL_OK], { adaptiveTimeout: { floorMs: -1 } }, 'adaptiveTimeout.floorMs'],
+    [[URL_OK, 'http://127.0.0.1:8546', ` ${URL_OK} `], undefined, 'upstreams[2]'],
+    [[URL_OK, { url: URL_OK }], undefined, 'upstreams[1]'],
   ];
   for (const [urls, options, field] of cases) {
     assert.throws(() => new FaultTolerantRelayer(urls, options), (e) => {
@@ -68,6 +70,18 @@ test('invalid configuration names the field at construction', () => {
       return true;
     });
   }
+});
+
+test('switches that also take settings say both; duplicates name the twin', () => {
+  for (const field of ['cache', 'hedge', 'adaptiveTimeout']) {
+    const error = (() => { try { new FaultTolerantRelayer([URL_OK], { [field]: 'yes' }); } catch (e) { return e; } })();
+    assert.equal(error.field, field);
+    assert.match(error.message, /must be a boolean or an object/);
+  }
+  const twin = (() => { try { new FaultTolerantRelayer([URL_OK, URL_OK]); } catch (e) { return e; } })();
+  assert.match(twin.message, /duplicate of upstreams\[0\]/);
+  // The same URL with other headers (another key) is two endpoints, on purpose.
+  new FaultTolerantRelayer([{ url: URL_OK, headers: { 'x-key': 'a' } }, { url: URL_OK, headers: { 'x-key': 'b' } }]).close();
 });
 
 test('bad calls are typed errors, not crashes inside WASM', async () => {

@@ -26,7 +26,7 @@ test('an operation fails over to the next endpoint and sees which one it got', a
 
 test("an operation's own non-retryable error is rethrown unchanged after one attempt", async () => {
   const a = await node([{ result: '0x1' }]);
-  const relayer = new FaultTolerantRelayer([a.url, a.url], FAST);
+  const relayer = new FaultTolerantRelayer([`${a.url}/0`, `${a.url}/1`], FAST);
   const mine = new TypeError('bug in my code');
   let calls = 0;
   await assert.rejects(relayer.executeRpcWithRetry(async () => { calls += 1; throw mine; }), (e) => e === mine);

@@ -102,7 +102,8 @@ test('connection refused everywhere uses exactly maxRetries + 1 attempts', async
   assert.ok(isTransportError(err), err);
   assert.equal(err.transport, 'refused');
   assert.equal(err.attempts, 4);
-  assert.equal(err.reason, 'attemptsExhausted');
+  assert.equal(err.stopReason, 'attemptsExhausted');
+  assert.equal(err.reason, undefined, 'reason is ethers\' revert reason, never ours');
   assert.equal(err.history.length, 4);
   assert.deepEqual(err.history.map((h) => h.endpointIndex), [0, 1, 0, 1]);
 });
@@ -130,7 +131,7 @@ test('a revert costs exactly one upstream request in the whole fleet and keeps c
   assert.equal(err.code, 3);
   assert.equal(err.data, '0x08c379a0');
   assert.equal(err.class, 'fatal');
-  assert.equal(err.reason, 'notRetryable');
+  assert.equal(err.stopReason, 'notRetryable');
   assert.equal(a.count() + b.count(), 1);
 });
 
@@ -138,7 +139,7 @@ test('invalid params and insufficient funds are never retried', async () => {
   const a = await node([{ error: { code: -32602, message: 'invalid argument 0: hex string without 0x prefix' } }]);
   const b = await node([{ error: { code: -32000, message: 'insufficient funds for gas * price + value' } }]);
   for (const n of [a, b]) {
-    const relayer = new FaultTolerantRelayer([n.url, n.url], FAST);
+    const relayer = new FaultTolerantRelayer([`${n.url}/0`, `${n.url}/1`], FAST);
     const err = await relayer.request({ method: 'eth_estimateGas', params: [{}] }).catch((e) => e);
     assert.ok(isRpcError(err));
     assert.equal(n.count(), 1);

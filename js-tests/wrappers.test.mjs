@@ -68,7 +68,7 @@ test("a node's error the relayer gave up on keeps its code, message and data whe
   assert.equal(error.rpcCode, -32603, "the node's own code");
   assert.equal(error.data, '0xfeed', "the node's own data");
   assert.equal(error.shortMessage, 'internal error', "the node's own message");
-  assert.equal(error.reason, 'attemptsExhausted');
+  assert.equal(error.stopReason, 'attemptsExhausted');
   assert.equal(error.attempts, 3);
   const viem = await run('viem', [{ error: { code: -32603, message: 'internal error', data: '0xfeed' } }]);
   assert.equal(viem.error.cause.rpcCode, -32603, 'under viem: error.cause is ours');

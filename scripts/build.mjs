@@ -55,10 +55,10 @@ const core = ['errors.js', 'observe.js', 'signers.js', 'upstreams.js', 'http.js'
   .join('\n');
 const NAMES = ['FaultTolerantRelayer', 'BreakwaterError', 'ConfigError', 'RpcError', 'HttpError', 'TransportError',
   'DeadlineError', 'RetryBudgetError', 'RateLimitedError', 'OutcomeUnknownError', 'ClosedError', 'InvalidRequestError',
-  'OverloadError', 'NoEndpointError',
+  'OverloadError', 'NoEndpointError', 'AuthError',
   'isBreakwaterError', 'isConfigError', 'isRpcError', 'isHttpError', 'isTransportError', 'isDeadlineError',
   'isRetryBudgetError', 'isRateLimitedError', 'isOutcomeUnknownError', 'isClosedError', 'isInvalidRequestError',
-  'isOverloadError', 'isNoEndpointError',
+  'isOverloadError', 'isNoEndpointError', 'isAuthError',
   'InvalidTransactionError', 'FeeCeilingError', 'SignerError', 'InvalidSignerError', 'TransactionReplacedError',
   'NonceStateError', 'FeeDataError', 'TransactionDroppedError', 'isTransactionDroppedError',
   'isInvalidTransactionError', 'isFeeCeilingError', 'isSignerError', 'isInvalidSignerError',

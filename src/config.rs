@@ -167,6 +167,14 @@ impl RelayerConfig {
         raw.pool.validate()?;
         for (i, e) in endpoints.iter().enumerate() {
             e.validate(&format!("upstreams[{i}]"), &raw.pool.quota_groups)?;
+            // The same URL with the same headers twice is a copy-paste slip: it would
+            // double that node's share and make "failing over" go to the same node.
+            let twin = endpoints[..i]
+                .iter()
+                .position(|o| !o.url.url().is_empty() && o.url.url() == e.url.url() && o.headers == e.headers);
+            if let Some(j) = twin {
+                return Err(ConfigError::new(format!("upstreams[{i}]"), format!("duplicate of upstreams[{j}]")));
+            }
         }
         let max_retries = whole("maxRetries", raw.max_retries, 4, 100)?;
         let base = millis("baseDelayMs", raw.base_delay_ms, 1000.0, 0.0)?;

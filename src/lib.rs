@@ -28,6 +28,7 @@ pub mod runtime;
 pub mod simulation;
 pub mod time;
 pub mod tx;
+pub mod url_credentials;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;

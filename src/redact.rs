@@ -18,6 +18,7 @@ pub struct EndpointUrl {
     url: String,
     label: String,
     secrets: Vec<String>,
+    authorization: Option<String>,
 }
 
 impl EndpointUrl {
@@ -36,9 +37,12 @@ impl EndpointUrl {
         let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
         let (authority, tail) = rest.split_at(authority_end);
         let mut secrets = Vec::new();
+        let mut authorization = None;
         let host_port = match authority.rsplit_once('@') {
             Some((userinfo, host)) => {
-                secrets.extend(userinfo.split(':').filter(|s| !s.is_empty()).map(str::to_string));
+                let (header, parts) = crate::url_credentials::basic_authorization(userinfo);
+                secrets.extend(parts);
+                authorization = Some(header);
                 host
             }
             None => authority,
@@ -80,13 +84,23 @@ impl EndpointUrl {
         // Longest first, so a secret that contains another is masked whole.
         secrets.sort_unstable_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         secrets.dedup();
-        Ok(EndpointUrl { url: url.to_string(), label, secrets })
+        // fetch refuses URLs with credentials: they travel as a header instead.
+        let url = match authorization {
+            Some(_) => format!("{}://{host_port}{tail}", &url[..url.find("://").unwrap_or(0)]),
+            None => url.to_string(),
+        };
+        Ok(EndpointUrl { url, label, secrets, authorization })
+    }
+
+    /// The `Authorization` header the URL's `user:pass@` asks for, if any.
+    pub fn authorization(&self) -> Option<&str> {
+        self.authorization.as_deref()
     }
 
     /// An endpoint without a URL (a wrapped provider object): only a label,
     /// nothing to scrub.
     pub fn labelled(label: &str) -> Self {
-        EndpointUrl { url: String::new(), label: label.to_string(), secrets: Vec::new() }
+        EndpointUrl { url: String::new(), label: label.to_string(), secrets: Vec::new(), authorization: None }
     }
 
     /// The full URL, secrets included: only for the transport.
@@ -163,6 +177,16 @@ mod tests {
             let e = EndpointUrl::parse(url, "upstreams[0]").unwrap();
             assert_eq!(e.label(), label, "{url}");
         }
+    }
+
+    #[test]
+    fn url_credentials_leave_the_url_for_a_basic_header() {
+        let u = EndpointUrl::parse("https://alice:s3cr%40t@node.example:8545/rpc?x=1", "u").unwrap();
+        assert_eq!(u.url(), "https://node.example:8545/rpc?x=1", "fetch refuses URLs with credentials");
+        assert_eq!(u.authorization(), Some("Basic YWxpY2U6czNjckB0"), "alice:s3cr@t");
+        let leaked = "Basic YWxpY2U6czNjckB0 alice s3cr@t s3cr%40t";
+        assert_eq!(u.scrub(leaked), "Basic *** *** *** ***");
+        assert_eq!(EndpointUrl::parse("https://node.example/rpc", "u").unwrap().authorization(), None);
     }
 
     #[test]

@@ -19,6 +19,7 @@
 //   { resultFor: { method: value } } answer per method (others: '0x1')
 //   { proxy: url }                  forward the request to a real node (anvil)
 //   { batch: (items) => replies }   answer a batch body with custom replies
+//   { …, chainCheckToo: true }      the chain-id check gets this behaviour too (a bad key refuses everything)
 // A batch body (a JSON array) is answered item by item with the current
 // result/error/resultFor behaviour; HTTP-level behaviours apply to the whole.
 import http from 'node:http';
@@ -48,9 +49,9 @@ export async function startMockNode(script = [{ result: '0x1' }], { host = '127.
       const chainCheck = Boolean(body && body.method === 'eth_chainId' && body.id === 0);
       requests.push({
         method: body && body.method, params: body && body.params, batch: Array.isArray(body) ? body.length : null,
-        url: req.url, at: Date.now(), chainCheck,
+        url: req.url, at: Date.now(), chainCheck, headers: req.headers,
       });
-      if (chainCheck && !behaviours[0].proxy) return respond(res, chainAnswer(), body, Buffer.concat(chunks));
+      if (chainCheck && !behaviours[0].proxy && !behaviours[0].chainCheckToo) return respond(res, chainAnswer(), body, Buffer.concat(chunks));
       const behaviour = behaviours.length > 1 ? behaviours.shift() : behaviours[0];
       respond(res, behaviour, body, Buffer.concat(chunks));
     });

@@ -4,7 +4,7 @@ import {
   FaultTolerantRelayer, ready, type RelayerOptions, type RetryEvent, type FailoverEvent, type RateLimitedEvent,
   type BoundProvider, type OperationContext, type RelayerStats, type AttemptInfo, type Eip1193Provider,
   type EndpointConfig, type BreakerEvent, type ChainMismatchEvent, type OverloadEvent, type EndpointStats,
-  type QuotaGroupStats, OverloadError, NoEndpointError, isOverloadError, isNoEndpointError,
+  type QuotaGroupStats, OverloadError, NoEndpointError, isOverloadError, isNoEndpointError, AuthError, isAuthError,
   BreakwaterError, ConfigError, RpcError, HttpError, TransportError, DeadlineError, RetryBudgetError,
   RateLimitedError, OutcomeUnknownError, ClosedError, InvalidRequestError,
   isBreakwaterError, isConfigError, isRpcError, isHttpError, isTransportError, isDeadlineError,
@@ -71,6 +71,7 @@ async function main(): Promise<void> {
     if (isBreakwaterError(e)) { const h: AttemptInfo[] = e.history; const k: string = e.kind; void h; void k; }
     const guards = [isDeadlineError, isRetryBudgetError, isRateLimitedError, isOutcomeUnknownError, isClosedError, isInvalidRequestError,
       isOverloadError, isNoEndpointError];
+    if (isAuthError(e)) { const s: number | undefined = e.status; const c: 4100 | number = e.code; void s; void c; }
     void guards.map((g) => g(e));
   }
   // Transactions: an ethers-like signer, a viem-like account and an EIP-1193 wallet all type-check.
@@ -106,7 +107,7 @@ async function main(): Promise<void> {
   }
   void [InvalidTransactionError, FeeCeilingError, SignerError, InvalidSignerError, TransactionReplacedError, NonceStateError, FeeDataError, TransactionDroppedError];
   const classes = [BreakwaterError, ConfigError, RpcError, HttpError, TransportError, DeadlineError, RetryBudgetError,
-    RateLimitedError, OutcomeUnknownError, ClosedError, InvalidRequestError, OverloadError, NoEndpointError];
+    RateLimitedError, OutcomeUnknownError, ClosedError, InvalidRequestError, OverloadError, NoEndpointError, AuthError];
   void classes;
   void block; void params; void n; void stats; void labels;
   await relayer.close();

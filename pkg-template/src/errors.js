@@ -14,7 +14,8 @@ class BreakwaterError extends Error {
     this.kind = d.kind || 'unknown';
     this.code = typeof d.code === 'number' ? d.code : -32603;
     this.shortMessage = short;
-    this.reason = d.reason;
+    // How the retry loop ended. Not `reason`: ethers' errors use that for a revert's reason string.
+    this.stopReason = d.reason;
     this.class = d.class;
     this.rule = d.rule;
     this.endpoint = d.endpoint;
@@ -30,7 +31,7 @@ class BreakwaterError extends Error {
     if (Array.isArray(d.chains)) this.chains = d.chains;
     Object.defineProperty(this, BRAND, { value: true });
     if (d.observation) Object.defineProperty(this, 'observation', { value: d.observation });
-    if (this.attempts > 1) this.message = `${short} (after ${this.attempts} attempts)`;
+    if (this.attempts > 1 && !/\battempt/.test(short)) this.message = `${short} (after ${this.attempts} attempts)`;
   }
 }
 
@@ -57,6 +58,16 @@ class HttpError extends BreakwaterError {
     super(d, options);
     this.name = 'HttpError';
     this.status = d.status;
+  }
+}
+
+class AuthError extends BreakwaterError {
+  constructor(d, options) {
+    super(d, options);
+    this.name = 'AuthError';
+    // What the endpoint answered: an HTTP status, or a JSON-RPC error code.
+    if (typeof d.status === 'number') this.status = d.status;
+    if (typeof d.rpcCode === 'number') this.rpcCode = d.rpcCode;
   }
 }
 
@@ -134,6 +145,7 @@ const ERROR_CLASSES = {
   invalidRequest: InvalidRequestError,
   overload: OverloadError,
   noEndpoint: NoEndpointError,
+  auth: AuthError,
 };
 
 /** Turns a descriptor from the wasm core into a typed error. */
@@ -145,9 +157,10 @@ function toError(descriptor, extraCause) {
   if (isBreakwaterError(descriptor)) return descriptor;
   const d = descriptor || {};
   const Class = ERROR_CLASSES[d.kind] || BreakwaterError;
-  let cause = extraCause;
+  // A wrapped provider's own error is the cause of the innermost of ours.
+  let cause = extraCause === undefined && d.upstreamError !== undefined ? d.upstreamError : extraCause;
   // A foreign error (a signer's own, say) stays itself as the cause.
-  if (d.cause) cause = d.cause instanceof Error && !isBreakwaterError(d.cause) ? d.cause : toError(d.cause, extraCause);
+  if (d.cause) cause = d.cause instanceof Error && !isBreakwaterError(d.cause) ? d.cause : toError(d.cause, cause);
   return cause === undefined ? new Class(d) : new Class(d, { cause });
 }
 
@@ -167,6 +180,7 @@ const isClosedError = isKind('closed');
 const isInvalidRequestError = isKind('invalidRequest');
 const isOverloadError = isKind('overload');
 const isNoEndpointError = isKind('noEndpoint');
+const isAuthError = isKind('auth');
 const isInvalidTransactionError = isKind('invalidTransaction');
 const isFeeCeilingError = isKind('feeCeiling');
 const isSignerError = isKind('signer');

@@ -376,7 +376,8 @@ function createRelayerClass(wasm) {
       if (level) {
         const write = this.#logger[level] || this.#logger.info || this.#logger.warn || this.#logger.error || this.#logger.debug;
         try {
-          write.call(this.#logger, describe(event), event);
+          // One line: console prints a second argument over several lines.
+          write.call(this.#logger, describe(event));
         } catch {
           // A logger's bug must not break a request.
         }
@@ -447,10 +448,10 @@ function createApi(wasm) {
   return {
     FaultTolerantRelayer: createRelayerClass(wasm),
     BreakwaterError, ConfigError, RpcError, HttpError, TransportError, DeadlineError, RetryBudgetError,
-    RateLimitedError, OutcomeUnknownError, ClosedError, InvalidRequestError, OverloadError, NoEndpointError,
+    RateLimitedError, OutcomeUnknownError, ClosedError, InvalidRequestError, OverloadError, NoEndpointError, AuthError,
     isBreakwaterError, isConfigError, isRpcError, isHttpError, isTransportError, isDeadlineError,
     isRetryBudgetError, isRateLimitedError, isOutcomeUnknownError, isClosedError, isInvalidRequestError,
-    isOverloadError, isNoEndpointError,
+    isOverloadError, isNoEndpointError, isAuthError,
     InvalidTransactionError, FeeCeilingError, SignerError, InvalidSignerError, TransactionReplacedError,
     NonceStateError, FeeDataError, TransactionDroppedError, isTransactionDroppedError,
     isInvalidTransactionError, isFeeCeilingError, isSignerError, isInvalidSignerError, isTransactionReplacedError,

@@ -27,8 +27,8 @@ function rpcReply(id, call) {
   return Promise.resolve()
     .then(() => call())
     .then((result) => ({ jsonrpc: '2.0', id, result: result === undefined ? null : result }), (error) => {
-      const observation = observe(error);
-      if (typeof observation.code !== 'number') throw Object.assign(new Error('provider failed'), { observation });
+      const observation = observeProviderFailure(error);
+      if (typeof observation.code !== 'number') throw Object.assign(new Error('provider failed'), { observation, foreign: error });
       const data = error && (error.data !== undefined ? error.data : error.info && error.info.error && error.info.error.data);
       const reply = { code: observation.code, message: observation.message || String((error && error.message) || '') };
       if (data !== undefined) reply.data = data;
@@ -50,7 +50,9 @@ function providerTransport(provider) {
         const reply = Array.isArray(message) ? await Promise.all(message.map(one)) : await one(message);
         return { text: JSON.stringify(reply, (_, v) => (typeof v === 'bigint' ? `0x${v.toString(16)}` : v)) };
       } catch (error) {
-        return { observation: (error && error.observation) || observe(error) };
+        // The provider's own error travels along: it becomes our error's `cause`.
+        if (error && error.observation) return { observation: error.observation, error: error.foreign };
+        return { observation: observeProviderFailure(error), error };
       }
     })();
     try {

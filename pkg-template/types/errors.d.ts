@@ -15,7 +15,7 @@ export interface AttemptInfo {
 /** Kinds of breakwater errors. */
 export type ErrorKind =
   | 'config' | 'rpc' | 'http' | 'transport' | 'deadline' | 'budget' | 'rateLimited'
-  | 'outcomeUnknown' | 'closed' | 'invalidRequest' | 'overload' | 'noEndpoint' | 'internal' | 'unknown'
+  | 'outcomeUnknown' | 'closed' | 'invalidRequest' | 'overload' | 'noEndpoint' | 'auth' | 'internal' | 'unknown'
   | 'invalidTransaction' | 'feeCeiling' | 'signer' | 'invalidSigner' | 'replacedByOther' | 'nonceState' | 'feeData'
   | 'dropped';
 
@@ -27,8 +27,11 @@ export declare class BreakwaterError extends Error {
   readonly code: number;
   /** The message without the attempt count. */
   readonly shortMessage: string;
-  /** How the retry loop ended: notRetryable, attemptsExhausted, deadline, budget, rateLimited. */
-  readonly reason?: string;
+  /**
+   * How the retry loop ended: notRetryable, attemptsExhausted, deadline, budget, rateLimited, overload,
+   * noEndpoint, closed. (Not `reason`, which ethers uses for a revert's reason string.)
+   */
+  readonly stopReason?: string;
   /** Classification of the last attempt. */
   readonly class?: ErrorClassName;
   /** Classification rule that matched. */
@@ -52,7 +55,7 @@ export declare class ConfigError extends BreakwaterError { readonly kind: 'confi
 /**
  * A node's JSON-RPC error. `code` is the node's, except when the relayer retried it, gave up, and the code is one a
  * wrapper would retry (-32603, -32005, unknown codes): then -32002 (viem and ethers do not retry it) and
- * `reason: 'attemptsExhausted'`. `rpcCode` is always the node's.
+ * `stopReason: 'attemptsExhausted'`. `rpcCode` is always the node's.
  */
 export declare class RpcError extends BreakwaterError { readonly kind: 'rpc'; readonly data?: unknown; readonly rpcCode?: number; }
 export declare class HttpError extends BreakwaterError { readonly kind: 'http'; readonly status: number; }
@@ -76,6 +79,17 @@ export declare class NoEndpointError extends BreakwaterError {
   readonly kind: 'noEndpoint';
   readonly expectedChainId?: number;
   readonly chains?: { endpoint: string; chainId: number }[];
+}
+/**
+ * An endpoint refused the credentials (HTTP 401/403, or a body such as "invalid API key", "invalid project id",
+ * "Must be authenticated!"). Never retried there: the endpoint stays out of service for 10 minutes and other
+ * endpoints take the requests; thrown when no endpoint is left. `code` is 4100 (EIP-1193 unauthorized); `status`
+ * or `rpcCode` says what the endpoint answered.
+ */
+export declare class AuthError extends BreakwaterError {
+  readonly kind: 'auth';
+  readonly status?: number;
+  readonly rpcCode?: number;
 }
 /** A transaction request field is wrong; nothing was signed or sent. */
 export declare class InvalidTransactionError extends BreakwaterError { readonly kind: 'invalidTransaction'; readonly field: string; }
@@ -120,6 +134,7 @@ export declare function isClosedError(e: unknown): e is ClosedError;
 export declare function isInvalidRequestError(e: unknown): e is InvalidRequestError;
 export declare function isOverloadError(e: unknown): e is OverloadError;
 export declare function isNoEndpointError(e: unknown): e is NoEndpointError;
+export declare function isAuthError(e: unknown): e is AuthError;
 export declare function isInvalidTransactionError(e: unknown): e is InvalidTransactionError;
 export declare function isFeeCeilingError(e: unknown): e is FeeCeilingError;
 export declare function isSignerError(e: unknown): e is SignerError;

@@ -22,9 +22,9 @@ export interface BoundProvider extends Eip1193Provider {
 /** Backoff schedule between attempts. */
 export type BackoffKind = 'fullJitter' | 'equalJitter' | 'decorrelatedJitter' | 'exponential' | 'linear' | 'fixed';
 
-/** Classes the classifier assigns; user rules may assign the first four. */
+/** Classes the classifier assigns; user rules may assign the first five. */
 export type ErrorClassName =
-  | 'transient' | 'rateLimited' | 'capability' | 'fatal'
+  | 'transient' | 'rateLimited' | 'capability' | 'fatal' | 'unauthorized'
   | 'success' | 'alreadyKnown' | 'nonceTooLow' | 'replacementUnderpriced' | 'outcomeUnknown';
 
 /** An extra classification rule, checked before the built-in table. At least one of code, status, message. */
@@ -38,7 +38,7 @@ export interface ClassifyRule {
   /** Only for this JSON-RPC method. */
   method?: string;
   /** What the matching outcome is. */
-  class: 'transient' | 'rateLimited' | 'capability' | 'fatal';
+  class: 'transient' | 'rateLimited' | 'capability' | 'fatal' | 'unauthorized';
 }
 
 /** The shared retry budget (a token bucket). */

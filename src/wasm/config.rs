@@ -251,6 +251,7 @@ fn pool(f: &Fields) -> Result<PoolOptions, ConfigError> {
     if hedge.as_bool() == Some(false) {
         p.hedge = None;
     } else if !absent(&hedge) && hedge.as_bool() != Some(true) {
+        switch_or_object(&hedge, "hedge")?;
         let h = Fields::new(&hedge, "hedge", &["initialDelayMs", "minDelayMs"])?;
         let d = HedgeConfig::default();
         p.hedge = Some(HedgeConfig {
@@ -262,6 +263,7 @@ fn pool(f: &Fields) -> Result<PoolOptions, ConfigError> {
     if adaptive.as_bool() == Some(false) {
         p.adaptive_timeout = None;
     } else if !absent(&adaptive) && adaptive.as_bool() != Some(true) {
+        switch_or_object(&adaptive, "adaptiveTimeout")?;
         let a = Fields::new(&adaptive, "adaptiveTimeout", &["multiplier", "floorMs"])?;
         let (m, floor) = p.adaptive_timeout.unwrap_or((5.0, std::time::Duration::from_secs(2)));
         p.adaptive_timeout = Some((a.num("multiplier")?.unwrap_or(m), a.ms("floorMs")?.unwrap_or(floor)));
@@ -270,6 +272,7 @@ fn pool(f: &Fields) -> Result<PoolOptions, ConfigError> {
     if let Some(enabled) = cache.as_bool() {
         p.cache.enabled = enabled;
     } else if !absent(&cache) {
+        switch_or_object(&cache, "cache")?;
         let c = Fields::new(&cache, "cache", &["latestTtlMs", "immutableTtlMs", "maxEntries"])?;
         let d = CacheConfig::default();
         p.cache = CacheConfig {
@@ -280,6 +283,15 @@ fn pool(f: &Fields) -> Result<PoolOptions, ConfigError> {
         };
     }
     Ok(p)
+}
+
+/// Options that take `true`/`false` or an object of settings say both in
+/// their error (`cache: 'yes'` is neither).
+fn switch_or_object(value: &JsValue, field: &str) -> Result<(), ConfigError> {
+    if value.is_object() && !js_sys::Array::is_array(value) {
+        return Ok(());
+    }
+    Err(ConfigError::new(field, "must be a boolean or an object"))
 }
 
 /// `chainId`: a number, a bigint (ethers' `network.chainId`), or a

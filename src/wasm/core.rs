@@ -170,7 +170,7 @@ impl Core {
                 SuccessValue::AlreadyKnown => Ok(raw_tx_hash(params)),
             },
             Err(_) if self.closed() => Err(self.closed_error()),
-            Err(failure) => Err(self.failure_error(&failure)),
+            Err((failure, cause)) => Err(with_cause(self.failure_error(&failure), cause)),
         }
     }
 
@@ -224,15 +224,39 @@ impl Core {
 
     /// The pipeline over the fetch transport for one prepared call (one
     /// monomorphised copy of the pipeline for every caller: size matters).
+    /// A failure carries the wrapped provider's own error behind its
+    /// reported attempt, if there was one.
     async fn execute_prepared(
         &self,
         method: &str,
         call: &FetchCall,
         wants_latest: bool,
-    ) -> Result<Success<JsValue>, Failure<JsValue>> {
+    ) -> Result<Success<JsValue>, (Failure<JsValue>, Option<JsValue>)> {
         let emit = |e: PipelineEvent| self.emit(&e, method);
-        let attempt = |target: AttemptTarget| self.send(call, target);
-        self.pipeline.execute(&JsRuntime, Call { method, wants_latest, cost: None }, attempt, &emit).await
+        // The last foreign error per endpoint (cleared by a clean attempt there).
+        let foreign: RefCell<Vec<(usize, JsValue)>> = RefCell::new(Vec::new());
+        let attempt = |target: AttemptTarget| {
+            let foreign = &foreign;
+            async move {
+                if self.closed() {
+                    return Observation::Transport(TransportFailure::Aborted);
+                }
+                let (observation, error) = self.transport.send_traced(call, target).await;
+                let mut foreign = foreign.borrow_mut();
+                foreign.retain(|(e, _)| *e != target.endpoint);
+                if let Some(error) = error {
+                    foreign.push((target.endpoint, error));
+                }
+                observation
+            }
+        };
+        let outcome =
+            self.pipeline.execute(&JsRuntime, Call { method, wants_latest, cost: None }, attempt, &emit).await;
+        outcome.map_err(|failure| {
+            let reported = failure.last_endpoint();
+            let cause = foreign.into_inner().into_iter().find(|(e, _)| Some(*e) == reported).map(|(_, error)| error);
+            (failure, cause)
+        })
     }
 
     /// One logical request through the pipeline only (no cache, no dedup),
@@ -246,7 +270,7 @@ impl Core {
         match self.execute_prepared(method, &call, true).await {
             Ok(success) => Ok(success.value),
             Err(_) if self.closed() => Err(CallFailure::Closed),
-            Err(failure) => Err(CallFailure::Failed(failure)),
+            Err((failure, _)) => Err(CallFailure::Failed(failure)),
         }
     }
 
@@ -365,6 +389,15 @@ impl Core {
             }
         }
     }
+}
+
+/// A failure descriptor with the wrapped provider's own error attached
+/// (the JS wrapper makes it the `cause` of the innermost error).
+fn with_cause(descriptor: JsValue, cause: Option<JsValue>) -> JsValue {
+    if let Some(cause) = cause {
+        let _ = Reflect::set(&descriptor, &"upstreamError".into(), &cause);
+    }
+    descriptor
 }
 
 /// The hash of a raw transaction in `params[0]`, computed locally (it is

@@ -21,6 +21,7 @@ use web_sys::AbortSignal;
 use super::delivery::Delivery;
 use super::keys::{self, Key};
 use crate::policy::classify::{Observation, Reply, RpcErrorInfo, TransportFailure};
+use crate::redact::EndpointUrl;
 use crate::runtime::{AttemptTarget, Purpose, Transport};
 use crate::time::duration_from_millis_f64;
 
@@ -59,17 +60,22 @@ pub enum FetchEndpoint {
 
 impl FetchEndpoint {
     /// The sender for a URL endpoint: `http_sender(url, headers, maxBytes)`
-    /// with the headers as one plain object (content type first, so an
-    /// endpoint's own headers can override it).
+    /// with the headers as one plain object (content type first, then the
+    /// URL's `user:pass@` as Basic authorization, so an endpoint's own
+    /// headers can override either).
     pub fn http(
         http_sender: &Function,
-        url: &str,
+        url: &EndpointUrl,
         headers: &[(String, String)],
         max_bytes: u32,
     ) -> Result<Self, JsValue> {
         let object = Object::new();
         Reflect::set(&object, &"content-type".into(), &"application/json".into())?;
         Reflect::set(&object, &"accept".into(), &"application/json".into())?;
+        if let Some(authorization) = url.authorization() {
+            Reflect::set(&object, &"authorization".into(), &authorization.into())?;
+        }
+        let url = url.url();
         for (name, value) in headers {
             Reflect::set(&object, &name.to_ascii_lowercase().into(), &value.into())?;
         }
@@ -130,6 +136,25 @@ impl FetchTransport {
         Ok(FetchCall { body, key, id, signal, batch: None })
     }
 
+    /// One attempt, with the foreign error behind a wrapped provider's
+    /// failure (kept as the `cause` of the error the caller gets).
+    pub async fn send_traced(
+        &self,
+        call: &FetchCall,
+        target: AttemptTarget,
+    ) -> (Observation<JsValue>, Option<JsValue>) {
+        let call = if target.purpose == Purpose::ChainId { &self.chain_call } else { call };
+        if let Some(FetchEndpoint::Provider(provider)) = self.endpoints.get(target.endpoint) {
+            if !call.signal.as_ref().is_some_and(|s| s.aborted()) {
+                return match self.provider_exchange(provider, call, target).await {
+                    Ok(traced) => traced,
+                    Err(error) => (Observation::Transport(transport_failure(&error, false)), Some(error)),
+                };
+            }
+        }
+        (self.send(call, target).await, None)
+    }
+
     async fn exchange(&self, call: &FetchCall, target: AttemptTarget) -> Result<Observation<JsValue>, JsValue> {
         let Some(endpoint) = self.endpoints.get(target.endpoint) else {
             return Ok(Observation::Transport(TransportFailure::Network("no such endpoint".into())));
@@ -138,7 +163,7 @@ impl FetchTransport {
             return Ok(Observation::Transport(TransportFailure::Aborted));
         }
         let sender = match endpoint {
-            FetchEndpoint::Provider(provider) => return self.provider_exchange(provider, call, target).await,
+            FetchEndpoint::Provider(provider) => return Ok(self.provider_exchange(provider, call, target).await?.0),
             FetchEndpoint::Http(sender) => sender,
         };
         let timeout_ms = crate::time::millis_f64(target.timeout).max(1.0);
@@ -179,7 +204,7 @@ impl FetchTransport {
         provider: &js_sys::Function,
         call: &FetchCall,
         target: AttemptTarget,
-    ) -> Result<Observation<JsValue>, JsValue> {
+    ) -> Result<(Observation<JsValue>, Option<JsValue>), JsValue> {
         let timeout_ms = crate::time::millis_f64(target.timeout);
         let promise = provider.call2(&JsValue::UNDEFINED, &JsValue::from_str(&call.body), &timeout_ms.into())?;
         let out = JsFuture::from(Promise::resolve(&promise)).await?;
@@ -188,10 +213,11 @@ impl FetchTransport {
                 Some(ids) => super::batch::summarise(&text, ids),
                 None => summarise(&text, call.id),
             };
-            return Ok(Observation::Http { status: 200, retry_after: None, reply });
+            return Ok((Observation::Http { status: 200, retry_after: None, reply }, None));
         }
         let observation = Reflect::get(&out, &JsValue::from_str("observation")).unwrap_or(JsValue::UNDEFINED);
-        Ok(super::observation::observation_from_js(&observation))
+        let error = Reflect::get(&out, &JsValue::from_str("error")).ok().filter(|e| !e.is_undefined());
+        Ok((super::observation::observation_from_js(&observation), error))
     }
 }
 

@@ -71,7 +71,7 @@ impl WasmRelayer {
             .zip(providers)
             .map(|(s, provider)| match provider {
                 Some(provider) => Ok(FetchEndpoint::Provider(provider)),
-                None => FetchEndpoint::http(&http_sender, s.url.url(), &s.headers, max_bytes),
+                None => FetchEndpoint::http(&http_sender, &s.url, &s.headers, max_bytes),
             })
             .collect::<Result<Vec<_>, JsValue>>()?;
         let transport = FetchTransport::new(endpoints, relayer_config.max_response_bytes);

@@ -1,0 +1,113 @@
+// The request path at its edges, against loopback nodes: credentials in
+// URLs, keys refused, answers no rule knows (tried once per endpoint at
+// most), and a cold start with a dead primary.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { FaultTolerantRelayer, isAuthError, isRpcError } from '../pkg/dist/node.mjs';
+import { deadUrl, useMockNodes } from './helpers/mock-node.mjs';
+
+const node = useMockNodes(after);
+const cleanups = [];
+after(async () => { for (const c of cleanups.reverse()) await c(); });
+
+function relayerOf(upstreams, extra = {}) {
+  const relayer = new FaultTolerantRelayer(upstreams, { baseDelayMs: 1, maxDelayMs: 5, cache: false, dedup: false, ...extra });
+  cleanups.push(() => relayer.close());
+  const events = [];
+  for (const type of ['retry', 'failover', 'breaker', 'rateLimited']) relayer.on(type, (e) => events.push(e));
+  return { relayer, events };
+}
+
+test('user:pass@ in a URL is sent as Basic authorization, never in the URL, and masked everywhere', async () => {
+  const n = await node([{ result: '0x7' }]);
+  const url = n.url.replace('http://', 'http://alice:s3cr%40tpass@');
+  const { relayer, events } = relayerOf([url], { chainId: 1 });
+  assert.equal(await relayer.request({ method: 'eth_blockNumber' }), '0x7');
+  const expected = `Basic ${Buffer.from('alice:s3cr@tpass').toString('base64')}`;
+  assert.ok(n.requests.length >= 1);
+  for (const r of n.requests) assert.equal(r.headers.authorization, expected);
+  const shown = JSON.stringify([relayer.endpoints, relayer.stats(), events]);
+  for (const secret of ['alice', 's3cr', Buffer.from('alice:s3cr@tpass').toString('base64')]) {
+    assert.ok(!shown.includes(secret), `${secret} leaked: ${shown}`);
+  }
+  // The endpoint's own authorization header wins over the URL's.
+  const m = await node([{ result: '0x8' }]);
+  const own = relayerOf([{ url: m.url.replace('http://', 'http://bob:pw12@'), headers: { Authorization: 'Bearer tok3n' } }], { chainId: 1 }).relayer;
+  assert.equal(await own.request({ method: 'eth_blockNumber' }), '0x8');
+  assert.equal(m.requests[0].headers.authorization, 'Bearer tok3n');
+});
+
+test('a refused key (401) with a single endpoint rejects at once with an AuthError, then without asking', async () => {
+  const n = await node([{ status: 401, body: 'invalid project id\n', headers: { 'content-type': 'text/plain' }, chainCheckToo: true }]);
+  const { relayer } = relayerOf([n.url.replace('http://', 'http://user:hunter2secret@') + '/v3/9aa3d95b3bc440fa88ea12eaa4456161']);
+  const first = await relayer.request({ method: 'eth_blockNumber' }).then(() => null, (e) => e);
+  assert.ok(isAuthError(first), `${first && first.name}: ${first && first.message}`);
+  assert.equal(first.code, 4100);
+  assert.equal(first.status, 401);
+  assert.equal(first.attempts, 1);
+  assert.match(first.message, /refused the credentials/);
+  assert.equal(n.requests.length, 1, 'one request, not four');
+  const second = await relayer.request({ method: 'eth_getBalance', params: ['0x' + '0'.repeat(40), 'latest'] }).then(() => null, (e) => e);
+  assert.ok(isAuthError(second), `${second && second.name}: ${second && second.message}`);
+  assert.match(second.message, /every endpoint refused the credentials/);
+  assert.equal(n.requests.length, 1, 'kept out: not asked again');
+  const shown = JSON.stringify([first.message, second.message, first.history, relayer.endpoints]);
+  assert.ok(!/hunter2secret|9aa3d95b/.test(shown), shown);
+});
+
+test('a provider body that says the key is invalid (HTTP 200) fails over and keeps the endpoint out', async () => {
+  const bad = await node([{ error: { code: -32600, message: 'Must be authenticated!' } }]);
+  const good = await node([{ result: '0x9' }]);
+  const { relayer, events } = relayerOf([bad.url, good.url], { chainId: 1, hedge: false });
+  for (let i = 0; i < 10; i += 1) assert.equal(await relayer.request({ method: 'eth_blockNumber' }), '0x9');
+  assert.equal(bad.count(), 1);
+  const retry = events.find((e) => e.type === 'retry');
+  assert.equal(retry.class, 'unauthorized');
+  assert.equal(retry.delayMs, 0);
+});
+
+test('deterministic answers from the execution-apis fixtures reach the node once', async () => {
+  // geth's wording, as in ethereum/execution-apis tests/eth_simulateV1 and debug_trace*.
+  const cases = [
+    { code: -38014, message: 'block number in sequence did not increase' },
+    { code: -38021, message: 'block timestamps are not in order' },
+    { code: -32000, message: 'account 0x0000000000000000000000000000000000000004 is not a precompile' },
+    { code: -32000, message: 'genesis is not traceable' },
+    { code: -32603, message: 'err: nonce has max value: address 0xc100000000000000000000000000000000000000, nonce: 18446744073709551615' },
+  ];
+  for (const error of cases) {
+    const a = await node([{ error }]);
+    const b = await node([{ error }]);
+    const { relayer } = relayerOf([a.url, b.url], { chainId: 1 });
+    const got = await relayer.request({ method: 'eth_simulateV1', params: [{ blockStateCalls: [] }, 'latest'] }).then(() => null, (e) => e);
+    assert.ok(isRpcError(got), error.message);
+    assert.equal(got.rpcCode, error.code);
+    assert.equal(a.count() + b.count(), 1, `${error.message}: ${a.count() + b.count()} requests`);
+  }
+});
+
+test('an answer no rule knows: one retry on the other endpoint, then never retried again', async () => {
+  const error = { code: -32042, message: 'the frobnicator rejected this input' };
+  const a = await node([{ error }]);
+  const b = await node([{ error }]);
+  const { relayer } = relayerOf([a.url, b.url], { chainId: 1, hedge: false });
+  const first = await relayer.request({ method: 'eth_call', params: [{}, 'latest'] }).then(() => null, (e) => e);
+  assert.equal(first.rpcCode, -32042);
+  assert.deepEqual([a.count(), b.count()], [1, 1], 'one retry, on the other endpoint');
+  const second = await relayer.request({ method: 'eth_call', params: [{}, 'latest'] }).then(() => null, (e) => e);
+  assert.equal(second.attempts, 1, 'both endpoints said the same: deterministic');
+  // A lag answer keeps its retries.
+  const lag = await node([{ error: { code: -32000, message: 'header not found' } }, { result: '0x1' }]);
+  const solo = relayerOf([lag.url], { chainId: 1 }).relayer;
+  assert.equal(await solo.request({ method: 'eth_getBalance', params: ['0x' + '0'.repeat(40), '0x10'] }), '0x1');
+});
+
+test('cold start: 60 concurrent reads with a dead primary all succeed (no budget spent on failovers)', async () => {
+  const healthy = await node([{ delayMs: 5, then: { result: '0x1' } }]);
+  const { relayer } = relayerOf([await deadUrl(), healthy.url], { chainId: 1 });
+  const results = await Promise.allSettled(Array.from({ length: 60 }, (_, i) => relayer.request({
+    method: 'eth_getBalance', params: [`0x${i.toString(16).padStart(40, '0')}`, 'latest'],
+  })));
+  const failed = results.filter((r) => r.status === 'rejected').map((r) => `${r.reason.name}: ${r.reason.message}`);
+  assert.deepEqual(failed, []);
+});
