@@ -166,6 +166,24 @@ impl Drop for ShutdownWait<'_> {
     }
 }
 
+/// `work`'s output, or `None` as soon as `shutdown` triggers: the work is
+/// then dropped where it stands (an HTTP attempt's drop aborts its fetch),
+/// so `close()` does not wait for attempts in flight.
+pub async fn unless_closed<T, F: Future<Output = T>>(shutdown: &Shutdown, work: F) -> Option<T> {
+    let mut work = std::pin::pin!(work);
+    let mut closed = std::pin::pin!(shutdown.wait());
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(out) = work.as_mut().poll(cx) {
+            return Poll::Ready(Some(out));
+        }
+        if closed.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(None);
+        }
+        Poll::Pending
+    })
+    .await
+}
+
 /// Completes when either future completes (the other is dropped).
 pub async fn either<A: Future<Output = ()>, B: Future<Output = ()>>(a: A, b: B) {
     let mut a = std::pin::pin!(a);

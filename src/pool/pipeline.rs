@@ -43,7 +43,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::events::PipelineEvent;
-use super::notify::{either, Notify, Shutdown};
+use super::notify::{either, unless_closed, Notify, Shutdown};
 use super::router::{Reservation, RouteRequest, Router, RouterEvent, Selection};
 use crate::config::RelayerConfig;
 use crate::error::{AttemptRecord, Failure, FailureDetail, StopReason};
@@ -288,9 +288,13 @@ impl Pipeline {
             let timeout = self.attempt_timeout(reservation.endpoint, &info, remaining);
             let lone = Lone { reservation, timeout, deadline, start };
             // `None`: the endpoint turned out to serve another chain (disabled,
-            // released); select again.
-            let Some(done) = self.attempt_or_hedge(runtime, &attempt, &call, &info, &mut state, lone, emit).await
-            else {
+            // released); select again. `close()` drops the attempt in flight
+            // (aborting its fetch) instead of waiting for its timeout.
+            let step = self.attempt_or_hedge(runtime, &attempt, &call, &info, &mut state, lone, emit);
+            let Some(step) = unless_closed(&self.shutdown, step).await else {
+                return Err(state.stop(StopReason::Closed));
+            };
+            let Some(done) = step else {
                 continue;
             };
             let Finished { reservation, began, observation, verdict } = done;

@@ -87,3 +87,21 @@ fn failing_over_after_a_refused_connection_draws_nothing_from_the_budget() {
     assert!(h.run("eth_blockNumber").is_ok(), "the one token pays this failover");
     assert_eq!(h.run("eth_blockNumber").unwrap_err().reason, StopReason::Budget);
 }
+
+#[test]
+fn closing_ends_an_attempt_in_flight_at_once() {
+    let h = harness(vec![vec![Hang]], RawOptions { attempt_timeout_ms: Some(10_000.0), ..opts() });
+    let closer = async {
+        h.rt.sleep(MS(50)).await;
+        h.pipeline.close();
+    };
+    let tasks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + '_>>> = vec![
+        Box::pin(async {
+            let err = h.request("eth_blockNumber").await.unwrap_err();
+            assert_eq!((err.reason, h.now_ms()), (StopReason::Closed, 50), "not after the 10 s attempt timeout");
+        }),
+        Box::pin(closer),
+    ];
+    h.rt.block_on(join_all(tasks)).unwrap();
+    assert_eq!(h.pipeline.shutdown_waiters(), 0);
+}
