@@ -489,4 +489,6 @@ impl Router {
 mod heads;
 mod hedging;
 #[cfg(test)]
+mod slow_start_tests;
+#[cfg(test)]
 mod tests;

@@ -7,15 +7,15 @@ use crate::policy::breaker::BreakerConfig;
 use crate::redact::EndpointUrl;
 use std::borrow::Cow;
 
-fn at(ms: u64) -> Instant {
+pub(super) fn at(ms: u64) -> Instant {
     Instant::from_epoch(Duration::from_millis(ms))
 }
 
-fn spec(i: usize) -> EndpointSpec {
+pub(super) fn spec(i: usize) -> EndpointSpec {
     EndpointSpec::from_url(EndpointUrl::parse(&format!("http://127.0.0.1:{}", 7000 + i), "u").unwrap(), i)
 }
 
-fn options(strategy: Strategy) -> PoolOptions {
+pub(super) fn options(strategy: Strategy) -> PoolOptions {
     PoolOptions {
         strategy,
         check_chain: false,
@@ -29,7 +29,7 @@ fn router(n: usize, strategy: Strategy) -> Router {
     Router::new((0..n).map(spec).collect(), &options(strategy), Duration::from_secs(60), at(0))
 }
 
-fn req<'a>(tried: &'a [bool]) -> RouteRequest<'a> {
+pub(super) fn req<'a>(tried: &'a [bool]) -> RouteRequest<'a> {
     RouteRequest {
         method: "eth_blockNumber",
         class: MethodClass::Cheap,
@@ -45,7 +45,7 @@ fn verdict(class: ErrorClass, health: bool) -> Verdict {
     Verdict { class, rule: Cow::Borrowed("test"), health_failure: health, retry_after: None, long_horizon: false }
 }
 
-fn pick(r: &mut Router, now: Instant, draws: (f64, f64)) -> Reservation {
+pub(super) fn pick(r: &mut Router, now: Instant, draws: (f64, f64)) -> Reservation {
     let tried = vec![false; r.endpoints.len()];
     match r.select(now, &req(&tried), draws) {
         Selection::Reserved(res) => res,
@@ -53,7 +53,13 @@ fn pick(r: &mut Router, now: Instant, draws: (f64, f64)) -> Reservation {
     }
 }
 
-fn finish(r: &mut Router, now: Instant, res: Reservation, class: ErrorClass, health: bool) -> Vec<RouterEvent> {
+pub(super) fn finish(
+    r: &mut Router,
+    now: Instant,
+    res: Reservation,
+    class: ErrorClass,
+    health: bool,
+) -> Vec<RouterEvent> {
     r.complete(now, &res, &verdict(class, health), MethodClass::Cheap, Duration::from_millis(10), 0.5)
 }
 
