@@ -482,6 +482,8 @@ mod hedge;
 #[cfg(test)]
 mod hedge_tests;
 #[cfg(test)]
+mod latency_tests;
+#[cfg(test)]
 mod queue_tests;
 #[cfg(test)]
 mod tests;

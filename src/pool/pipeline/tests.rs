@@ -24,10 +24,20 @@ pub(super) struct Harness {
 }
 
 pub(super) fn harness(scripts: Vec<Vec<Behaviour>>, raw: RawOptions) -> Harness {
+    harness_with(scripts, raw, |_| {})
+}
+
+/// A harness whose endpoint specs `tweak` adjusts first (allow/deny lists, costs…).
+pub(super) fn harness_with(
+    scripts: Vec<Vec<Behaviour>>,
+    raw: RawOptions,
+    tweak: impl Fn(&mut Vec<EndpointSpec>),
+) -> Harness {
     let rt = SimRuntime::new(7);
-    let urls = (0..scripts.len())
+    let mut urls: Vec<EndpointSpec> = (0..scripts.len())
         .map(|i| EndpointSpec::from_url(EndpointUrl::parse(&format!("http://127.0.0.1:{}", 9000 + i), "u").unwrap(), i))
         .collect();
+    tweak(&mut urls);
     let config = RelayerConfig::build(urls, raw).unwrap();
     let pipeline = Pipeline::new(config, Classifier::default(), rt.now());
     Harness { net: ScriptedTransport::new(&rt, scripts), rt, pipeline, events: RefCell::default() }
