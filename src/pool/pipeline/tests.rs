@@ -236,6 +236,15 @@ fn a_503_with_retry_after_rests_that_endpoint_for_later_requests() {
 }
 
 #[test]
+fn a_503_asking_for_an_hour_rests_the_endpoint_only_max_retry_after() {
+    let raw = RawOptions { max_retry_after_ms: Some(5000.0), ..opts() };
+    let h = harness(vec![vec![Status(503, Some("3600")), Answer("0xa")]], raw);
+    let ok = h.run("eth_blockNumber").unwrap();
+    assert_eq!(ok.value, SuccessValue::Result("0xa".to_string()));
+    assert_eq!(h.net.log(), vec![(0, 0), (0, 5000)], "rested 5 s (the cap), not an hour past the deadline");
+}
+
+#[test]
 fn when_every_endpoint_rests_past_the_deadline_a_new_request_fails_at_once_without_traffic() {
     let raw = RawOptions { deadline_ms: Some(1000.0), max_retry_after_ms: Some(60_000.0), ..opts() };
     let h = harness(vec![vec![Status(429, Some("30"))]], raw);
