@@ -204,6 +204,30 @@ test('a node on another chain is disabled before it serves anything', async () =
   assert.match(error.message, /expected 1.*: 5, .*: 137/);
 });
 
+test('head polling: once a round has heard both heads, latest reads skip the endpoint 50 blocks behind', async () => {
+  const stale = await node([{ resultFor: { eth_blockNumber: '0x64', eth_getBalance: '0xa' } }]);
+  const fresh = await node([{ resultFor: { eth_blockNumber: '0x96', eth_getBalance: '0xb' } }]);
+  const relayer = new FaultTolerantRelayer([stale.url, fresh.url], { ...FAST, headPollMs: 150, maxLagBlocks: 5 });
+  const read = () => relayer.request({ method: 'eth_getBalance', params: ['0x1', 'latest'] });
+  assert.equal(await read(), '0xa', 'by priority; no head known yet');
+  assert.equal(stale.count('eth_blockNumber') + fresh.count('eth_blockNumber'), 0, 'the first round waits one interval');
+  await new Promise((r) => setTimeout(r, 200));
+  await read(); // the round starts in the background; this read does not wait for it
+  await waitFor(() => relayer.stats().endpoints.every((e) => e.head !== undefined));
+  assert.deepEqual(relayer.stats().endpoints.map((e) => e.head), [100, 150]);
+  for (let i = 0; i < 3; i += 1) assert.equal(await read(), '0xb', 'the stale endpoint is skipped for latest');
+  assert.equal(await relayer.request({ method: 'eth_getBalance', params: ['0x1', '0x10'] }), '0xa', 'a pinned read may still use it');
+  assert.deepEqual([stale.count('eth_blockNumber'), fresh.count('eth_blockNumber')], [1, 1], 'one poll each per interval');
+  relayer.close();
+  // headPollMs: 0 turns it off: no polls, so nothing is known to lag.
+  const off = new FaultTolerantRelayer([stale.url, fresh.url], { ...FAST, headPollMs: 0 });
+  await off.request({ method: 'eth_getBalance', params: ['0x2', 'latest'] });
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(await off.request({ method: 'eth_getBalance', params: ['0x3', 'latest'] }), '0xa');
+  assert.deepEqual([stale.count('eth_blockNumber'), fresh.count('eth_blockNumber')], [1, 1]);
+  off.close();
+});
+
 test('methods are routed only where allowed', async () => {
   const a = await node([{ result: '0xa' }]);
   const b = await node([{ result: '0xb' }]);

@@ -478,6 +478,9 @@ pub fn detail<P>(observation: Observation<P>) -> FailureDetail<P> {
     }
 }
 
+mod head_poll;
+#[cfg(test)]
+mod head_poll_tests;
 mod hedge;
 #[cfg(test)]
 mod hedge_tests;
