@@ -55,6 +55,8 @@ test('invalid configuration names the field at construction', () => {
     [[URL_OK], { chainId: -1 }, 'chainId'],
     [[URL_OK], { chainId: '0xzz' }, 'chainId'],
     [[URL_OK], { maxQueue: -1 }, 'maxQueue'],
+    [[URL_OK], { headPollMs: 50 }, 'headPollMs'],
+    [[URL_OK], { headPollMs: -1 }, 'headPollMs'],
     [[URL_OK], { dedup: 'yes' }, 'dedup'],
     [[URL_OK], { adaptiveTimeout: { multiplier: 0.5 } }, 'adaptiveTimeout.multiplier'],
     [[URL_OK], { adaptiveTimeout: { floorMs: -1 } }, 'adaptiveTimeout.floorMs'],

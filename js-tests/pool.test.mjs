@@ -56,6 +56,35 @@ test('a 429 cools the whole quota group: the other URL on the same key is skippe
   assert.ok(group.cooldownMs > 4000);
 });
 
+test('slow start: a recovered endpoint gets a small share of weighted traffic at first, its full share once warm', async () => {
+  const a = await node([{ status: 503 }]);
+  const b = await node([{ result: '0xb' }]);
+  const relayer = new FaultTolerantRelayer([a.url, b.url], {
+    ...FAST, strategy: 'weighted', slowStart: { warmupMs: 1500, floor: 0.1 },
+    breaker: { openMs: 100, openMaxMs: 100, closeAfter: 1, observeMs: 0, jitter: 0 },
+  });
+  const changes = [];
+  relayer.on('breaker', (e) => changes.push(`${e.from}->${e.to}`));
+  let n = 0;
+  const read = () => relayer.request({ method: 'eth_getBalance', params: ['0x1', `0x${(n += 1).toString(16)}`] });
+  while (!changes.includes('closed->open')) await read(); // a fails three times
+  a.setScript([{ result: '0xa' }]);
+  await new Promise((r) => setTimeout(r, 150));
+  while (!changes.includes('halfOpen->closed')) await read(); // its probe succeeds: the ramp starts
+  const share = async (count) => {
+    const before = a.count();
+    for (let i = 0; i < count; i += 1) await read();
+    return (a.count() - before) / count;
+  };
+  const early = await share(60);
+  await new Promise((r) => setTimeout(r, 1600));
+  const warm = await share(60);
+  // Equal weights: 0.1 / 1.1 ≈ 9 % while the ramp is at its floor, 50 % once warm.
+  assert.ok(early < 0.25, `early share ${early}`);
+  assert.ok(warm > 0.3, `warm share ${warm}`);
+  relayer.close();
+});
+
 test('priority follows the configured priorities', async () => {
   const a = await node([{ result: '0xa' }]);
   const b = await node([{ result: '0xb' }]);
@@ -118,6 +147,22 @@ test('when every endpoint is busy and the queue is full, new requests fail fast 
   await first;
 });
 
+test('with a non-zero maxQueue, that many requests wait for a busy endpoint and the next one fails fast with an OverloadError', async () => {
+  const a = await node([{ delayMs: 150, then: { result: '0xa' } }]);
+  const relayer = new FaultTolerantRelayer([{ url: a.url, maxConcurrency: 1 }], { ...FAST, maxQueue: 2, slowStart: { warmupMs: 0 } });
+  const overloads = [];
+  relayer.on('overload', (e) => overloads.push(e));
+  const t0 = Date.now();
+  const calls = [1, 2, 3, 4].map((i) => relayer.request({ method: 'eth_getBalance', params: [`0x${i}`, 'latest'] }).catch((e) => e));
+  const fourth = await calls[3];
+  assert.ok(isOverloadError(fourth), fourth);
+  assert.ok(Date.now() - t0 < 100, 'the fourth fails before the first is answered');
+  assert.deepEqual(await Promise.all(calls.slice(0, 3)), ['0xa', '0xa', '0xa'], 'one ran, two waited and were served');
+  assert.equal(a.count(), 3);
+  assert.equal(overloads.length, 1);
+  relayer.close();
+});
+
 test('identical in-flight reads are deduplicated and cacheable results are cached', async () => {
   const a = await node([{ delayMs: 30, then: { resultFor: { eth_getBalance: '0x64', eth_chainId: '0x1', eth_getBlockByHash: { hash: '0xh' } } } }]);
   const relayer = new FaultTolerantRelayer([a.url], { baseDelayMs: 1, maxDelayMs: 5 });
@@ -159,6 +204,30 @@ test('a node on another chain is disabled before it serves anything', async () =
   assert.match(error.message, /expected 1.*: 5, .*: 137/);
 });
 
+test('head polling: once a round has heard both heads, latest reads skip the endpoint 50 blocks behind', async () => {
+  const stale = await node([{ resultFor: { eth_blockNumber: '0x64', eth_getBalance: '0xa' } }]);
+  const fresh = await node([{ resultFor: { eth_blockNumber: '0x96', eth_getBalance: '0xb' } }]);
+  const relayer = new FaultTolerantRelayer([stale.url, fresh.url], { ...FAST, headPollMs: 150, maxLagBlocks: 5 });
+  const read = () => relayer.request({ method: 'eth_getBalance', params: ['0x1', 'latest'] });
+  assert.equal(await read(), '0xa', 'by priority; no head known yet');
+  assert.equal(stale.count('eth_blockNumber') + fresh.count('eth_blockNumber'), 0, 'the first round waits one interval');
+  await new Promise((r) => setTimeout(r, 200));
+  await read(); // the round starts in the background; this read does not wait for it
+  await waitFor(() => relayer.stats().endpoints.every((e) => e.head !== undefined));
+  assert.deepEqual(relayer.stats().endpoints.map((e) => e.head), [100, 150]);
+  for (let i = 0; i < 3; i += 1) assert.equal(await read(), '0xb', 'the stale endpoint is skipped for latest');
+  assert.equal(await relayer.request({ method: 'eth_getBalance', params: ['0x1', '0x10'] }), '0xa', 'a pinned read may still use it');
+  assert.deepEqual([stale.count('eth_blockNumber'), fresh.count('eth_blockNumber')], [1, 1], 'one poll each per interval');
+  relayer.close();
+  // headPollMs: 0 turns it off: no polls, so nothing is known to lag.
+  const off = new FaultTolerantRelayer([stale.url, fresh.url], { ...FAST, headPollMs: 0 });
+  await off.request({ method: 'eth_getBalance', params: ['0x2', 'latest'] });
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(await off.request({ method: 'eth_getBalance', params: ['0x3', 'latest'] }), '0xa');
+  assert.deepEqual([stale.count('eth_blockNumber'), fresh.count('eth_blockNumber')], [1, 1]);
+  off.close();
+});
+
 test('methods are routed only where allowed', async () => {
   const a = await node([{ result: '0xa' }]);
   const b = await node([{ result: '0xb' }]);
@@ -169,6 +238,16 @@ test('methods are routed only where allowed', async () => {
   const logsOnly = new FaultTolerantRelayer([{ url: b.url, methods: { allow: ['eth_getLogs'] } }], FAST);
   await assert.rejects(logsOnly.request({ method: 'eth_getBalance', params: ['0x1', 'latest'] }), (e) => isNoEndpointError(e) && e.code === -32601);
   assert.equal(b.count(), 1, 'nothing was sent');
+});
+
+test("an endpoint's own costs are what its quota group is charged", async () => {
+  const a = await node([{ result: '0xa' }]);
+  const relayer = new FaultTolerantRelayer([{ url: a.url, quotaGroup: 'key', costs: { eth_getBalance: 7 } }], {
+    ...FAST, quota: { key: { cuPerSecond: 1000 } },
+  });
+  await relayer.request({ method: 'eth_getBalance', params: ['0x1', 'latest'] });
+  await relayer.request({ method: 'eth_blockNumber' });
+  assert.equal(relayer.stats().quotaGroups[0].cuCharged, 17, 'its own 7 for eth_getBalance (the table says 19), the table\'s 10 for eth_blockNumber');
 });
 
 test('stats report every endpoint and quota group', async () => {

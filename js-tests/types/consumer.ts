@@ -21,7 +21,7 @@ const options: RelayerOptions = {
   deadlineMs: 20000, budget: { ratio: 0.1, minPerSecond: 2, burst: 5 }, maxRetryAfterMs: 10000,
   maxResponseBytes: 1 << 20, classify: [{ code: -32099, class: 'fatal' }, { message: 'busy', method: 'eth_call', class: 'transient' }],
   strategy: 'latency', breaker: { consecutiveFailures: 5, openMs: 10000, probePermits: 2 }, slowStart: { warmupMs: 5000, floor: 0.2, minRps: 2 },
-  quota: { alchemy: { cuPerSecond: 330, share: 0.5 } }, chainId: '0x1', checkChainId: true, chainRecheckMs: 60000, maxLagBlocks: 3, maxQueue: 50,
+  quota: { alchemy: { cuPerSecond: 330, share: 0.5 } }, chainId: '0x1', checkChainId: true, chainRecheckMs: 60000, maxLagBlocks: 3, headPollMs: 12000, maxQueue: 50,
   dedup: true, cache: { latestTtlMs: 500, immutableTtlMs: 60000, maxEntries: 100 },
   transactions: { pollIntervalMs: 3000, bumpPercent: 15, feeCeiling: '200000000000', confirmations: 2, rebroadcastEveryPolls: 4, repairGaps: true },
 };

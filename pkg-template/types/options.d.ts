@@ -202,6 +202,14 @@ export interface RelayerOptions {
   /** Endpoints this many blocks behind are skipped for `latest`. @default 5 */
   maxLagBlocks?: number;
   /**
+   * While reads that want `latest` flow, ask every endpoint for its head (`eth_blockNumber`) this often, in the
+   * background (no read waits for it), so `maxLagBlocks` can skip a lagging node even if the app never asks for
+   * the block number. One round per interval, the first one interval after construction; each poll is charged
+   * to its quota group (the endpoint's `costs` apply); endpoints whose breaker is not closed, and pools of one,
+   * are not polled. 0 turns it off; otherwise at least 100. @default 12000
+   */
+  headPollMs?: number;
+  /**
    * Requests that may wait for an endpoint; beyond, OverloadError at once. A pending request costs ~3.7 KB of
    * wasm memory (which never shrinks) and O(log n) time; 10,000 reads fired at once are all answered
    * (benches/QUEUE.md). @default 10000

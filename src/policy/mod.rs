@@ -6,6 +6,7 @@ pub mod backoff;
 pub mod breaker;
 pub mod budget;
 pub mod classify;
+pub mod head_poll;
 pub mod quota;
 pub mod retry;
 pub mod slow_start;

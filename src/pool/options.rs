@@ -9,6 +9,10 @@ use crate::policy::quota::QuotaConfig;
 use crate::policy::slow_start::SlowStartConfig;
 use crate::redact::EndpointUrl;
 
+/// The shortest head-poll interval: faster than any chain makes blocks,
+/// and it bounds the background load a typo could cause.
+const MIN_HEAD_POLL: Duration = Duration::from_millis(100);
+
 /// How the pool picks among eligible endpoints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Strategy {
@@ -102,6 +106,10 @@ pub struct PoolOptions {
     pub adaptive_timeout: Option<(f64, Duration)>,
     /// Hedged reads; `None` never hedges.
     pub hedge: Option<HedgeConfig>,
+    /// How often, while reads that want `latest` flow, every endpoint is
+    /// asked for its head in the background (freshness needs heads the app
+    /// may never ask for); zero: never (see `policy/head_poll.rs`).
+    pub head_poll: Duration,
 }
 
 /// When a read is hedged to a second endpoint (see `pipeline/hedge.rs`).
@@ -137,6 +145,7 @@ impl Default for PoolOptions {
             chain_recheck: Duration::from_secs(300),
             adaptive_timeout: Some((5.0, Duration::from_secs(2))),
             hedge: Some(HedgeConfig::default()),
+            head_poll: Duration::from_secs(12),
         }
     }
 }
@@ -236,6 +245,9 @@ impl PoolOptions {
             if !(multiplier.is_finite() && multiplier >= 1.0) {
                 return Err(ConfigError::new("adaptiveTimeout.multiplier", "must be a number >= 1"));
             }
+        }
+        if !self.head_poll.is_zero() && self.head_poll < MIN_HEAD_POLL {
+            return Err(ConfigError::new("headPollMs", "must be 0 (off) or at least 100 ms"));
         }
         if self.cache.max_entries == 0 && self.cache.enabled {
             return Err(ConfigError::new("cache.maxEntries", "must be at least 1"));

@@ -516,9 +516,14 @@ pub fn detail<P>(observation: Observation<P>) -> FailureDetail<P> {
 
 #[cfg(test)]
 mod edge_tests;
+mod head_poll;
+#[cfg(test)]
+mod head_poll_tests;
 mod hedge;
 #[cfg(test)]
 mod hedge_tests;
+#[cfg(test)]
+mod latency_tests;
 #[cfg(test)]
 mod queue_tests;
 #[cfg(test)]

@@ -26,6 +26,7 @@ use super::options::{EndpointSpec, PoolOptions, Strategy};
 use super::outage::{OutageProbes, Pace, Recovery};
 use super::strategy::{self, StrategyState};
 use crate::policy::breaker::{Admission, BreakerState, Transition};
+use crate::policy::head_poll::HeadPoll;
 use crate::policy::quota::{QuotaConfig, QuotaDenied, QuotaGroup};
 use crate::policy::slow_start::RateMeter;
 use crate::policy::{ErrorClass, Verdict};
@@ -153,6 +154,7 @@ pub struct Router {
     adaptive_timeout: Option<(f64, Duration)>,
     arrivals: RateMeter,
     recovery: Option<Recovery>,
+    head_poll: HeadPoll,
     /// Calls of `select` so far: the unit of the pool's per-request work
     /// (the complexity test counts it; `stats()` could show it).
     pub selections: u64,
@@ -166,6 +168,9 @@ impl Router {
             .iter()
             .map(|(name, q)| GroupState { name: name.clone(), quota: QuotaGroup::new(*q, now) })
             .collect();
+        // A pool of one has no other head to compare its own with.
+        let comparable = specs.iter().filter(|s| s.serves("eth_blockNumber")).count() >= 2;
+        let head_poll = HeadPoll::new(if comparable { options.head_poll } else { Duration::ZERO }, now);
         let endpoints = specs
             .into_iter()
             .map(|spec| {
@@ -192,6 +197,7 @@ impl Router {
             adaptive_timeout: options.adaptive_timeout,
             arrivals: RateMeter::new(now),
             recovery: None,
+            head_poll,
             selections: 0,
         }
     }
@@ -498,5 +504,7 @@ impl Router {
 
 mod heads;
 mod hedging;
+#[cfg(test)]
+mod slow_start_tests;
 #[cfg(test)]
 mod tests;

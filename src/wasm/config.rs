@@ -34,6 +34,7 @@ const OPTIONS: &[&str] = &[
     "checkChainId",
     "chainRecheckMs",
     "maxLagBlocks",
+    "headPollMs",
     "maxQueue",
     "dedup",
     "cache",
@@ -242,6 +243,9 @@ fn pool(f: &Fields) -> Result<PoolOptions, ConfigError> {
     }
     if let Some(lag) = f.whole("maxLagBlocks", 0, 1_000_000)? {
         p.max_lag_blocks = u64::from(lag);
+    }
+    if let Some(interval) = f.ms("headPollMs")? {
+        p.head_poll = interval;
     }
     if let Some(q) = f.whole("maxQueue", 0, 10_000_000)? {
         p.max_queue = q;

@@ -96,7 +96,12 @@ impl Core {
         id
     }
 
-    fn encode(&self, method: &str, params: &JsValue, signal: Option<AbortSignal>) -> Result<FetchCall, JsValue> {
+    pub(super) fn encode(
+        &self,
+        method: &str,
+        params: &JsValue,
+        signal: Option<AbortSignal>,
+    ) -> Result<FetchCall, JsValue> {
         let id = self.take_id();
         FetchTransport::encode(method, params, id, signal).map_err(|e| {
             let why = get(&e, "message").as_string().unwrap_or_default();
@@ -121,6 +126,9 @@ impl Core {
         let call = self.encode(&method, &params, signal)?;
         let info = method_info(&method);
         let tag = tag_of(&info, &params);
+        if matches!(tag, BlockTag::Latest | BlockTag::Pending) {
+            self.poll_heads_if_due();
+        }
         let options = &self.pipeline.config().pool;
         let key = call.key.clone();
         let ttl = cache_ttl(&info, tag, options.cache.latest_ttl, options.cache.immutable_ttl)

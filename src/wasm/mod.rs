@@ -10,6 +10,7 @@ mod delivery;
 mod descriptors;
 mod fetch;
 mod fields;
+mod head_poll;
 mod js_runtime;
 mod keys;
 mod observation;

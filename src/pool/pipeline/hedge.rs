@@ -103,7 +103,7 @@ fn decisive(verdict: &Verdict) -> bool {
 
 /// One attempt on a reserved endpoint, its chain id checked first when the
 /// endpoint needs it.
-enum Checked<P> {
+pub(super) enum Checked<P> {
     /// The request ran (its observation, to classify with the call's method).
     Request(Observation<P>),
     /// The chain check failed: its observation and verdict stand for the attempt.
@@ -115,7 +115,7 @@ enum Checked<P> {
 impl Pipeline {
     /// The attempt on `r`: the `eth_chainId` check first if due, then the request.
     #[allow(clippy::too_many_arguments)]
-    async fn checked<R, P, F, Fut>(
+    pub(super) async fn checked<R, P, F, Fut>(
         &self,
         runtime: &R,
         attempt: &F,

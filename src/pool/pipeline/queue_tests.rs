@@ -3,11 +3,12 @@
 //! per request (router selections, real time) stays flat from 10,000 to
 //! 100,000. Before, every waiter re-checked the router every 50 ms and each
 //! check scanned every other waiter: quadratic, and past ~3,000 waiters in
-//! Node the process did little else.
+//! Node the process did little else. And the queue has a bound: past
+//! `max_queue` waiters a request fails at once with `Overload`.
 
 use std::time::Duration;
 
-use super::tests::{harness, opts};
+use super::tests::{harness, harness_with, opts};
 use super::*;
 use crate::config::RawOptions;
 use crate::pool::options::PoolOptions;
@@ -43,4 +44,26 @@ fn a_hundred_thousand_queued_requests_cost_per_request_what_ten_thousand_do() {
     // Real time grows with the count (10×), not its square (100×); generous for a busy machine.
     let ratio = seconds_100k / seconds_10k.max(1e-3);
     assert!(ratio < 30.0, "100,000 took {ratio:.1}× the time of 10,000 ({seconds_100k:.2} s vs {seconds_10k:.2} s)");
+}
+
+#[test]
+fn beyond_max_queue_waiting_requests_the_next_one_fails_at_once_with_overload() {
+    // One slot, answers after 100 ms; two may wait for it.
+    let pool = PoolOptions { max_queue: 2, hedge: None, check_chain: false, ..PoolOptions::default() };
+    let raw = RawOptions { pool, ..opts() };
+    let script = vec![vec![Slow(Duration::from_millis(100), Box::new(Answer("0x1")))]];
+    let h = harness_with(script, raw, |specs| specs[0].max_concurrency = 1);
+    let results = h.rt.block_on(join_many((0..4).map(|_| h.request("eth_getBalance")).collect())).unwrap();
+    let reasons: Vec<Option<StopReason>> = results.iter().map(|r| r.as_ref().err().map(|f| f.reason)).collect();
+    assert_eq!(
+        reasons,
+        vec![None, None, None, Some(StopReason::Overload)],
+        "one in flight, two queued, the fourth refused"
+    );
+    assert_eq!(results[3].as_ref().unwrap_err().attempts.len(), 0, "refused before any attempt");
+    assert_eq!(h.net.calls(0), 3);
+    let overloads: Vec<_> =
+        h.events.borrow().iter().filter(|e| matches!(e, PipelineEvent::Overload { .. })).cloned().collect();
+    assert_eq!(overloads, vec![PipelineEvent::Overload { waiting: 2 }]);
+    assert_eq!(h.pipeline.waiting(), 0, "every wait ended");
 }

@@ -24,10 +24,20 @@ pub(super) struct Harness {
 }
 
 pub(super) fn harness(scripts: Vec<Vec<Behaviour>>, raw: RawOptions) -> Harness {
+    harness_with(scripts, raw, |_| {})
+}
+
+/// A harness whose endpoint specs `tweak` adjusts first (allow/deny lists, costs…).
+pub(super) fn harness_with(
+    scripts: Vec<Vec<Behaviour>>,
+    raw: RawOptions,
+    tweak: impl Fn(&mut Vec<EndpointSpec>),
+) -> Harness {
     let rt = SimRuntime::new(7);
-    let urls = (0..scripts.len())
+    let mut urls: Vec<EndpointSpec> = (0..scripts.len())
         .map(|i| EndpointSpec::from_url(EndpointUrl::parse(&format!("http://127.0.0.1:{}", 9000 + i), "u").unwrap(), i))
         .collect();
+    tweak(&mut urls);
     let config = RelayerConfig::build(urls, raw).unwrap();
     let pipeline = Pipeline::new(config, Classifier::default(), rt.now());
     Harness { net: ScriptedTransport::new(&rt, scripts), rt, pipeline, events: RefCell::default() }
@@ -223,6 +233,15 @@ fn a_503_with_retry_after_rests_that_endpoint_for_later_requests() {
     assert_eq!(h.run("eth_blockNumber").unwrap().endpoint, 1);
     assert_eq!(h.net.calls(0), 1);
     assert!(h.events.borrow().iter().all(|e| !matches!(e, PipelineEvent::RateLimited { .. })), "a 503 is not a quota");
+}
+
+#[test]
+fn a_503_asking_for_an_hour_rests_the_endpoint_only_max_retry_after() {
+    let raw = RawOptions { max_retry_after_ms: Some(5000.0), ..opts() };
+    let h = harness(vec![vec![Status(503, Some("3600")), Answer("0xa")]], raw);
+    let ok = h.run("eth_blockNumber").unwrap();
+    assert_eq!(ok.value, SuccessValue::Result("0xa".to_string()));
+    assert_eq!(h.net.log(), vec![(0, 0), (0, 5000)], "rested 5 s (the cap), not an hour past the deadline");
 }
 
 #[test]

@@ -1,8 +1,11 @@
 //! What endpoints say about the chain: their chain id (checked on first
 //! use and again every `chain_recheck`) and their head (freshness, with
-//! outlying claims ignored).
+//! outlying claims ignored), heard from the app's own `eth_blockNumber`
+//! calls and from head-poll rounds (`policy/head_poll.rs`).
 
-use super::{ChainStatus, Router, RouterEvent, MAX_HEAD_JUMP};
+use super::{ChainStatus, Reservation, RouteRequest, Router, RouterEvent, MAX_HEAD_JUMP};
+use crate::policy::breaker::BreakerState;
+use crate::rpc::methods::method_info;
 use crate::time::Instant;
 
 impl Router {
@@ -50,6 +53,67 @@ impl Router {
             ep.chain = ChainStatus::Mismatch(chain_id);
             Some(RouterEvent::ChainMismatch { endpoint, expected, got: chain_id })
         }
+    }
+
+    /// Whether a read that wants `latest` arriving at `now` would start a
+    /// head-poll round (cheap: callers spawn background work only then).
+    pub fn head_poll_due(&self, now: Instant) -> bool {
+        self.head_poll.due(now)
+    }
+
+    /// Starts a head-poll round if one is due at `now`: an `eth_blockNumber`
+    /// attempt reserved (breaker permit, quota charge at the endpoint's own
+    /// cost, concurrency slot) on every endpoint that can take one now. An
+    /// endpoint whose breaker is not closed is left to its probes; one
+    /// resting, disabled for another chain, not serving the method, with no
+    /// free slot or whose quota group cannot pay is skipped this round.
+    /// `None` when no round starts (a round with nobody to ask ends at once).
+    pub fn start_head_round(&mut self, now: Instant) -> Option<Vec<Reservation>> {
+        if !self.head_poll.start(now) {
+            return None;
+        }
+        let info = method_info("eth_blockNumber");
+        let req = RouteRequest {
+            method: "eth_blockNumber",
+            class: info.class,
+            cost: info.cost,
+            wants_latest: false,
+            tried: &[],
+            only_untried: false,
+            after: None,
+        };
+        let mut polls = Vec::new();
+        for i in 0..self.endpoints.len() {
+            let ep = &mut self.endpoints[i];
+            let free = !ep.chain_disabled(now, self.chain_recheck)
+                && !ep.refused(now)
+                && ep.spec.serves(req.method)
+                && ep.breaker.state(now) == BreakerState::Closed
+                && ep.rest_until <= now
+                && ep.in_flight < ep.concurrency_limit(now)
+                && self.groups[ep.group].quota.check(now, ep.spec.cost(req.method, req.cost)).is_ok();
+            if let Some(r) = free.then(|| self.reserve(i, now, &req, false)).flatten() {
+                polls.push(r);
+            }
+        }
+        if polls.is_empty() {
+            self.head_poll.finish(now);
+            return None;
+        }
+        Some(polls)
+    }
+
+    /// Ends a head-poll round with the heads it heard. They are recorded
+    /// best first, so each is judged against the freshest head of the same
+    /// round (recorded in answer order, a lagging node that answered first
+    /// would have been compared with nothing).
+    pub fn end_head_round(&mut self, heads: &[(usize, u64)], now: Instant) {
+        let mut best_first = heads.to_vec();
+        best_first.sort_by_key(|&(_, head)| std::cmp::Reverse(head));
+        for (endpoint, head) in best_first {
+            self.observe_head(endpoint, head, now);
+        }
+        self.head_poll.finish(now);
     }
 
     /// Records a block number an endpoint reported as its head. A claim

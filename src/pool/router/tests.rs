@@ -7,15 +7,15 @@ use crate::policy::breaker::BreakerConfig;
 use crate::redact::EndpointUrl;
 use std::borrow::Cow;
 
-fn at(ms: u64) -> Instant {
+pub(super) fn at(ms: u64) -> Instant {
     Instant::from_epoch(Duration::from_millis(ms))
 }
 
-fn spec(i: usize) -> EndpointSpec {
+pub(super) fn spec(i: usize) -> EndpointSpec {
     EndpointSpec::from_url(EndpointUrl::parse(&format!("http://127.0.0.1:{}", 7000 + i), "u").unwrap(), i)
 }
 
-fn options(strategy: Strategy) -> PoolOptions {
+pub(super) fn options(strategy: Strategy) -> PoolOptions {
     PoolOptions {
         strategy,
         check_chain: false,
@@ -29,7 +29,7 @@ fn router(n: usize, strategy: Strategy) -> Router {
     Router::new((0..n).map(spec).collect(), &options(strategy), Duration::from_secs(60), at(0))
 }
 
-fn req<'a>(tried: &'a [bool]) -> RouteRequest<'a> {
+pub(super) fn req<'a>(tried: &'a [bool]) -> RouteRequest<'a> {
     RouteRequest {
         method: "eth_blockNumber",
         class: MethodClass::Cheap,
@@ -52,7 +52,7 @@ fn verdict(class: ErrorClass, health: bool) -> Verdict {
     }
 }
 
-fn pick(r: &mut Router, now: Instant, draws: (f64, f64)) -> Reservation {
+pub(super) fn pick(r: &mut Router, now: Instant, draws: (f64, f64)) -> Reservation {
     let tried = vec![false; r.endpoints.len()];
     match r.select(now, &req(&tried), draws) {
         Selection::Reserved(res) => res,
@@ -60,7 +60,13 @@ fn pick(r: &mut Router, now: Instant, draws: (f64, f64)) -> Reservation {
     }
 }
 
-fn finish(r: &mut Router, now: Instant, res: Reservation, class: ErrorClass, health: bool) -> Vec<RouterEvent> {
+pub(super) fn finish(
+    r: &mut Router,
+    now: Instant,
+    res: Reservation,
+    class: ErrorClass,
+    health: bool,
+) -> Vec<RouterEvent> {
     r.complete(now, &res, &verdict(class, health), MethodClass::Cheap, Duration::from_millis(10), 0.5)
 }
 
@@ -86,6 +92,20 @@ fn priority_prefers_the_lowest_and_spills_over_when_it_is_at_budget() {
     let mut r = Router::new(specs, &o, Duration::from_secs(60), at(0));
     let chosen: Vec<usize> = (0..4).map(|_| pick(&mut r, at(0), (0.5, 0.5)).endpoint).collect();
     assert_eq!(chosen, vec![0, 0, 1, 1], "two 10-CU calls fit the 20-CU burst, then spill over");
+}
+
+#[test]
+fn an_endpoints_own_cost_for_a_method_is_what_its_quota_group_is_charged() {
+    let mut o = options(Strategy::Priority);
+    o.quota_groups = vec![("key".into(), QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() })];
+    let mut specs: Vec<EndpointSpec> = (0..2).map(spec).collect();
+    specs[0].quota_group = Some("key".into());
+    specs[0].costs = vec![("eth_blockNumber".into(), 40.0)];
+    let mut r = Router::new(specs, &o, Duration::from_secs(60), at(0));
+    let first = pick(&mut r, at(0), (0.5, 0.5));
+    assert_eq!((first.endpoint, first.cost), (0, 40.0), "its own price, not the table's 10");
+    let chosen: Vec<usize> = (0..3).map(|_| pick(&mut r, at(0), (0.5, 0.5)).endpoint).collect();
+    assert_eq!(chosen, vec![0, 1, 1], "40 + 40 fit the 100-CU burst, a third 40 does not (at 10 each, ten would)");
 }
 
 #[test]

@@ -1,0 +1,93 @@
+//! Head polling on the simulated clock: a round hears every endpoint's
+//! head, and reads that want `latest` then skip the one that lags.
+
+use std::time::Duration;
+
+use super::tests::{harness, opts, Harness};
+use super::*;
+use crate::config::RawOptions;
+use crate::runtime::scripted::Behaviour::*;
+use crate::runtime::Transport;
+
+/// Two endpoints; endpoint 0 (first by priority) is 50 blocks behind.
+/// Scripted endpoints answer every call alike, so reads return the head too.
+fn stale_and_fresh(raw: RawOptions) -> Harness {
+    harness(vec![vec![Answer("0x64")], vec![Answer("0x96")]], raw)
+}
+
+fn polling() -> RawOptions {
+    let mut o = opts();
+    o.pool.max_lag_blocks = 5;
+    o.pool.head_poll = Duration::from_secs(12);
+    o.pool.check_chain = false;
+    o
+}
+
+fn poll(h: &Harness) -> Vec<(usize, u64)> {
+    let emit = |e: PipelineEvent| h.events.borrow_mut().push(e);
+    h.rt.block_on(h.pipeline.poll_heads(&h.rt, |t| h.net.send(&(), t), &emit)).unwrap()
+}
+
+fn wait(h: &Harness, ms: u64) {
+    h.rt.block_on(h.rt.sleep(Duration::from_millis(ms))).unwrap();
+}
+
+#[test]
+fn once_a_round_has_heard_both_heads_latest_reads_skip_the_lagging_endpoint() {
+    let h = stale_and_fresh(polling());
+    assert_eq!(h.run("eth_getBalance").unwrap().endpoint, 0, "by priority; no head known yet");
+    assert!(!h.pipeline.head_poll_due(h.rt.now()), "the first round waits one interval");
+    wait(&h, 12_000);
+    assert!(h.pipeline.head_poll_due(h.rt.now()));
+    assert_eq!(poll(&h), vec![(0, 100), (1, 150)]);
+    assert_eq!((h.net.calls(0), h.net.calls(1)), (2, 1), "one eth_blockNumber each");
+    for _ in 0..3 {
+        assert_eq!(h.run("eth_getBalance").unwrap().endpoint, 1, "endpoint 0 lags by 50 blocks");
+    }
+    let pinned = h.rt.block_on(h.pipeline.execute(
+        &h.rt,
+        Call { method: "eth_getBalance", wants_latest: false, cost: None },
+        |t| h.net.send(&(), t),
+        &|_| {},
+    ));
+    assert_eq!(pinned.unwrap().unwrap().endpoint, 0, "a read pinned to a block may still use it");
+}
+
+#[test]
+fn at_most_one_round_per_interval_and_none_when_off_or_alone() {
+    let h = stale_and_fresh(polling());
+    wait(&h, 12_000);
+    assert_eq!(poll(&h).len(), 2);
+    assert!(poll(&h).is_empty(), "the next round is due 12 s after this one ended");
+    wait(&h, 11_999);
+    assert!(!h.pipeline.head_poll_due(h.rt.now()));
+    wait(&h, 1);
+    assert_eq!(poll(&h).len(), 2);
+    assert_eq!((h.net.calls(0), h.net.calls(1)), (2, 2));
+
+    let mut off = polling();
+    off.pool.head_poll = Duration::ZERO;
+    let h = stale_and_fresh(off);
+    wait(&h, 60_000);
+    assert!(!h.pipeline.head_poll_due(h.rt.now()) && poll(&h).is_empty());
+    let h = harness(vec![vec![Answer("0x64")]], polling());
+    wait(&h, 60_000);
+    assert!(poll(&h).is_empty(), "a pool of one has no head to compare with");
+    assert_eq!(h.net.calls(0), 0);
+}
+
+#[test]
+fn an_endpoint_whose_breaker_is_open_is_not_polled_and_polls_pay_their_quota() {
+    let mut o = polling();
+    o.max_retries = Some(1.0);
+    let h = harness(vec![vec![Status(503, None)], vec![Answer("0x96")], vec![Answer("0x97")]], o);
+    for _ in 0..3 {
+        h.run("eth_getBalance").unwrap();
+    }
+    assert_eq!(h.net.calls(0), 3, "three failures open its breaker");
+    wait(&h, 12_000);
+    assert_eq!(poll(&h), vec![(1, 150), (2, 151)]);
+    assert_eq!(h.net.calls(0), 3, "not polled while open");
+    let charged: f64 = h.pipeline.with_router(|r| r.groups.iter().map(|g| g.quota.stats().cu_charged).sum());
+    assert_eq!(charged, 3.0 * 19.0 * 2.0 + 2.0 * 10.0, "reads (19 CU, one retry each) and two polls (10 CU)");
+}
