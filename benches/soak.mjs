@@ -100,6 +100,14 @@ samples.push({ at: 0, ...sample(relayer) });
 await Promise.all(Array.from({ length: concurrency }, worker));
 clearInterval(rotation);
 const seconds = (Date.now() - t0) / 1000;
+// One large request at the end (20 MiB of calldata): wasm memory, which never
+// shrinks, must grow by at most its size (params cross into wasm in chunks).
+await Promise.all([0, 1, 2].map((node) => fleet.mode(node, 'healthy')));
+const LARGE_MB = 20;
+const beforeLarge = sample(relayer).wasmMB;
+const calldata = `0x${'ab'.repeat((LARGE_MB * 2 ** 20) / 2 - 1)}`;
+await relayer.request({ method: 'eth_call', params: [{ to: `0x${'1'.repeat(40)}`, data: calldata }, 'latest'] }).catch(() => {});
+const largeGrowthMB = sample(relayer).wasmMB - beforeLarge;
 const upstream = (await fleet.counters()).requests;
 await relayer.close();
 fleet.stop();
@@ -116,18 +124,20 @@ const report = {
   wasmMB: [first.wasmMB, last.wasmMB].map((v) => Number(v.toFixed(2))),
   rssMB: [first.rssMB, last.rssMB].map((v) => Number(v.toFixed(0))),
   timersLeft: timersAfter - timersBefore,
+  largeRequestWasmGrowthMB: Number(largeGrowthMB.toFixed(2)),
   perPhase: process.env.SOAK_PHASES ? perPhase : undefined,
 };
 console.log(JSON.stringify(report, null, 2));
-console.log(`\n| requests | seconds | req/s | ok | failed | unended | double ends | amplification | heap MB (after warm-up → end) | wasm MB | timers left after close |`);
-console.log(`|---|---|---|---|---|---|---|---|---|---|---|`);
-console.log(`| ${total} | ${report.seconds} | ${report.perSecond} | ${ok} | ${failed} | ${unended} | ${doubleEnds} | ${report.amplification} | ${report.heapMB.join(' → ')} | ${report.wasmMB.join(' → ')} | ${report.timersLeft} |`);
+console.log(`\n| requests | seconds | req/s | ok | failed | unended | double ends | amplification | heap MB (after warm-up → end) | wasm MB | wasm growth for one ${LARGE_MB} MiB request | timers left after close |`);
+console.log(`|---|---|---|---|---|---|---|---|---|---|---|---|`);
+console.log(`| ${total} | ${report.seconds} | ${report.perSecond} | ${ok} | ${failed} | ${unended} | ${doubleEnds} | ${report.amplification} | ${report.heapMB.join(' → ')} | ${report.wasmMB.join(' → ')} | ${report.largeRequestWasmGrowthMB} MB | ${report.timersLeft} |`);
 const problems = [];
 if (unended !== 0 || doubleEnds !== 0 || ok + failed !== total) problems.push('a request did not end exactly once');
 if (report.timersLeft > 0) problems.push(`${report.timersLeft} timer(s) left after close()`);
 if (!smoke && last.heapMB > first.heapMB * 1.5 + 20) problems.push('the JS heap kept growing');
 if (!smoke && last.wasmMB > first.wasmMB * 1.5 + 2) problems.push('wasm memory kept growing');
 if (Object.keys(kinds).some((k) => k.startsWith('foreign'))) problems.push('an untyped error escaped');
+if (largeGrowthMB > LARGE_MB) problems.push(`one ${LARGE_MB} MiB request grew wasm memory by ${largeGrowthMB.toFixed(1)} MB`);
 if (problems.length) {
   console.error(`SOAK FAILED: ${problems.join('; ')}`);
   process.exit(1);

@@ -157,7 +157,7 @@ $('#send-tx').addEventListener('click', async () => {
   txStatus.textContent = 'sending…';
   try {
     const gasPrice = BigInt(await relayer.request({ method: 'eth_gasPrice' }));
-    const submitted = new Promise((resolve) => { const off = relayer.on('txSubmitted', () => { off(); resolve(); }); });
+    const submitted = new Promise((resolve) => { relayer.once('txSubmitted', () => resolve()); });
     const sending = relayer.sendTransactionWithSpeedup(ACCOUNT, {
       to: '0x000000000000000000000000000000000000dEaD', value: 1n, chainId: config.chainId,
       maxFeePerGas: gasPrice + gasPrice / 10n, maxPriorityFeePerGas: gasPrice / 10n,

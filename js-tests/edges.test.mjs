@@ -3,7 +3,7 @@
 // most), and a cold start with a dead primary.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { FaultTolerantRelayer, isAuthError, isRpcError } from '../pkg/dist/node.mjs';
+import { FaultTolerantRelayer, isAuthError, isRpcError, isHttpError, isClosedError } from '../pkg/dist/node.mjs';
 import { deadUrl, useMockNodes } from './helpers/mock-node.mjs';
 
 const node = useMockNodes(after);
@@ -110,4 +110,60 @@ test('cold start: 60 concurrent reads with a dead primary all succeed (no budget
   })));
   const failed = results.filter((r) => r.status === 'rejected').map((r) => `${r.reason.name}: ${r.reason.message}`);
   assert.deepEqual(failed, []);
+});
+
+test('numbers JavaScript cannot hold exactly are refused, never rounded; exact ones and digits in strings pass', async () => {
+  for (const raw of ['12345678901234567890', '1e400', '{"balance":9007199254740993}', '[1, -9007199254740993]']) {
+    const n = await node([{ rawResult: raw }]);
+    const { relayer } = relayerOf([n.url], { chainId: 1 });
+    const error = await relayer.request({ method: 'eth_getBalance', params: ['0x' + '0'.repeat(40), 'latest'] }).then((v) => ({ resolved: v }), (e) => e);
+    assert.ok(isHttpError(error), `${raw} → ${JSON.stringify(error)}`);
+    assert.match(error.message, /cannot represent exactly/);
+  }
+  // A second endpoint that answers in hex takes over.
+  const lossy = await node([{ rawResult: '12345678901234567890' }]);
+  const hex = await node([{ result: '0xab54a98ceb1f0ad2' }]);
+  assert.equal(await relayerOf([lossy.url, hex.url], { chainId: 1 }).relayer.request({ method: 'eth_getBalance', params: ['0x' + '0'.repeat(40), 'latest'] }), '0xab54a98ceb1f0ad2');
+  for (const [raw, value] of [
+    ['9007199254740992', 9007199254740992], ['100000000000000000000', 1e20], ['1.5e300', 1.5e300],
+    ['{"note":"id: 123456789012345678901234, 5e999"}', { note: 'id: 123456789012345678901234, 5e999' }],
+  ]) {
+    const n = await node([{ rawResult: raw }]);
+    assert.deepEqual(await relayerOf([n.url], { chainId: 1 }).relayer.request({ method: 'eth_getBalance', params: ['0x' + '1'.repeat(40), 'latest'] }), value, raw);
+  }
+});
+
+test('a 20 MiB request grows wasm memory by at most its size (params cross into wasm in bounded chunks)', async () => {
+  const n = await node([{ result: '0x' }]);
+  const { relayer } = relayerOf([n.url], { chainId: 1, maxResponseBytes: 1024 });
+  await relayer.request({ method: 'eth_blockNumber' });
+  const before = relayer.stats().wasmMemoryBytes;
+  const calldata = `0x${'ab'.repeat(10 * 2 ** 20 - 1)}`; // 20 MiB of hex
+  for (const method of ['eth_call', 'eth_estimateGas']) { // a cached/deduped read and an uncached one
+    assert.equal(await relayer.request({ method, params: [{ to: `0x${'1'.repeat(40)}`, data: calldata }, 'latest'] }), '0x');
+  }
+  const grown = relayer.stats().wasmMemoryBytes - before;
+  assert.ok(grown <= 20 * 2 ** 20, `wasm memory grew ${(grown / 2 ** 20).toFixed(1)} MiB for a 20 MiB request`);
+  assert.equal(n.requests.at(-1).params[0].data.length, calldata.length, 'the node got the params whole');
+});
+
+test('close() rejects requests stuck on a hung node within one event-loop turn and aborts their fetches', async () => {
+  const hung = await node([{ hang: true }]);
+  const { relayer } = relayerOf([hung.url], { chainId: 1, hedge: false, attemptTimeoutMs: 10_000 });
+  const pending = [
+    relayer.request({ method: 'eth_blockNumber' }),
+    relayer.request({ method: 'eth_getBalance', params: ['0x' + '0'.repeat(40), 'latest'] }),
+    relayer.batch([{ method: 'eth_gasPrice' }, { method: 'eth_chainId' }]),
+  ].map((p) => p.then(() => 'resolved', (e) => e));
+  for (let i = 0; i < 200 && hung.count() < 3; i += 1) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(hung.count(), 3, 'all three reached the node and hang there');
+  const closing = relayer.close();
+  const turn = new Promise((r) => setImmediate(() => r('still pending after one turn')));
+  const outcomes = await Promise.race([Promise.all(pending), turn]);
+  assert.ok(Array.isArray(outcomes), outcomes);
+  assert.ok(isClosedError(outcomes[0]) && isClosedError(outcomes[1]), outcomes.map(String).join('; '));
+  assert.ok(isClosedError(outcomes[2]), `batch: ${outcomes[2]}`);
+  await closing;
+  for (let i = 0; i < 100 && hung.aborts() < 3; i += 1) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(hung.aborts(), 3, 'every fetch in flight was aborted');
 });

@@ -59,9 +59,59 @@ test('the logger gets one redacted line per event at its level; none by default;
 test('misuse is a clear typed error: unknown event, calls after close', async () => {
   const good = await node([{ result: '0x1' }]);
   const relayer = new FaultTolerantRelayer([good.url]);
-  assert.throws(() => relayer.on('message', () => {}), (e) => isInvalidRequestError(e) && /unknown event/.test(e.message));
+  assert.throws(() => relayer.on('mesage', () => {}), (e) => isInvalidRequestError(e) && /unknown event/.test(e.message));
   await relayer.close();
   await assert.rejects(relayer.request({ method: 'eth_blockNumber' }), (e) => isClosedError(e) && e.code === 4900);
   await assert.rejects(relayer.sendTransactionWithSpeedup({ request: async () => ['0x0000000000000000000000000000000000000001'] },
     { to: '0x0000000000000000000000000000000000000002', chainId: 1, gas: 21000, maxFeePerGas: 2, maxPriorityFeePerGas: 1 }), (e) => isClosedError(e));
+});
+
+test('on() returns the provider, removeListener/off/once work, subscribe() returns a disposer', async () => {
+  const good = await node([{ delayMs: 1, then: { result: '0x1' } }]);
+  const relayer = new FaultTolerantRelayer([good.url, (await node([{ status: 503 }])).url], { baseDelayMs: 1, maxDelayMs: 2, hedge: false, strategy: 'priority', cache: false });
+  const seen = [];
+  const a = (e) => seen.push(['a', e.type]);
+  const b = (e) => seen.push(['b', e.type]);
+  assert.equal(relayer.on('retry', a), relayer, 'EIP-1193 / EventEmitter: on() returns the emitter');
+  assert.equal(relayer.once('retry', b), relayer);
+  const stop = relayer.subscribe('failover', (e) => seen.push(['s', e.type]));
+  assert.equal(typeof stop, 'function');
+  // A 503 on the preferred endpoint: one retry and one failover per request.
+  const bad = await node([{ status: 503 }]);
+  const r2 = new FaultTolerantRelayer([bad.url, good.url], { baseDelayMs: 1, maxDelayMs: 2, hedge: false, cache: false, dedup: false });
+  r2.on('retry', a).once('retry', b);
+  const off = r2.subscribe('failover', (e) => seen.push(['s', e.type]));
+  await r2.request({ method: 'eth_blockNumber' });
+  off();
+  r2.off('retry', a);
+  await r2.request({ method: 'eth_blockNumber' });
+  assert.deepEqual(seen, [['a', 'retry'], ['b', 'retry'], ['s', 'failover']], 'once fired once; off and the disposer unsubscribed');
+  stop();
+  await relayer.close();
+  await r2.close();
+});
+
+test('accountsChanged and message are forwarded from an EIP-1193 wallet upstream, never invented', async () => {
+  const { EventEmitter } = await import('node:events');
+  const wallet = Object.assign(new EventEmitter(), { request: async ({ method }) => (method === 'eth_chainId' ? '0x1' : '0x5') });
+  const plain = await node([{ result: '0x5' }]);
+  const relayer = new FaultTolerantRelayer([{ provider: wallet, label: 'wallet' }, plain.url], { chainId: 1 });
+  const accounts = [];
+  const messages = [];
+  relayer.on('accountsChanged', (a) => accounts.push(a)).on('message', (m) => messages.push(m));
+  wallet.emit('accountsChanged', ['0x00000000000000000000000000000000000000aa']);
+  wallet.emit('message', { type: 'eth_subscription', data: { subscription: '0x1', result: {} } });
+  assert.deepEqual(accounts, [['0x00000000000000000000000000000000000000aa']]);
+  assert.deepEqual(messages, [{ type: 'eth_subscription', data: { subscription: '0x1', result: {} } }]);
+  assert.equal(wallet.listenerCount('accountsChanged'), 1, 'one forwarding subscription, however many listeners');
+  // A relayer over URLs only never fires them.
+  const urls = new FaultTolerantRelayer([plain.url]);
+  let fired = 0;
+  urls.on('accountsChanged', () => { fired += 1; });
+  await urls.request({ method: 'eth_blockNumber' });
+  assert.equal(fired, 0);
+  await urls.close();
+  await relayer.close();
+  assert.equal(wallet.listenerCount('accountsChanged'), 0, 'close() unsubscribes from the wallet');
+  assert.equal(wallet.listenerCount('message'), 0);
 });

@@ -95,10 +95,16 @@ export declare class FaultTolerantRelayer implements Eip1193Provider {
   waitForReceipt(hash: string, options?: TransactionOptions & { timeoutMs?: number }): Promise<RpcReceipt>;
   /** Nonces (and their hashes) still watched for an account. */
   pendingTransactions(chainId: number, address: string): PendingTransaction[];
-  /** Subscribes to an event; returns a disposer. */
-  on<E extends RelayerEvent>(event: E, listener: (event: RelayerEventMap[E]) => void): () => void;
+  /** Subscribes to an event; returns the relayer (EIP-1193 and Node EventEmitter semantics). */
+  on<E extends RelayerEvent>(event: E, listener: (event: RelayerEventMap[E]) => void): this;
+  /** Subscribes for the next event only; returns the relayer. */
+  once<E extends RelayerEvent>(event: E, listener: (event: RelayerEventMap[E]) => void): this;
+  /** Subscribes to an event; returns a function that unsubscribes. */
+  subscribe<E extends RelayerEvent>(event: E, listener: (event: RelayerEventMap[E]) => void): () => void;
   /** Removes a listener. */
   removeListener<E extends RelayerEvent>(event: E, listener: (event: RelayerEventMap[E]) => void): this;
+  /** Node EventEmitter's name for `removeListener`. */
+  off<E extends RelayerEvent>(event: E, listener: (event: RelayerEventMap[E]) => void): this;
   /** Redacted endpoint labels. */
   readonly endpoints: string[];
   /** A snapshot of the relayer's state. */

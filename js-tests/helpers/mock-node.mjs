@@ -15,6 +15,7 @@
 //   { html: true }                  200 with an HTML page
 //   { wrongId: true }               a result with somebody else's id
 //   { raw: string | Buffer }        200 with exactly these bytes
+//   { rawResult: string }           a success whose result is this JSON text as is (e.g. a huge number)
 //   { delayMs, then }               wait, then behave like `then`
 //   { resultFor: { method: value } } answer per method (others: '0x1')
 //   { proxy: url }                  forward the request to a real node (anvil)
@@ -122,6 +123,10 @@ function respond(res, b, body, rawBody) {
       return { jsonrpc: '2.0', id: item.id, result: b.result === undefined ? '0x1' : b.result };
     };
     return json(200, body.map(one));
+  }
+  if (b.rawResult !== undefined) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${b.rawResult}}`);
   }
   if (b.wrongId) return json(200, { jsonrpc: '2.0', id: 987654321, result: '0xdead' });
   if (b.error) return json(200, { jsonrpc: '2.0', id, error: b.error });

@@ -49,8 +49,12 @@ async function main(): Promise<void> {
     void signal;
     return Number(await p.request({ method: 'eth_blockNumber' })) + label.length + ctx.attempt;
   });
-  const offRetry = relayer.on('retry', (e: RetryEvent) => { const d: number = e.delayMs; void d; });
-  const offFailover = relayer.on('failover', (e: FailoverEvent) => { const to: string = e.to; void to; });
+  const offRetry = relayer.subscribe('retry', (e: RetryEvent) => { const d: number = e.delayMs; void d; });
+  const offFailover = relayer.subscribe('failover', (e: FailoverEvent) => { const to: string = e.to; void to; });
+  const self: FaultTolerantRelayer = relayer.on('breaker', (e) => { void e.to; }).once('hedge', (e) => { void e.afterMs; }).off('breaker', () => {});
+  void self;
+  relayer.on('accountsChanged', (accounts: string[]) => { void accounts; });
+  relayer.on('message', (m: { type: string; data: unknown }) => { void m; });
   relayer.on('rateLimited', (e: RateLimitedEvent) => { const long: boolean = e.longHorizon; void long; });
   offRetry();
   offFailover();

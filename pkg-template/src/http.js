@@ -12,9 +12,55 @@
 // the engine by slot number (no promise for wasm to await):
 //   { status, retryAfter, text }       the body as text (the engine parses it)
 //   { status, retryAfter, tooLarge }   the body passed maxBytes (not read further)
+//   { status, retryAfter, inexact }    a JSON number in it cannot be held exactly by a JS number
 //   { error, timedOut }                fetch or the body read failed
 
 const utf8 = new TextDecoder();
+
+// A number token that may not survive JSON.parse: 16+ digits (2^53 has 16),
+// or a 3-digit exponent. Only a cheap filter; `hasInexactNumber` decides.
+const SUSPECT_NUMBER = /[:,[]\s*-?(?:\d{16,}|\d+(?:\.\d+)?[eE][+-]?\d{3,})/;
+
+/** Whether a JSON number token parses to a double that is not what it says. */
+function inexactToken(token) {
+  const value = Number(token);
+  if (!Number.isFinite(value)) return true; // 1e400 → Infinity
+  if (!/^-?\d+$/.test(token)) return false;
+  return !Number.isSafeInteger(value) && BigInt(token) !== BigInt(value);
+}
+
+/**
+ * Whether a JSON text holds a number JSON.parse would silently round
+ * (beyond 2^53, or out of range): such a result is rejected, never
+ * delivered rounded. Strings are skipped (a hash or a message may hold
+ * digits); the scan runs only when the filter above matched.
+ */
+function hasInexactNumber(text) {
+  if (!SUSPECT_NUMBER.test(text)) return false;
+  const n = text.length;
+  for (let i = 0; i < n;) {
+    const c = text.charCodeAt(i);
+    if (c === 34) { // a string: skip to its closing quote
+      for (i += 1; i < n; i += 1) {
+        const d = text.charCodeAt(i);
+        if (d === 92) i += 1;
+        else if (d === 34) break;
+      }
+      i += 1;
+    } else if (c === 45 || (c >= 48 && c <= 57)) {
+      let j = i + 1;
+      for (; j < n; j += 1) {
+        const d = text.charCodeAt(j);
+        if (!((d >= 48 && d <= 57) || d === 46 || d === 101 || d === 69 || d === 43 || d === 45)) break;
+      }
+      if (inexactToken(text.slice(i, j))) return true;
+      i = j;
+    } else {
+      i += 1;
+    }
+  }
+  return false;
+}
 
 /**
  * Reads a body without a declared length chunk by chunk and gives up (and
@@ -98,6 +144,7 @@ async function httpExchange(url, headers, maxBytes, body, timeoutMs, signal, con
       }
     }
     if (text.length > maxBytes) return { status, retryAfter, tooLarge: true };
+    if (hasInexactNumber(text)) return { status, retryAfter, inexact: true };
     return { status, retryAfter, text };
   } catch (error) {
     return { error, timedOut };

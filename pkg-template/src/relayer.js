@@ -11,7 +11,19 @@ const KNOWN_EVENTS = new Set([
   // endpoint's breaker is open, `connect` again when one recovers. `chainChanged` is accepted but never
   // fires: the relayer serves one chain (a node on another one is disabled: `chainMismatch`).
   'connect', 'disconnect', 'chainChanged',
+  // EIP-1193 events only a wallet can know: forwarded as they come from every EIP-1193 upstream that emits
+  // them (`accountsChanged` gets the accounts array, `message` the { type, data } object), never invented.
+  'accountsChanged', 'message',
 ]);
+const FORWARDED_EVENTS = new Set(['accountsChanged', 'message']);
+
+/** The upstream objects that are event emitters (EIP-1193 wallets), bare or as `{ provider }`. */
+function emittingUpstreams(upstreams) {
+  if (!Array.isArray(upstreams)) return [];
+  return upstreams
+    .map((u) => (u !== null && typeof u === 'object' && u.provider !== undefined ? u.provider : u))
+    .filter((p) => p !== null && typeof p === 'object' && typeof p.on === 'function');
+}
 
 // Log levels of events for the `logger` option (silent by default).
 const LOG_LEVELS = {
@@ -97,6 +109,8 @@ function createRelayerClass(wasm) {
     #chainId;
     #connected = false;
     #open = new Set();
+    #emitters = [];
+    #forwarding = new Map(); // event → [emitter, handler][]
 
     /**
      * @param {string[]} rpcUrls upstream JSON-RPC URLs, in priority order
@@ -117,6 +131,7 @@ function createRelayerClass(wasm) {
       } catch (descriptor) {
         throw toError(descriptor);
       }
+      this.#emitters = emittingUpstreams(rpcUrls);
     }
 
     /**
@@ -297,14 +312,31 @@ function createRelayerClass(wasm) {
       }
     }
 
-    /** Subscribes to an event (see RelayerEventMap); returns a disposer. */
+    /** Subscribes to an event (see RelayerEventMap); returns the relayer (EIP-1193, Node EventEmitter). */
     on(event, listener) {
       if (!KNOWN_EVENTS.has(event)) throw invalid(`unknown event \`${String(event)}\`; known: ${[...KNOWN_EVENTS].join(', ')}`, 'event');
       if (typeof listener !== 'function') throw invalid('listener must be a function', 'listener');
       if (!this.#listeners.has(event)) this.#listeners.set(event, new Set());
       this.#listeners.get(event).add(listener);
       if (event === 'connect') this.#probeConnect();
+      if (FORWARDED_EVENTS.has(event)) this.#forward(event);
+      return this;
+    }
+
+    /** Like `on`, but returns a function that unsubscribes. */
+    subscribe(event, listener) {
+      this.on(event, listener);
       return () => this.removeListener(event, listener);
+    }
+
+    /** Subscribes for the next event only. */
+    once(event, listener) {
+      if (typeof listener !== 'function') throw invalid('listener must be a function', 'listener');
+      const one = (e) => {
+        this.removeListener(event, one);
+        listener(e);
+      };
+      return this.on(event, one);
     }
 
     /** EIP-1193 style unsubscription. */
@@ -312,6 +344,26 @@ function createRelayerClass(wasm) {
       const set = this.#listeners.get(event);
       if (set) set.delete(listener);
       return this;
+    }
+
+    /** Node EventEmitter's name for `removeListener`. */
+    off(event, listener) {
+      return this.removeListener(event, listener);
+    }
+
+    /** Starts forwarding a wallet-only event from the upstreams that emit it (once per event). */
+    #forward(event) {
+      if (this.#forwarding.has(event) || this.#closed) return;
+      const handlers = this.#emitters.map((emitter) => {
+        const handler = (payload) => this.#deliver(event, payload);
+        try {
+          emitter.on(event, handler);
+        } catch {
+          // An emitter that refuses the event simply never forwards it.
+        }
+        return [emitter, handler];
+      });
+      this.#forwarding.set(event, handlers);
     }
 
     /** Redacted labels of the upstream endpoints, in order. */
@@ -335,6 +387,17 @@ function createRelayerClass(wasm) {
       this.#closed = true;
       this.#engine.close();
       this.#listeners.clear();
+      for (const [event, handlers] of this.#forwarding) {
+        for (const [emitter, handler] of handlers) {
+          const remove = emitter.removeListener || emitter.off;
+          try {
+            if (typeof remove === 'function') remove.call(emitter, event, handler);
+          } catch {
+            // Nothing more to do for an emitter that cannot unsubscribe.
+          }
+        }
+      }
+      this.#forwarding.clear();
     }
 
     /** Learns the chain id once (in the background) so `connect` can fire. */
@@ -382,11 +445,15 @@ function createRelayerClass(wasm) {
           // A logger's bug must not break a request.
         }
       }
-      const set = this.#listeners.get(event.type);
+      this.#deliver(event.type, event);
+    }
+
+    #deliver(type, payload) {
+      const set = this.#listeners.get(type);
       if (!set) return;
       for (const listener of [...set]) {
         try {
-          listener(event);
+          listener(payload);
         } catch {
           // A listener's bug must not break a request.
         }

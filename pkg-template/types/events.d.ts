@@ -102,6 +102,10 @@ export interface DisconnectEvent { type: 'disconnect'; code: 4900; message: stri
 export interface ChainChangedEvent { type: 'chainChanged'; chainId: string; }
 
 export interface RelayerEventMap {
+  /** Forwarded from EIP-1193 upstreams that emit it (a wallet): the accounts, as the wallet sent them. */
+  accountsChanged: string[];
+  /** Forwarded from EIP-1193 upstreams that emit it: `{ type, data }`, as the wallet sent it. */
+  message: { type: string; data: unknown };
   connect: ConnectEvent;
   disconnect: DisconnectEvent;
   chainChanged: ChainChangedEvent;

@@ -510,6 +510,7 @@ pub fn detail<P>(observation: Observation<P>) -> FailureDetail<P> {
             Reply::WrongId => FailureDetail::Http { status, body: "wrongId" },
             Reply::Malformed => FailureDetail::Http { status, body: "malformed" },
             Reply::TooLarge => FailureDetail::Http { status, body: "tooLarge" },
+            Reply::InexactNumber => FailureDetail::Http { status, body: "inexactNumber" },
         },
     }
 }

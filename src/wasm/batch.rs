@@ -90,7 +90,8 @@ impl Core {
             ));
             ids.push(id);
         }
-        Ok(FetchCall { body: format!("[{}]", parts.join(",")), key: String::new(), id: 0.0, signal, batch: Some(ids) })
+        let body = js_sys::JsString::from(format!("[{}]", parts.join(",")));
+        Ok(FetchCall { body, key: String::new(), id: 0.0, signal, batch: Some(ids) })
     }
 
     /// Runs `items` (an array of `{ method, params }`) as JSON-RPC batches;
@@ -133,6 +134,7 @@ impl Core {
                     SuccessValue::Result(v) => (Array::from(&v), success.endpoint),
                     SuccessValue::AlreadyKnown => (Array::new(), success.endpoint),
                 },
+                Err(_) if self.closed() => return Err(self.closed_error()),
                 Err(failure) => {
                     let reason = descriptors::failure(&failure, &self.redactor, self.pipeline.config().max_attempts());
                     for &i in &pending {

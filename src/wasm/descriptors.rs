@@ -181,10 +181,14 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
                 ("rpc", e.code.unwrap_or(-32603), message, obj)
             }
             FailureDetail::Http { status, body } => {
-                let message = format!(
-                    "HTTP {status}{where_}{}",
-                    if *body == "result" { String::new() } else { format!(" ({body} body)") }
-                );
+                let message = match *body {
+                    "result" => format!("HTTP {status}{where_}"),
+                    "inexactNumber" => format!(
+                        "HTTP {status}{where_}: the reply holds a number JavaScript cannot represent exactly \
+                         (beyond 2^53 or out of range); refused rather than rounded"
+                    ),
+                    _ => format!("HTTP {status}{where_} ({body} body)"),
+                };
                 ("http", CODE_UNAVAILABLE, message, Obj::new().set("status", *status as f64).set("body", *body))
             }
             FailureDetail::Transport(t) => {

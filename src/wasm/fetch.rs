@@ -12,7 +12,7 @@
 //! and `Retry-After` are read. The `result` goes back to the caller
 //! untouched, with no round trip through Rust data structures.
 
-use js_sys::{Function, Object, Promise, Reflect, JSON};
+use js_sys::{Function, JsString, Object, Promise, Reflect, JSON};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -35,10 +35,12 @@ extern "C" {
 
 /// One encoded JSON-RPC call, built once per logical request.
 pub struct FetchCall {
-    /// The JSON text of the request.
-    pub body: String,
-    /// `method` + the params' JSON: the identity of the request for dedup
-    /// and the cache.
+    /// The JSON text of the request, kept as a JS string: params cross into
+    /// wasm memory at most once, in bounded chunks (a 20 MiB request must
+    /// not grow wasm memory, which never shrinks, by several times that).
+    pub body: JsString,
+    /// `method` + the params' JSON (large params: their keccak-256), the
+    /// identity of the request for dedup and the cache.
     pub key: String,
     /// The `id` written into it, checked against the reply.
     pub id: f64,
@@ -91,7 +93,7 @@ impl FetchCall {
     /// An empty call, for attempts whose body the transport chooses itself
     /// (the chain-id check).
     pub fn none() -> Self {
-        FetchCall { body: String::new(), key: String::new(), id: 0.0, signal: None, batch: None }
+        FetchCall { body: JsString::from(""), key: String::new(), id: 0.0, signal: None, batch: None }
     }
 }
 
@@ -105,6 +107,29 @@ pub fn method_json(method: &str) -> Result<String, JsValue> {
     Ok(JSON::stringify(&JsValue::from_str(method))?.as_string().unwrap_or_default())
 }
 
+/// Params up to this many UTF-16 units are part of the key as they are;
+/// longer ones are hashed (a multicall's calldata still dedups and caches).
+const KEY_INLINE: u32 = 4096;
+/// Large params are hashed this many UTF-16 units at a time, so the copy
+/// into wasm memory stays small whatever their size.
+const KEY_CHUNK: u32 = 32 * 1024;
+
+/// The dedup/cache identity of `method` with params `json`.
+fn request_key(method: &str, json: &JsString) -> String {
+    let length = json.length();
+    if length <= KEY_INLINE {
+        return format!("{method}\u{0}{}", String::from(json));
+    }
+    let mut hasher = alloy_primitives::Keccak256::new();
+    let mut start = 0;
+    while start < length {
+        let end = (start + KEY_CHUNK).min(length);
+        hasher.update(String::from(json.slice(start, end)).as_bytes());
+        start = end;
+    }
+    format!("{method}\u{0}#{length}:{}", hasher.finalize())
+}
+
 /// Sends calls to the relayer's endpoint URLs.
 pub struct FetchTransport {
     endpoints: Vec<FetchEndpoint>,
@@ -116,7 +141,7 @@ pub struct FetchTransport {
 impl FetchTransport {
     /// A transport over `endpoints` (index = endpoint index).
     pub fn new(endpoints: Vec<FetchEndpoint>, max_response_bytes: u32) -> Self {
-        let body = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"eth_chainId\",\"params\":[]}".to_string();
+        let body = JsString::from("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"eth_chainId\",\"params\":[]}");
         let chain_call = FetchCall { body, key: String::new(), id: 0.0, signal: None, batch: None };
         FetchTransport { endpoints, max_response_bytes, chain_call }
     }
@@ -125,14 +150,14 @@ impl FetchTransport {
     /// serialised, e.g. a BigInt or a cycle.
     pub fn encode(method: &str, params: &JsValue, id: f64, signal: Option<AbortSignal>) -> Result<FetchCall, JsValue> {
         let params_json = if params.is_undefined() || params.is_null() {
-            "[]".to_string()
+            JsString::from("[]")
         } else {
-            JSON::stringify(params)?.as_string().unwrap_or_else(|| "[]".into())
+            JSON::stringify(params)?.dyn_into::<JsString>().unwrap_or_else(|_| JsString::from("[]"))
         };
         let method_json = method_json(method)?;
-        let body =
-            format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":{method_json},\"params\":{params_json}}}", id as u64);
-        let key = format!("{method}\u{0}{params_json}");
+        let head = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":{method_json},\"params\":", id as u64);
+        let body = JsString::from(head).concat(&params_json).concat(&JsValue::from_str("}"));
+        let key = request_key(method, &params_json);
         Ok(FetchCall { body, key, id, signal, batch: None })
     }
 
@@ -169,13 +194,8 @@ impl FetchTransport {
         let timeout_ms = crate::time::millis_f64(target.timeout).max(1.0);
         let signal = call.signal.as_ref().map_or(JsValue::UNDEFINED, |s| s.into());
         let mut delivery = Delivery::new();
-        let controller = sender.call4(
-            &JsValue::UNDEFINED,
-            &JsValue::from_str(&call.body),
-            &timeout_ms.into(),
-            &signal,
-            &delivery.id().into(),
-        )?;
+        let controller =
+            sender.call4(&JsValue::UNDEFINED, &call.body, &timeout_ms.into(), &signal, &delivery.id().into())?;
         delivery.abort_with(controller);
         let out = delivery.await;
         let Some(status) = keys::get(&out, Key::Status).as_f64() else {
@@ -189,6 +209,8 @@ impl FetchTransport {
                 Some(ids) => super::batch::summarise(&text, ids),
                 None => summarise(&text, call.id),
             },
+            // No text: too large, or (read only then) a number JS cannot hold exactly.
+            _ if keys::get(&out, Key::Inexact).as_bool() == Some(true) => Reply::InexactNumber,
             _ => Reply::TooLarge,
         };
         Ok(Observation::Http { status, retry_after, reply })
@@ -206,7 +228,7 @@ impl FetchTransport {
         target: AttemptTarget,
     ) -> Result<(Observation<JsValue>, Option<JsValue>), JsValue> {
         let timeout_ms = crate::time::millis_f64(target.timeout);
-        let promise = provider.call2(&JsValue::UNDEFINED, &JsValue::from_str(&call.body), &timeout_ms.into())?;
+        let promise = provider.call2(&JsValue::UNDEFINED, &call.body, &timeout_ms.into())?;
         let out = JsFuture::from(Promise::resolve(&promise)).await?;
         if let Ok(text) = keys::get(&out, Key::Text).dyn_into::<js_sys::JsString>() {
             let reply = match &call.batch {

@@ -23,9 +23,11 @@ pub enum Key {
     RetryAfter,
     /// The HTTP sender's `timedOut`.
     TimedOut,
+    /// The HTTP sender's `inexact` (a number JSON.parse would round).
+    Inexact,
 }
 
-const NAMES: [&str; 7] = ["id", "error", "result", "status", "text", "retryAfter", "timedOut"];
+const NAMES: [&str; 8] = ["id", "error", "result", "status", "text", "retryAfter", "timedOut", "inexact"];
 
 thread_local! {
     static KEYS: Vec<JsValue> = NAMES.iter().map(|n| JsValue::from_str(n)).collect();

@@ -47,6 +47,7 @@ pub fn observation_to_js(observation: &Observation<JsValue>, redactor: &Redactor
                 Reply::NotJson => obj.set("body", "notJson").build(),
                 Reply::WrongId => obj.set("body", "wrongId").build(),
                 Reply::TooLarge => obj.set("body", "tooLarge").build(),
+                Reply::InexactNumber => obj.set("body", "inexactNumber").build(),
                 Reply::Malformed | Reply::Result(_) => obj.set("body", "malformed").build(),
             }
         }
@@ -83,6 +84,7 @@ pub fn observation_from_js(plain: &JsValue) -> Observation<JsValue> {
             Some("notJson") => Reply::NotJson,
             Some("wrongId") => Reply::WrongId,
             Some("tooLarge") => Reply::TooLarge,
+            Some("inexactNumber") => Reply::InexactNumber,
             _ => Reply::Malformed,
         }
     };

@@ -70,6 +70,9 @@ pub enum Reply<P> {
     Malformed,
     /// Larger than the configured limit; not read further.
     TooLarge,
+    /// JSON holding a number a JS number cannot represent exactly (beyond
+    /// 2^53, or out of range): refused rather than delivered rounded.
+    InexactNumber,
 }
 
 /// A JSON-RPC error object.
@@ -251,6 +254,8 @@ impl Classifier {
             },
             other => rules::status(status).unwrap_or_else(|| match other {
                 Reply::TooLarge => Verdict::new(ErrorClass::Capability, "body.too_large", false),
+                // This node encodes the answer in a way JS cannot hold; another may use hex quantities.
+                Reply::InexactNumber => Verdict::new(ErrorClass::Capability, "body.inexact_number", false),
                 Reply::WrongId => Verdict::new(ErrorClass::Transient, "body.wrong_id", true),
                 Reply::NotJson => Verdict::new(ErrorClass::Transient, "body.not_json", true),
                 _ => Verdict::new(ErrorClass::Transient, "body.malformed", true),

@@ -218,6 +218,8 @@ fn malformed_replies_are_transient_health_failures() {
         assert!(v.health_failure);
     }
     assert_eq!(http(200, None, Reply::TooLarge).class, ErrorClass::Capability);
+    let inexact = http(200, None, Reply::InexactNumber);
+    assert_eq!((inexact.class, inexact.health_failure), (ErrorClass::Capability, false));
     assert_eq!(http(200, None, Reply::Result(())).class, ErrorClass::Success);
     assert_eq!(http(502, None, Reply::Result(())).class, ErrorClass::Transient);
 }
