@@ -62,6 +62,8 @@ test('invalid configuration names the field at construction', () => {
     [[URL_OK], { adaptiveTimeout: { floorMs: -1 } }, 'adaptiveTimeout.floorMs'],
     [[URL_OK, 'http://127.0.0.1:8546', ` ${URL_OK} `], undefined, 'upstreams[2]'],
     [[URL_OK, { url: URL_OK }], undefined, 'upstreams[1]'],
+    [[URL_OK, `${URL_OK}/`], undefined, 'upstreams[1]'],
+    [['http://LOCALHOST:8545/rpc#a', 'http://localhost:8545/rpc'], undefined, 'upstreams[1]'],
   ];
   for (const [urls, options, field] of cases) {
     assert.throws(() => new FaultTolerantRelayer(urls, options), (e) => {
@@ -82,8 +84,12 @@ test('switches that also take settings say both; duplicates name the twin', () =
   }
   const twin = (() => { try { new FaultTolerantRelayer([URL_OK, URL_OK]); } catch (e) { return e; } })();
   assert.match(twin.message, /duplicate of upstreams\[0\]/);
-  // The same URL with other headers (another key) is two endpoints, on purpose.
+  // The same URL with other headers or credentials (another key) is two endpoints, on purpose.
   new FaultTolerantRelayer([{ url: URL_OK, headers: { 'x-key': 'a' } }, { url: URL_OK, headers: { 'x-key': 'b' } }]).close();
+  new FaultTolerantRelayer(['http://a:bbbb@127.0.0.1:8545', 'http://c:dddd@127.0.0.1:8545']).close();
+  const provider = { request: async () => '0x1' };
+  const twice = (() => { try { new FaultTolerantRelayer([provider, { provider }]); } catch (e) { return e; } })();
+  assert.ok(isConfigError(twice) && twice.field === 'upstreams[1]', String(twice));
 });
 
 test('bad calls are typed errors, not crashes inside WASM', async () => {

@@ -61,6 +61,7 @@ test('a provider body that says the key is invalid (HTTP 200) fails over and kee
   const { relayer, events } = relayerOf([bad.url, good.url], { chainId: 1, hedge: false });
   for (let i = 0; i < 10; i += 1) assert.equal(await relayer.request({ method: 'eth_blockNumber' }), '0x9');
   assert.equal(bad.count(), 1);
+  assert.deepEqual(relayer.stats().endpoints.map((e) => e.state), ['refused', 'closed']);
   const retry = events.find((e) => e.type === 'retry');
   assert.equal(retry.class, 'unauthorized');
   assert.equal(retry.delayMs, 0);
@@ -93,9 +94,12 @@ test('an answer no rule knows: one retry on the other endpoint, then never retri
   const { relayer } = relayerOf([a.url, b.url], { chainId: 1, hedge: false });
   const first = await relayer.request({ method: 'eth_call', params: [{}, 'latest'] }).then(() => null, (e) => e);
   assert.equal(first.rpcCode, -32042);
+  assert.equal(first.code, -32002, 'settled by the relayer: viem would retry an unknown code (it maps it to -1)');
   assert.deepEqual([a.count(), b.count()], [1, 1], 'one retry, on the other endpoint');
   const second = await relayer.request({ method: 'eth_call', params: [{}, 'latest'] }).then(() => null, (e) => e);
   assert.equal(second.attempts, 1, 'both endpoints said the same: deterministic');
+  for (let i = 0; i < 6; i += 1) await relayer.request({ method: 'eth_call', params: [{}, 'latest'] }).catch(() => {});
+  assert.deepEqual(relayer.stats().endpoints.map((e) => e.state), ['closed', 'closed'], 'answers are not infrastructure failures');
   // A lag answer keeps its retries.
   const lag = await node([{ error: { code: -32000, message: 'header not found' } }, { result: '0x1' }]);
   const solo = relayerOf([lag.url], { chainId: 1 }).relayer;
@@ -166,4 +170,23 @@ test('close() rejects requests stuck on a hung node within one event-loop turn a
   await closing;
   for (let i = 0; i < 100 && hung.aborts() < 3; i += 1) await new Promise((r) => setTimeout(r, 5));
   assert.equal(hung.aborts(), 3, 'every fetch in flight was aborted');
+});
+
+test('close() ends an executeRpcWithRetry operation in flight: its signal aborts, no timer is left', async () => {
+  const n = await node([{ result: '0x1' }]);
+  const { relayer } = relayerOf([n.url], { chainId: 1, attemptTimeoutMs: 60_000 });
+  let seen;
+  const started = new Promise((resolve) => {
+    seen = relayer.executeRpcWithRetry((provider, { signal }) => {
+      resolve();
+      return new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    }).then(() => 'resolved', (e) => e);
+  });
+  await started;
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+  const before = timers();
+  await relayer.close();
+  const outcome = await Promise.race([seen, new Promise((r) => setImmediate(() => r('still pending')))]);
+  assert.ok(isClosedError(outcome), String(outcome));
+  assert.ok(timers() < before, 'the 60 s attempt timer was cleared');
 });

@@ -144,3 +144,19 @@ test('an HTTP error from a wrapped viem client alone is an HttpError with its st
   assert.ok(isAuthError(refused), `${refused && refused.name}: ${refused && refused.message}`);
   assert.equal(refusing.requests.length, 1);
 });
+
+test("a viem client's JSON-RPC errors are classified by the node's own words, not viem's generic ones", async () => {
+  const healthy = await node([{ result: '0x2a' }]);
+  const lagging = await node([{ error: { code: -32000, message: 'header not found' } }]);
+  const { relayer, events } = relayerOf([{ provider: viemClient(lagging.url), label: 'viem' }, healthy.url]);
+  // viem says "Missing or invalid parameters." for any -32000; the node said it is behind.
+  assert.equal(await relayer.request({ method: 'eth_getBalance', params: ['0x' + '0'.repeat(40), 'latest'] }), '0x2a');
+  assert.equal(events.find((e) => e.type === 'retry').rule, 'lag.text');
+  const stuck = await node([{ error: { code: -32603, message: 'err: nonce has max value' } }]);
+  const other = await node([{ result: '0x2a' }]);
+  const second = relayerOf([{ provider: viemClient(stuck.url), label: 'viem' }, other.url]).relayer;
+  const error = await second.request({ method: 'eth_call', params: [{ to: '0x' + '1'.repeat(40) }, 'latest'] }).then(() => null, (e) => e);
+  assert.ok(isRpcError(error), `${error && error.name}: ${error && error.message}`);
+  assert.equal(error.rule, 'fatal.deterministic', 'viem\'s "An internal error was received." would have been retried');
+  assert.equal(other.count('eth_call'), 0);
+});

@@ -169,9 +169,10 @@ impl RelayerConfig {
             e.validate(&format!("upstreams[{i}]"), &raw.pool.quota_groups)?;
             // The same URL with the same headers twice is a copy-paste slip: it would
             // double that node's share and make "failing over" go to the same node.
+            let identity = e.url.identity();
             let twin = endpoints[..i]
                 .iter()
-                .position(|o| !o.url.url().is_empty() && o.url.url() == e.url.url() && o.headers == e.headers);
+                .position(|o| !identity.is_empty() && o.url.identity() == identity && o.headers == e.headers);
             if let Some(j) = twin {
                 return Err(ConfigError::new(format!("upstreams[{i}]"), format!("duplicate of upstreams[{j}]")));
             }

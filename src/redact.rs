@@ -92,6 +92,28 @@ impl EndpointUrl {
         Ok(EndpointUrl { url, label, secrets, authorization })
     }
 
+    /// What makes two URLs the same endpoint: scheme and host without case,
+    /// the path without a trailing `/`, the query, the credentials; never
+    /// the fragment (it is not sent). Empty for a wrapped provider.
+    pub fn identity(&self) -> String {
+        let Some((scheme, rest)) = self.url.split_once("://") else { return String::new() };
+        let rest = rest.split('#').next().unwrap_or("");
+        let split = rest.find(['/', '?']).unwrap_or(rest.len());
+        let (host, tail) = rest.split_at(split);
+        let (path, query) = tail.split_once('?').map_or((tail, None), |(p, q)| (p, Some(q)));
+        let mut id =
+            format!("{}://{}{}", scheme.to_ascii_lowercase(), host.to_ascii_lowercase(), path.trim_end_matches('/'));
+        if let Some(q) = query.filter(|q| !q.is_empty()) {
+            id.push('?');
+            id.push_str(q);
+        }
+        if let Some(auth) = &self.authorization {
+            id.push(' ');
+            id.push_str(auth);
+        }
+        id
+    }
+
     /// The `Authorization` header the URL's `user:pass@` asks for, if any.
     pub fn authorization(&self) -> Option<&str> {
         self.authorization.as_deref()
@@ -177,6 +199,17 @@ mod tests {
             let e = EndpointUrl::parse(url, "upstreams[0]").unwrap();
             assert_eq!(e.label(), label, "{url}");
         }
+    }
+
+    #[test]
+    fn identity_ignores_case_trailing_slash_and_fragment_but_not_credentials() {
+        let id = |u: &str| EndpointUrl::parse(u, "u").unwrap().identity();
+        assert_eq!(id("http://127.0.0.1:8545"), id("HTTP://127.0.0.1:8545/"));
+        assert_eq!(id("https://LOCALHOST/rpc/?x=1#f"), id("https://localhost/rpc?x=1"));
+        assert_ne!(id("https://a:b@host/"), id("https://c:d@host/"));
+        assert_ne!(id("https://host/v3/aaaa"), id("https://host/v3/bbbb"));
+        assert_ne!(id("https://host/?k=1"), id("https://host/?k=2"));
+        assert_eq!(EndpointUrl::labelled("x").identity(), "");
     }
 
     #[test]

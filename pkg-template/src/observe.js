@@ -86,7 +86,9 @@ function observe(error, depth = 0, unknown = { transport: 'aborted' }) {
   const rpc = error.info && error.info.error && typeof error.info.error.code === 'number' ? error.info.error : null;
   if (rpc) return { code: rpc.code, message: String(rpc.message || '') };
   if (typeof error.code === 'number') {
-    return { code: error.code, message: String(error.shortMessage || error.message || '') };
+    // viem keeps the node's own words in `details` (its shortMessage is generic, e.g. "An internal error was received.").
+    const words = typeof error.details === 'string' && error.shortMessage ? error.details : (error.shortMessage || error.message);
+    return { code: error.code, message: String(words || '') };
   }
   if (typeof error.status === 'number' && error.status >= 100 && error.status <= 599) {
     const observation = { status: error.status, body: 'malformed' };

@@ -110,6 +110,7 @@ function createRelayerClass(wasm) {
     #connected = false;
     #open = new Set();
     #emitters = [];
+    #closer = new AbortController(); // aborts executeRpcWithRetry attempts in flight on close()
     #forwarding = new Map(); // event → [emitter, handler][]
 
     /**
@@ -173,7 +174,8 @@ function createRelayerClass(wasm) {
       const wrap = options && options.wrap !== undefined ? checkWrap(options.wrap, 'options.wrap') : this.#wrap;
       const engine = this.#engine;
       const labels = engine.endpoints();
-      const attempt = (index, attemptNumber, timeoutMs) => runAttempt(engine, op, labels[index], index, attemptNumber, timeoutMs, signal, wrap);
+      const closer = this.#closer.signal;
+      const attempt = (index, attemptNumber, timeoutMs) => runAttempt(engine, op, labels[index], index, attemptNumber, timeoutMs, signal, wrap, closer);
       try {
         return await abortable(engine.execute(attempt, signal), signal);
       } catch (descriptor) {
@@ -386,6 +388,7 @@ function createRelayerClass(wasm) {
       }
       this.#closed = true;
       this.#engine.close();
+      this.#closer.abort(new ClosedError({ kind: 'closed', code: 4900, message: 'the relayer is closed' }));
       this.#listeners.clear();
       for (const [event, handlers] of this.#forwarding) {
         for (const [emitter, handler] of handlers) {
@@ -469,12 +472,20 @@ function createRelayerClass(wasm) {
  * rejects. The attempt's own timeout is enforced here: past it, the
  * attempt counts as timed out and its signal aborts.
  */
-async function runAttempt(engine, op, endpoint, index, attemptNumber, timeoutMs, outer, wrap) {
+async function runAttempt(engine, op, endpoint, index, attemptNumber, timeoutMs, outer, wrap, closer) {
   const controller = new AbortController();
   const forward = () => controller.abort(outer.reason);
   if (outer) outer.addEventListener('abort', forward, { once: true });
   let timer;
+  let onClose;
   const timedOut = new Promise((resolve) => {
+    // close(): the operation's signal aborts and the attempt ends now (no timer left behind).
+    onClose = () => {
+      controller.abort(closer.reason);
+      resolve({ ok: false, error: closer.reason, observation: { transport: 'aborted' } });
+    };
+    if (closer.aborted) onClose();
+    else closer.addEventListener('abort', onClose, { once: true });
     timer = setTimeout(() => {
       const error = new TransportError({ kind: 'transport', code: -32002, transport: 'timeout', endpoint,
         message: `operation timed out after ${timeoutMs} ms on ${endpoint}` });
@@ -508,6 +519,7 @@ async function runAttempt(engine, op, endpoint, index, attemptNumber, timeoutMs,
   } finally {
     clearTimeout(timer);
     if (outer) outer.removeEventListener('abort', forward);
+    closer.removeEventListener('abort', onClose);
   }
 }
 

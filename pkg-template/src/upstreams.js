@@ -66,6 +66,16 @@ function providerTransport(provider) {
 /** The upstream list with provider objects replaced by call functions. */
 function wrapUpstreams(upstreams) {
   if (!Array.isArray(upstreams)) return upstreams;
+  const seen = new Map();
+  upstreams.forEach((item, i) => {
+    const provider = isProviderObject(item) ? item : item !== null && typeof item === 'object' ? item.provider : undefined;
+    if (provider === null || typeof provider !== 'object') return;
+    if (seen.has(provider)) {
+      throw new ConfigError({ kind: 'config', code: -32602, field: `upstreams[${i}]`,
+        message: `upstreams[${i}]: duplicate of upstreams[${seen.get(provider)}] (the same provider object)` });
+    }
+    seen.set(provider, i);
+  });
   return upstreams.map((item) => {
     if (isProviderObject(item)) return { provider: providerTransport(item) };
     if (item !== null && typeof item === 'object' && item.provider !== undefined) {

@@ -133,7 +133,8 @@ export type RelayerEvent = keyof RelayerEventMap;
 /** One endpoint in `stats()`. */
 export interface EndpointStats {
   endpoint: string;
-  state: 'closed' | 'open' | 'halfOpen';
+  /** The breaker's state; `refused` while the endpoint is out of service for refusing the credentials. */
+  state: 'closed' | 'open' | 'halfOpen' | 'refused';
   inFlight: number;
   /** EWMA latency per method class, once observed. */
   latencyMs: { cheap?: number; call?: number; heavy?: number; send?: number };

@@ -251,8 +251,11 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
         // a wrapper would retry again (viem's transports retry -32603, -32005,
         // 429, -32007 and codes they do not know) becomes -32002; the node's
         // code stays in `rpcCode`, its message and data as they were.
+        // The same for an answer no rule knows, once the relayer settled it (two
+        // endpoints, or remembered): viem maps unknown codes to -1 and retries.
         (None, Some((kind, code, message, obj)))
-            if f.reason == StopReason::AttemptsExhausted && !WRAPPERS_NEVER_RETRY.contains(&code) =>
+            if (f.reason == StopReason::AttemptsExhausted || verdict.is_some_and(|v| v.once_elsewhere))
+                && !WRAPPERS_NEVER_RETRY.contains(&code) =>
         {
             base(kind, CODE_UNAVAILABLE, message, obj).build()
         }

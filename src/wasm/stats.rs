@@ -34,7 +34,7 @@ pub fn snapshot(core: &Core) -> JsValue {
                 };
                 Obj::new()
                     .set("endpoint", core.redactor.label(i))
-                    .set("state", ep.breaker.state(now).as_str())
+                    .set("state", if ep.refused(now) { "refused" } else { ep.breaker.state(now).as_str() })
                     .set("inFlight", ep.in_flight as f64)
                     .set("latencyMs", latency.build())
                     .set("successes", ep.successes as f64)

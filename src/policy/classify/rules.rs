@@ -152,7 +152,8 @@ const TABLE: &[Row] = &[
         Transient, true),
     // Anything else, from a node that answers: maybe deterministic in words we do not know. One retry on
     // another endpoint; none when it says the same (the pipeline compares code and message).
-    row("fallback.unknown", Scope::Any, &[], &[], Transient, true),
+    // The node answered: not an infrastructure failure (breakers count those only).
+    row("fallback.unknown", Scope::Any, &[], &[], Transient, false),
 ];
 
 /// Classifies a JSON-RPC error object.
@@ -176,7 +177,7 @@ pub fn rpc_error(code: Option<i64>, message: &str, send: bool) -> Verdict {
 
 fn unreachable_fallback() -> Verdict {
     // The last row matches everything; kept as a value, not a panic.
-    Verdict { once_elsewhere: true, ..Verdict::new(Transient, "fallback.unknown", true) }
+    Verdict { once_elsewhere: true, ..Verdict::new(Transient, "fallback.unknown", false) }
 }
 
 /// Classifies a non-2xx HTTP status (`None` for 2xx/3xx, which the body decides).

@@ -106,6 +106,7 @@ fn only_answers_no_rule_knows_are_retried_once_elsewhere() {
         (unknown.class, unknown.once_elsewhere, unknown.rule.as_ref()),
         (ErrorClass::Transient, true, "fallback.unknown")
     );
+    assert!(!unknown.health_failure, "the node answered: its breaker must not count it");
     assert!(rpc("eth_call", 200, None, "").once_elsewhere);
     for (code, message) in [
         (-32603, "internal error"),
