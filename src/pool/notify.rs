@@ -166,11 +166,12 @@ impl Drop for ShutdownWait<'_> {
     }
 }
 
-/// `work`'s output, or `None` as soon as `shutdown` triggers: the work is
-/// then dropped where it stands (an HTTP attempt's drop aborts its fetch),
-/// so `close()` does not wait for attempts in flight.
-pub async fn unless_closed<T, F: Future<Output = T>>(shutdown: &Shutdown, work: F) -> Option<T> {
-    let mut work = std::pin::pin!(work);
+/// `work`'s output, or `None` as soon as `shutdown` triggers (the caller
+/// then drops the work where it stands: an HTTP attempt's drop aborts its
+/// fetch), so `close()` does not wait for attempts in flight. The work is
+/// borrowed pinned, not moved: moving a large future into another one
+/// stores it twice (measured: +2.2 KB of wasm memory per pending request).
+pub async fn unless_closed<T, F: Future<Output = T> + ?Sized>(shutdown: &Shutdown, mut work: Pin<&mut F>) -> Option<T> {
     let mut closed = std::pin::pin!(shutdown.wait());
     std::future::poll_fn(|cx| {
         if let Poll::Ready(out) = work.as_mut().poll(cx) {

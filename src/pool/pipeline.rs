@@ -290,8 +290,12 @@ impl Pipeline {
             // `None`: the endpoint turned out to serve another chain (disabled,
             // released); select again. `close()` drops the attempt in flight
             // (aborting its fetch) instead of waiting for its timeout.
-            let step = self.attempt_or_hedge(runtime, &attempt, &call, &info, &mut state, lone, emit);
-            let Some(step) = unless_closed(&self.shutdown, step).await else {
+            let step = {
+                let mut step =
+                    std::pin::pin!(self.attempt_or_hedge(runtime, &attempt, &call, &info, &mut state, lone, emit));
+                unless_closed(&self.shutdown, step.as_mut()).await
+            };
+            let Some(step) = step else {
                 return Err(state.stop(StopReason::Closed));
             };
             let Some(done) = step else {

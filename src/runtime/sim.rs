@@ -195,6 +195,12 @@ impl SimRuntime {
         true
     }
 
+    /// The host was busy for `duration`: the clock moves on and timers due
+    /// meanwhile fire late, all at once, as a blocked JS event loop does.
+    pub fn stall(&self, duration: Duration) {
+        self.state.now.set(self.state.now.get() + duration);
+    }
+
     fn register_timer(&self, at: Instant, waker: Waker) {
         let seq = self.state.seq.get();
         self.state.seq.set(seq + 1);

@@ -113,7 +113,11 @@ impl Core {
         })
     }
 
-    /// dedup → cache → pipeline.
+    /// dedup → cache → pipeline. The pipeline's state (a few KB) is boxed
+    /// when the request reaches it, not when it is made: a burst of 100,000
+    /// calls made in one synchronous loop holds 100,000 small futures until
+    /// they first run, not 100,000 large ones (wasm memory never shrinks).
+    /// Requests refused at once (overload) reuse the same memory.
     pub(super) async fn request(
         self: Rc<Self>,
         method: String,
@@ -139,11 +143,11 @@ impl Core {
             }
         }
         if !(options.dedup && info.read_only && tag != BlockTag::Pending) {
-            return self.run(&method, &params, &call, tag, ttl).await;
+            return Box::pin(self.run(&method, &params, &call, tag, ttl)).await;
         }
         match self.in_flight.join(&key) {
             Joined::Leader(guard) => {
-                let outcome = self.run(&method, &params, &call, tag, ttl).await;
+                let outcome = Box::pin(self.run(&method, &params, &call, tag, ttl)).await;
                 // A leader its own caller aborted has no answer for the others:
                 // dropping the guard releases them to run the request themselves.
                 if !call.signal.as_ref().is_some_and(|s| s.aborted()) {
@@ -153,7 +157,7 @@ impl Core {
             }
             Joined::Follower(wait) => match wait.await {
                 Some(outcome) => outcome,
-                None => self.run(&method, &params, &call, tag, ttl).await,
+                None => Box::pin(self.run(&method, &params, &call, tag, ttl)).await,
             },
         }
     }

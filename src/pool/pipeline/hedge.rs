@@ -6,6 +6,9 @@
 //! ```text
 //!   Lone: the primary runs alone
 //!     answers within the hedge delay ─────────────────► its outcome (no hedge)
+//!     the delay's timer fires late (by more than a quarter of the delay,
+//!     at least 20 ms): the process itself was busy, the primary's slowness
+//!     may be ours, and a hedge would only add work ──► wait for the primary
 //!     the delay passes:
 //!       another endpoint free now (untried; an unchecked one has its chain
 //!       id checked first, and a mismatch voids the hedge) and a
@@ -49,6 +52,16 @@ use crate::pool::router::{Reservation, RouterEvent, Selection};
 use crate::rpc::methods::MethodInfo;
 use crate::runtime::{AttemptTarget, Payload, Purpose, Runtime};
 use crate::time::Instant;
+
+/// Timers late by less than this are ordinary event-loop jitter.
+const LATE_FLOOR: Duration = Duration::from_millis(20);
+
+/// Whether a hedge timer that fired `late` after its `delay` says the
+/// process was busy (event-loop lag): the primary's slowness may be ours,
+/// and a hedge would add work to an overloaded host, not save time.
+fn host_was_busy(late: Duration, delay: Duration) -> bool {
+    late > (delay / 4).max(LATE_FLOOR)
+}
 
 /// The primary attempt, before it runs.
 #[derive(Clone, Copy)]
@@ -190,6 +203,10 @@ impl Pipeline {
             first(first_attempt.as_mut(), wait).await
         };
         if let First::Left(done) = alone {
+            return self.finish(runtime, call, primary, began, done, info, emit);
+        }
+        if host_was_busy(runtime.now().saturating_since(began + after), after) {
+            let done = first_attempt.await;
             return self.finish(runtime, call, primary, began, done, info, emit);
         }
         let Some((second, timeout)) = self.reserve_hedge(runtime, call, info, state, primary.endpoint, lone.deadline)

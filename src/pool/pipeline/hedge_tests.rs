@@ -237,3 +237,28 @@ fn sticky_sessions_are_never_hedged() {
     assert_eq!((ok.unwrap().endpoint, took, hedges(&h).len()), (0, 1500, 0));
     assert_eq!(h.run("eth_getBalance").unwrap().endpoint, 0, "still bound to the first node");
 }
+
+#[test]
+fn no_hedge_when_the_hedge_timer_fires_late_because_the_host_was_busy() {
+    use crate::runtime::sim::join_all;
+    use std::future::Future;
+    use std::pin::Pin;
+    let run = |stall: bool| {
+        let h = harness(vec![vec![slow(3000, Answer("0x1"))], vec![slow(5, Answer("0x2"))]], hedging());
+        let out = std::cell::RefCell::new(None);
+        let tasks: Vec<Pin<Box<dyn Future<Output = ()> + '_>>> = vec![
+            Box::pin(async { *out.borrow_mut() = Some(h.request("eth_getBalance").await.unwrap()) }),
+            Box::pin(async {
+                h.rt.sleep(MS(500)).await;
+                if stall {
+                    h.rt.stall(MS(1000)); // the event loop blocked from 0.5 s to 1.5 s
+                }
+            }),
+        ];
+        h.rt.block_on(join_all(tasks)).unwrap();
+        let ok = out.into_inner().unwrap();
+        (ok.endpoint, hedges(&h).len(), h.now_ms())
+    };
+    assert_eq!(run(false), (1, 1, 1005), "a slow primary is hedged after the 1 s delay");
+    assert_eq!(run(true), (0, 0, 3000), "its timer fired 0.5 s late: the slowness may be ours, no hedge");
+}
