@@ -16,6 +16,7 @@ use std::time::Duration;
 use crate::policy::Observation;
 use crate::time::Instant;
 
+pub mod join;
 pub mod scripted;
 pub mod sim;
 

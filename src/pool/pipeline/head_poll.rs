@@ -25,7 +25,7 @@ use crate::policy::ErrorClass;
 use crate::pool::events::PipelineEvent;
 use crate::pool::router::Reservation;
 use crate::rpc::methods::{method_info, MethodInfo};
-use crate::runtime::sim::join_all;
+use crate::runtime::join::join_all;
 use crate::runtime::{AttemptTarget, Payload, Runtime};
 use crate::time::Instant;
 
