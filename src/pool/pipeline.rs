@@ -53,6 +53,7 @@ use crate::rpc::methods::{method_info, MethodInfo};
 use crate::runtime::{AttemptTarget, Payload, Runtime};
 use crate::time::Instant;
 use hedge::{Finished, Lone};
+use permit::Permit;
 use unknown::{answer_of, Answer, UnknownAnswers};
 
 /// A successful answer.
@@ -223,69 +224,67 @@ impl Pipeline {
         let mut previous_delay = Duration::ZERO;
         let mut after: Option<usize> = None;
         let mut only_untried = false;
-        let mut preselected: Option<Reservation> = None;
+        // A failover reserved before the retry decision (given back unused if
+        // the loop ends first: permits release themselves on drop).
+        let mut preselected: Option<Permit<'_>> = None;
 
         loop {
             if self.shutdown.is_triggered() {
-                if let Some(r) = preselected.take() {
-                    self.release(runtime, runtime.now(), &r, &neutral(), &info, Duration::ZERO, emit);
-                }
                 return Err(state.stop(StopReason::Closed));
             }
             let now = runtime.now();
             let request = route(&call, &info, &state.tried, only_untried, after);
-            let selection = match preselected.take() {
-                Some(r) => Selection::Reserved(r),
-                None => {
-                    let draws = (runtime.random_unit(), runtime.random_unit());
-                    self.router.borrow_mut().select(now, &request, draws)
+            let reservation = if let Some(permit) = preselected.take() {
+                permit
+            } else {
+                let draws = (runtime.random_unit(), runtime.random_unit());
+                let selection = self.router.borrow_mut().select(now, &request, draws);
+                match selection {
+                    Selection::Reserved(r) => Permit::new(self, r),
+                    Selection::NoEndpoint => {
+                        let reason =
+                            if state.records.is_empty() { StopReason::NoEndpoint } else { StopReason::NotRetryable };
+                        return Err(state.stop(reason));
+                    }
+                    Selection::Wait { until, quota } => {
+                        if until.is_some_and(|u| u >= deadline) {
+                            return Err(state.stop(if quota { StopReason::RateLimited } else { StopReason::Deadline }));
+                        }
+                        if now >= deadline {
+                            return Err(state.stop(StopReason::Deadline));
+                        }
+                        if self.waiting.get() >= self.config.pool.max_queue {
+                            emit(PipelineEvent::Overload { waiting: self.waiting.get() });
+                            return Err(state.stop(StopReason::Overload));
+                        }
+                        self.waiting.set(self.waiting.get() + 1);
+                        // Waiting for a slot only: no timer but the deadline's (a release wakes us).
+                        let wake = until.unwrap_or(deadline);
+                        either(
+                            either(runtime.sleep(wake.saturating_since(now)), self.slots.notified()),
+                            self.shutdown.wait(),
+                        )
+                        .await;
+                        self.waiting.set(self.waiting.get().saturating_sub(1));
+                        if self.shutdown.is_triggered() {
+                            return Err(state.stop(StopReason::Closed));
+                        }
+                        continue;
+                    }
                 }
             };
-            let reservation = match selection {
-                Selection::Reserved(r) => r,
-                Selection::NoEndpoint => {
-                    let reason =
-                        if state.records.is_empty() { StopReason::NoEndpoint } else { StopReason::NotRetryable };
-                    return Err(state.stop(reason));
-                }
-                Selection::Wait { until, quota } => {
-                    if until.is_some_and(|u| u >= deadline) {
-                        return Err(state.stop(if quota { StopReason::RateLimited } else { StopReason::Deadline }));
-                    }
-                    if now >= deadline {
-                        return Err(state.stop(StopReason::Deadline));
-                    }
-                    if self.waiting.get() >= self.config.pool.max_queue {
-                        emit(PipelineEvent::Overload { waiting: self.waiting.get() });
-                        return Err(state.stop(StopReason::Overload));
-                    }
-                    self.waiting.set(self.waiting.get() + 1);
-                    // Waiting for a slot only: no timer but the deadline's (a release wakes us).
-                    let wake = until.unwrap_or(deadline);
-                    either(
-                        either(runtime.sleep(wake.saturating_since(now)), self.slots.notified()),
-                        self.shutdown.wait(),
-                    )
-                    .await;
-                    self.waiting.set(self.waiting.get().saturating_sub(1));
-                    if self.shutdown.is_triggered() {
-                        return Err(state.stop(StopReason::Closed));
-                    }
-                    continue;
-                }
-            };
-            if let Some(from) = after.filter(|&f| f != reservation.endpoint) {
-                emit(PipelineEvent::Failover { from, to: reservation.endpoint });
+            let endpoint = reservation.endpoint();
+            if let Some(from) = after.filter(|&f| f != endpoint) {
+                emit(PipelineEvent::Failover { from, to: endpoint });
             }
             // No await since `now`: the clock is read once per step (a read is a
             // call into the host, the hot path's most frequent one).
             let began = now;
             let remaining = deadline.saturating_since(began);
             if remaining.is_zero() {
-                self.release(runtime, now, &reservation, &neutral(), &info, Duration::ZERO, emit);
-                return Err(state.stop(StopReason::Deadline));
+                return Err(state.stop(StopReason::Deadline)); // the permit goes back unused
             }
-            let timeout = self.attempt_timeout(reservation.endpoint, &info, remaining);
+            let timeout = self.attempt_timeout(endpoint, &info, remaining);
             let lone = Lone { reservation, timeout, deadline, start };
             // `None`: the endpoint turned out to serve another chain (disabled,
             // released); select again. `close()` drops the attempt in flight
@@ -302,9 +301,9 @@ impl Pipeline {
                 continue;
             };
             let Finished { reservation, began, observation, verdict } = done;
-            let endpoint = reservation.endpoint;
+            let endpoint = reservation.endpoint();
             let ended = runtime.now();
-            self.settle(runtime, ended, &reservation, began, start, &verdict, &info, &mut state, emit);
+            self.settle(runtime, ended, reservation, began, start, &verdict, &info, &mut state, emit);
 
             if matches!(verdict.class, ErrorClass::Success | ErrorClass::AlreadyKnown) {
                 let value = match observation {
@@ -375,8 +374,9 @@ impl Pipeline {
             if !delay.is_zero() && state.tried.iter().any(|t| !t) {
                 let request = route(&call, &info, &state.tried, true, Some(endpoint));
                 let draws = (runtime.random_unit(), runtime.random_unit());
-                if let Selection::Reserved(r) = self.router.borrow_mut().select(ended, &request, draws) {
-                    preselected = Some(r);
+                let selection = self.router.borrow_mut().select(ended, &request, draws);
+                if let Selection::Reserved(r) = selection {
+                    preselected = Some(Permit::new(self, r));
                 }
             }
             let delay = if preselected.is_some() { Duration::ZERO } else { delay };
@@ -414,7 +414,7 @@ impl Pipeline {
         &self,
         runtime: &R,
         ended: Instant,
-        reservation: &Reservation,
+        reservation: Permit<'_>,
         began: Instant,
         start: Instant,
         verdict: &Verdict,
@@ -423,8 +423,8 @@ impl Pipeline {
         emit: &dyn Fn(PipelineEvent),
     ) {
         let elapsed = ended.saturating_since(began);
-        self.release(runtime, ended, reservation, verdict, info, elapsed, emit);
-        let endpoint = reservation.endpoint;
+        let endpoint = reservation.endpoint();
+        reservation.complete(runtime, ended, verdict, info, elapsed, emit);
         state.records.push(AttemptRecord {
             endpoint,
             verdict: verdict.clone(),
@@ -491,7 +491,8 @@ fn route<'r>(
     }
 }
 
-/// A verdict that changes nothing (for releasing an unused reservation).
+/// An outcome that teaches the router nothing (an abandoned hedge's
+/// record: its reservation is completed with it, not just released).
 fn neutral() -> Verdict {
     Verdict {
         class: ErrorClass::Capability,
@@ -529,6 +530,7 @@ mod hedge;
 mod hedge_tests;
 #[cfg(test)]
 mod latency_tests;
+mod permit;
 #[cfg(test)]
 mod queue_tests;
 #[cfg(test)]

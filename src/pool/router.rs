@@ -405,6 +405,19 @@ impl Router {
         })
     }
 
+    /// Gives an unused reservation back (the attempt never ran, or was
+    /// dropped unfinished): its slot and probe permit, and the outage probe
+    /// flag; nothing is learned.
+    pub fn release(&mut self, r: &Reservation) {
+        if r.outage_probe {
+            self.outage.in_flight = false;
+        }
+        if let Some(ep) = self.endpoints.get_mut(r.endpoint) {
+            ep.in_flight = ep.in_flight.saturating_sub(1);
+            ep.breaker.on_neutral(r.probe);
+        }
+    }
+
     /// Gives a reservation back with the attempt's verdict.
     pub fn complete(
         &mut self,

@@ -105,3 +105,31 @@ fn closing_ends_an_attempt_in_flight_at_once() {
     h.rt.block_on(join_all(tasks)).unwrap();
     assert_eq!(h.pipeline.shutdown_waiters(), 0);
 }
+
+#[test]
+fn a_request_dropped_mid_attempt_gives_its_slot_back() {
+    use std::future::Future;
+    use std::task::Poll;
+    let raw = RawOptions { attempt_timeout_ms: Some(10_000.0), ..opts() };
+    let h = super::tests::harness_with(vec![vec![Hang, Answer("0x1")]], raw, |specs| specs[0].max_concurrency = 1);
+    let ok = h.rt.block_on(async {
+        {
+            // The caller gives up after 50 ms (its future is dropped, as an
+            // abandoned hedge or a closed relayer drops an attempt).
+            let mut hung = std::pin::pin!(h.request("eth_getBalance"));
+            let mut give_up = std::pin::pin!(h.rt.sleep(MS(50)));
+            std::future::poll_fn(|cx| {
+                if hung.as_mut().poll(cx).is_ready() || give_up.as_mut().poll(cx).is_ready() {
+                    Poll::Ready(())
+                } else {
+                    Poll::Pending
+                }
+            })
+            .await;
+        }
+        h.request("eth_getBalance").await
+    });
+    let ok = ok.unwrap().unwrap();
+    assert_eq!((ok.value, h.now_ms()), (SuccessValue::Result("0x1".into()), 50), "the one slot was free at once");
+    assert_eq!(h.pipeline.with_router(|r| r.endpoints[0].in_flight), 0);
+}

@@ -19,11 +19,11 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::hedge::Checked;
-use super::{neutral, Pipeline};
+use super::permit::Permit;
+use super::Pipeline;
 use crate::policy::classify::{Observation, Reply};
 use crate::policy::ErrorClass;
 use crate::pool::events::PipelineEvent;
-use crate::pool::router::Reservation;
 use crate::rpc::methods::{method_info, MethodInfo};
 use crate::runtime::join::join_all;
 use crate::runtime::{AttemptTarget, Payload, Runtime};
@@ -58,7 +58,8 @@ impl Pipeline {
         }
         let Some(polls) = self.router.borrow_mut().start_head_round(runtime.now()) else { return Vec::new() };
         let info = method_info("eth_blockNumber");
-        let polls = polls.into_iter().map(|r| self.poll_one(runtime, &attempt, r, &info, emit)).collect();
+        let polls =
+            polls.into_iter().map(|r| self.poll_one(runtime, &attempt, Permit::new(self, r), &info, emit)).collect();
         let heads: Vec<(usize, u64)> = join_all(polls).await.into_iter().flatten().collect();
         self.router.borrow_mut().end_head_round(&heads, runtime.now());
         heads
@@ -69,7 +70,7 @@ impl Pipeline {
         &self,
         runtime: &R,
         attempt: &F,
-        r: Reservation,
+        permit: Permit<'_>,
         info: &MethodInfo,
         emit: &dyn Fn(PipelineEvent),
     ) -> Option<(usize, u64)>
@@ -80,8 +81,9 @@ impl Pipeline {
         Fut: Future<Output = Observation<P>>,
     {
         let began = runtime.now();
-        let timeout = self.attempt_timeout(r.endpoint, info, self.config.deadline);
-        let done = self.checked(runtime, attempt, r, timeout, began + self.config.deadline, emit).await;
+        let endpoint = permit.endpoint();
+        let timeout = self.attempt_timeout(endpoint, info, self.config.deadline);
+        let done = self.checked(runtime, attempt, permit.target(), timeout, began + self.config.deadline, emit).await;
         let ended = runtime.now();
         let (verdict, head, elapsed) = match done {
             Checked::Request(observation) => {
@@ -93,9 +95,9 @@ impl Pipeline {
                 (verdict, head, ended.saturating_since(began))
             }
             Checked::CheckFailed(_, verdict) => (verdict, None, Duration::ZERO),
-            Checked::Mismatch => (neutral(), None, Duration::ZERO),
+            Checked::Mismatch => return None, // the endpoint is disabled; the permit goes back unused
         };
-        self.release(runtime, ended, &r, &verdict, info, elapsed, emit);
-        head.map(|h| (r.endpoint, h))
+        permit.complete(runtime, ended, &verdict, info, elapsed, emit);
+        head.map(|h| (endpoint, h))
     }
 }

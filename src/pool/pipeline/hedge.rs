@@ -43,12 +43,13 @@ use std::pin::{pin, Pin};
 use std::task::Poll;
 use std::time::Duration;
 
+use super::permit::{Permit, Target};
 use super::{neutral, route, Attempts, Call, Pipeline};
 use crate::policy::classify::{Observation, Reply};
 use crate::policy::{ErrorClass, Verdict};
 use crate::pool::events::PipelineEvent;
 use crate::pool::options::Strategy;
-use crate::pool::router::{Reservation, RouterEvent, Selection};
+use crate::pool::router::{RouterEvent, Selection};
 use crate::rpc::methods::MethodInfo;
 use crate::runtime::{AttemptTarget, Payload, Purpose, Runtime};
 use crate::time::Instant;
@@ -64,10 +65,9 @@ fn host_was_busy(late: Duration, delay: Duration) -> bool {
 }
 
 /// The primary attempt, before it runs.
-#[derive(Clone, Copy)]
-pub(super) struct Lone {
+pub(super) struct Lone<'p> {
     /// Its reservation.
-    pub reservation: Reservation,
+    pub reservation: Permit<'p>,
     /// Its timeout.
     pub timeout: Duration,
     /// The request's deadline.
@@ -78,8 +78,8 @@ pub(super) struct Lone {
 
 /// The attempt whose outcome the pipeline goes on with (every other
 /// attempt of the pair is already released and recorded).
-pub(super) struct Finished<P> {
-    pub reservation: Reservation,
+pub(super) struct Finished<'p, P> {
+    pub reservation: Permit<'p>,
     pub began: Instant,
     pub observation: Observation<P>,
     pub verdict: Verdict,
@@ -132,7 +132,7 @@ impl Pipeline {
         &self,
         runtime: &R,
         attempt: &F,
-        r: Reservation,
+        r: Target,
         timeout: Duration,
         deadline: Instant,
         emit: &dyn Fn(PipelineEvent),
@@ -166,23 +166,23 @@ impl Pipeline {
     /// raced by a hedge as the module doc describes. `None`: the endpoint
     /// serves another chain (released; the caller selects again).
     #[allow(clippy::too_many_arguments)]
-    pub(super) async fn attempt_or_hedge<R, P, F, Fut>(
-        &self,
+    pub(super) async fn attempt_or_hedge<'p, R, P, F, Fut>(
+        &'p self,
         runtime: &R,
         attempt: &F,
         call: &Call<'_>,
         info: &MethodInfo,
         state: &mut Attempts<P>,
-        lone: Lone,
+        lone: Lone<'p>,
         emit: &dyn Fn(PipelineEvent),
-    ) -> Option<Finished<P>>
+    ) -> Option<Finished<'p, P>>
     where
         R: Runtime,
         P: Payload,
         F: Fn(AttemptTarget) -> Fut,
         Fut: Future<Output = Observation<P>>,
     {
-        let endpoint = lone.reservation.endpoint;
+        let endpoint = lone.reservation.endpoint();
         // Never under `sticky`: a session bound to one node's view of the chain
         // would be rebound to whichever endpoint a hedge reserved.
         let hedging = info.hedge && self.config.pool.strategy != Strategy::Sticky;
@@ -192,31 +192,34 @@ impl Pipeline {
         });
         let began = runtime.now();
         let Some(after) = after else {
-            let done = self.checked(runtime, attempt, lone.reservation, lone.timeout, lone.deadline, emit).await;
-            return self.finish(runtime, call, lone.reservation, began, done, info, emit);
+            let target = lone.reservation.target();
+            let done = self.checked(runtime, attempt, target, lone.timeout, lone.deadline, emit).await;
+            return self.finish(runtime, call, lone.reservation, began, done);
         };
         // Hedged, as the module doc describes.
         let primary = lone.reservation;
-        let mut first_attempt = Box::pin(self.checked(runtime, attempt, primary, lone.timeout, lone.deadline, emit));
+        let primary_target = primary.target();
+        let mut first_attempt =
+            Box::pin(self.checked(runtime, attempt, primary_target, lone.timeout, lone.deadline, emit));
         let alone = {
             let wait = pin!(runtime.sleep(after));
             first(first_attempt.as_mut(), wait).await
         };
         if let First::Left(done) = alone {
-            return self.finish(runtime, call, primary, began, done, info, emit);
+            return self.finish(runtime, call, primary, began, done);
         }
         if host_was_busy(runtime.now().saturating_since(began + after), after) {
             let done = first_attempt.await;
-            return self.finish(runtime, call, primary, began, done, info, emit);
+            return self.finish(runtime, call, primary, began, done);
         }
-        let Some((second, timeout)) = self.reserve_hedge(runtime, call, info, state, primary.endpoint, lone.deadline)
-        else {
+        let Some((second, timeout)) = self.reserve_hedge(runtime, call, info, state, endpoint, lone.deadline) else {
             let done = first_attempt.await;
-            return self.finish(runtime, call, primary, began, done, info, emit);
+            return self.finish(runtime, call, primary, began, done);
         };
-        emit(PipelineEvent::Hedge { from: primary.endpoint, to: second.endpoint, after });
+        emit(PipelineEvent::Hedge { from: endpoint, to: second.endpoint(), after });
         let hedge_began = runtime.now();
-        let mut second_attempt = Box::pin(self.checked(runtime, attempt, second, timeout, lone.deadline, emit));
+        let second_target = second.target();
+        let mut second_attempt = Box::pin(self.checked(runtime, attempt, second_target, timeout, lone.deadline, emit));
         // The first to finish, as (who, what): a void hedge (failed or
         // mismatched chain check) is released and the other decides alone.
         let (primary_won, done) = match first(first_attempt.as_mut(), second_attempt.as_mut()).await {
@@ -225,15 +228,16 @@ impl Pipeline {
             First::Right(void) => {
                 let _ = self.finish_void_or(runtime, call, second, hedge_began, void, info, emit);
                 let done = first_attempt.await;
-                return self.finish(runtime, call, primary, began, done, info, emit);
+                return self.finish(runtime, call, primary, began, done);
             }
         };
         let (winner, winner_began, other, other_began) =
             if primary_won { (primary, began, second, hedge_began) } else { (second, hedge_began, primary, began) };
-        let Some(finished) = self.finish(runtime, call, winner, winner_began, done, info, emit) else {
-            // The primary's endpoint serves another chain: the hedge alone decides.
+        let Some(finished) = self.finish(runtime, call, winner, winner_began, done) else {
+            // The primary's endpoint serves another chain (only a primary can be
+            // void here): the hedge alone decides.
             let done = second_attempt.await;
-            return self.finish_void_or(runtime, call, second, hedge_began, done, info, emit);
+            return self.finish_void_or(runtime, call, other, hedge_began, done, info, emit);
         };
         if decisive(&finished.verdict) {
             // Drop the loser first: its exchange aborts and its timer is cleared.
@@ -248,19 +252,10 @@ impl Pipeline {
         let done = if primary_won { second_attempt.await } else { first_attempt.await };
         match done {
             Checked::Request(_) => {
-                self.settle(
-                    runtime,
-                    ended,
-                    &finished.reservation,
-                    finished.began,
-                    lone.start,
-                    &finished.verdict,
-                    info,
-                    state,
-                    emit,
-                );
-                state.failed(super::detail(finished.observation));
-                self.finish(runtime, call, other, other_began, done, info, emit)
+                let Finished { reservation, began, observation, verdict } = finished;
+                self.settle(runtime, ended, reservation, began, lone.start, &verdict, info, state, emit);
+                state.failed(super::detail(observation));
+                self.finish(runtime, call, other, other_began, done)
             }
             void => {
                 let _ = self.finish_void_or(runtime, call, other, other_began, void, info, emit);
@@ -271,27 +266,22 @@ impl Pipeline {
 
     /// A [`Checked`] outcome as a finished attempt; a mismatch releases the
     /// reservation and reports nothing.
-    #[allow(clippy::too_many_arguments)]
-    fn finish<R: Runtime, P>(
+    fn finish<'p, R: Runtime, P>(
         &self,
         runtime: &R,
         call: &Call<'_>,
-        reservation: Reservation,
+        reservation: Permit<'p>,
         began: Instant,
         done: Checked<P>,
-        info: &MethodInfo,
-        emit: &dyn Fn(PipelineEvent),
-    ) -> Option<Finished<P>> {
+    ) -> Option<Finished<'p, P>> {
         match done {
             Checked::Request(observation) => {
                 let verdict = self.classifier.classify(call.method, &observation, runtime.unix_time());
                 Some(Finished { reservation, began, observation, verdict })
             }
             Checked::CheckFailed(observation, verdict) => Some(Finished { reservation, began, observation, verdict }),
-            Checked::Mismatch => {
-                self.release(runtime, runtime.now(), &reservation, &neutral(), info, Duration::ZERO, emit);
-                None
-            }
+            // Released unused as it drops: the endpoint is disabled, nothing learned.
+            Checked::Mismatch => None,
         }
     }
 
@@ -299,22 +289,22 @@ impl Pipeline {
     /// reservation is released with the check's verdict and nothing is
     /// reported (the attempt racing it already decided or was recorded).
     #[allow(clippy::too_many_arguments)]
-    fn finish_void_or<R: Runtime, P>(
+    fn finish_void_or<'p, R: Runtime, P>(
         &self,
         runtime: &R,
         call: &Call<'_>,
-        reservation: Reservation,
+        reservation: Permit<'p>,
         began: Instant,
         done: Checked<P>,
         info: &MethodInfo,
         emit: &dyn Fn(PipelineEvent),
-    ) -> Option<Finished<P>> {
+    ) -> Option<Finished<'p, P>> {
         match done {
             Checked::CheckFailed(_, verdict) => {
-                self.release(runtime, runtime.now(), &reservation, &verdict, info, Duration::ZERO, emit);
+                reservation.complete(runtime, runtime.now(), &verdict, info, Duration::ZERO, emit);
                 None
             }
-            done => self.finish(runtime, call, reservation, began, done, info, emit),
+            done => self.finish(runtime, call, reservation, began, done),
         }
     }
 
@@ -329,7 +319,7 @@ impl Pipeline {
         state: &Attempts<P>,
         primary: usize,
         deadline: Instant,
-    ) -> Option<(Reservation, Duration)> {
+    ) -> Option<(Permit<'_>, Duration)> {
         if self.shutdown.is_triggered() {
             return None;
         }
@@ -340,13 +330,13 @@ impl Pipeline {
         let request = route(&call, info, &tried, true, Some(primary));
         let draws = (runtime.random_unit(), runtime.random_unit());
         let Selection::Reserved(r) = self.router.borrow_mut().select(now, &request, draws) else { return None };
-        let timeout = self.attempt_timeout(r.endpoint, info, deadline.saturating_since(now));
+        let permit = Permit::new(self, r);
+        let timeout = self.attempt_timeout(permit.endpoint(), info, deadline.saturating_since(now));
         let stranded = self.router.borrow_mut().breaker_open(primary, now);
         if timeout.is_zero() || !(stranded || self.budget.borrow_mut().try_withdraw(now)) {
-            self.release(runtime, now, &r, &neutral(), info, Duration::ZERO, &|_| {});
-            return None;
+            return None; // the permit goes back unused as it drops
         }
-        Some((r, timeout))
+        Some((permit, timeout))
     }
 
     /// Releases and records the attempt that lost the race.
@@ -354,7 +344,7 @@ impl Pipeline {
     fn abandon<R: Runtime, P>(
         &self,
         runtime: &R,
-        loser: Reservation,
+        loser: Permit<'_>,
         began: Instant,
         was_primary: bool,
         info: &MethodInfo,
@@ -364,7 +354,7 @@ impl Pipeline {
     ) {
         let now = runtime.now();
         let elapsed = now.saturating_since(began);
-        let failed = was_primary && self.router.borrow().hedge_loss_is_failure(loser.endpoint, info.class, elapsed);
+        let failed = was_primary && self.router.borrow().hedge_loss_is_failure(loser.endpoint(), info.class, elapsed);
         let verdict = if failed {
             Verdict {
                 class: ErrorClass::Transient,
@@ -375,9 +365,9 @@ impl Pipeline {
                 once_elsewhere: false,
             }
         } else {
-            self.router.borrow_mut().observe_abandoned(loser.endpoint, info.class, elapsed);
+            self.router.borrow_mut().observe_abandoned(loser.endpoint(), info.class, elapsed);
             Verdict { rule: "hedgedOut".into(), ..neutral() }
         };
-        self.settle(runtime, now, &loser, began, start, &verdict, info, state, emit);
+        self.settle(runtime, now, loser, began, start, &verdict, info, state, emit);
     }
 }
