@@ -331,10 +331,7 @@ impl Pipeline {
             state.failed(detail(observation));
 
             // Decide on a retry.
-            let retryable = matches!(
-                verdict.class,
-                ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability | ErrorClass::Unauthorized
-            );
+            let retryable = verdict.class.retryable();
             if !retryable {
                 return Err(state.stop(StopReason::NotRetryable));
             }

@@ -19,7 +19,6 @@ use super::fetch::{error_info, json_parse, method_json, FetchCall};
 use super::js_runtime::JsRuntime;
 use crate::error::{AttemptRecord, Failure, FailureDetail, StopReason};
 use crate::policy::classify::{Observation, Reply};
-use crate::policy::ErrorClass;
 use crate::pool::{Call, PipelineEvent, SuccessValue};
 use crate::rpc::methods::method_info;
 use crate::runtime::{AttemptTarget, Runtime};
@@ -169,7 +168,7 @@ impl Core {
                 let obs: Observation<JsValue> =
                     Observation::Http { status: 200, retry_after: None, reply: Reply::Error(info.clone()) };
                 let verdict = self.pipeline.classify(&item.method, &obs, JsRuntime.unix_time());
-                let retryable = matches!(verdict.class, ErrorClass::Transient | ErrorClass::RateLimited);
+                let retryable = verdict.class.retryable_anywhere();
                 if retryable && !last_round {
                     retry.push(i);
                     continue;

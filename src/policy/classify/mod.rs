@@ -132,6 +132,24 @@ impl ErrorClass {
         }
     }
 
+    /// Whether another attempt could change the outcome (on this endpoint
+    /// after a backoff, or on another one). The pipeline retries these and
+    /// a hedge race goes on after them; everything else is the answer.
+    pub const fn retryable(self) -> bool {
+        matches!(
+            self,
+            ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability | ErrorClass::Unauthorized
+        )
+    }
+
+    /// Whether the same call, sent again as it is to whichever endpoint the
+    /// router picks, could succeed: not a capability gap or a refused key,
+    /// which need an endpoint of their own (a batch item re-sent in a
+    /// smaller batch, say).
+    pub const fn retryable_anywhere(self) -> bool {
+        matches!(self, ErrorClass::Transient | ErrorClass::RateLimited)
+    }
+
     /// Every class (for parsing, property tests and fuzzing).
     pub const ALL: [ErrorClass; 10] = [
         ErrorClass::Success,

@@ -292,8 +292,18 @@ fn class_names_round_trip() {
         "nonceTooLow",
         "replacementUnderpriced",
         "outcomeUnknown",
+        "unauthorized",
     ] {
         assert_eq!(ErrorClass::parse(name).map(ErrorClass::as_str), Some(name));
     }
     assert_eq!(ErrorClass::parse("nope"), None);
+}
+
+#[test]
+fn what_another_attempt_could_change() {
+    use ErrorClass::*;
+    let retryable: Vec<_> = ErrorClass::ALL.into_iter().filter(|c| c.retryable()).collect();
+    assert_eq!(retryable, vec![Transient, RateLimited, Capability, Unauthorized]);
+    let anywhere: Vec<_> = ErrorClass::ALL.into_iter().filter(|c| c.retryable_anywhere()).collect();
+    assert_eq!(anywhere, vec![Transient, RateLimited], "capability gaps and refused keys need another endpoint");
 }

@@ -108,10 +108,7 @@ async fn first<A: Future, B: Future>(mut a: Pin<&mut A>, mut b: Pin<&mut B>) -> 
 /// Whether an outcome ends the race: success, or an answer no other
 /// endpoint would change.
 fn decisive(verdict: &Verdict) -> bool {
-    !matches!(
-        verdict.class,
-        ErrorClass::Transient | ErrorClass::RateLimited | ErrorClass::Capability | ErrorClass::Unauthorized
-    )
+    !verdict.class.retryable()
 }
 
 /// One attempt on a reserved endpoint, its chain id checked first when the
