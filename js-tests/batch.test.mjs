@@ -78,3 +78,15 @@ test('a batch is charged the sum of its items to the quota group', async () => {
   await relayer.batch([{ method: 'eth_blockNumber' }, { method: 'eth_call', params: [{}] }, { method: 'eth_getLogs', params: [{}] }]);
   assert.equal(relayer.stats().quotaGroups[0].cuCharged, 10 + 26 + 75);
 });
+
+test('batch replies with string ids are matched like single replies', async () => {
+  const a = await node([{
+    batch: (items) => items.map((item, i) => ({ jsonrpc: '2.0', id: String(item.id), result: `0x${i + 1}` })).reverse(),
+  }]);
+  const relayer = new FaultTolerantRelayer([a.url], { ...FAST, chainId: 1 });
+  const out = await relayer.batch([{ method: 'eth_blockNumber' }, { method: 'eth_gasPrice' }]);
+  assert.deepEqual(out.map((o) => o.value), ['0x1', '0x2']);
+  const body = a.requests.find((r) => r.batch === 2);
+  assert.ok(body, 'one batch body of two items');
+  await relayer.close();
+});

@@ -9,13 +9,13 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use js_sys::{Array, Reflect, JSON};
+use js_sys::{Array, JsString, Reflect, JSON};
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
 use super::core::Core;
 use super::descriptors::{self, Obj, CODE_INVALID_PARAMS};
-use super::fetch::{error_info, json_parse, method_json, FetchCall};
+use super::fetch::{envelope, error_info, json_parse, reply_id, FetchCall};
 use super::js_runtime::JsRuntime;
 use crate::error::{AttemptRecord, Failure, FailureDetail, StopReason};
 use crate::policy::classify::{Observation, Reply};
@@ -48,7 +48,7 @@ pub fn summarise(text: &js_sys::JsString, ids: &[f64]) -> Reply<JsValue> {
         return Reply::Malformed;
     }
     let replies = Array::from(&value);
-    let reply_ids: Vec<Option<f64>> = replies.iter().map(|reply| get(&reply, "id").as_f64()).collect();
+    let reply_ids: Vec<Option<f64>> = replies.iter().map(|reply| reply_id(&get(&reply, "id"))).collect();
     let ordered = Array::new_with_length(ids.len() as u32);
     for (pos, k) in crate::rpc::batch_match::match_replies(ids, &reply_ids).into_iter().enumerate() {
         if let Some(k) = k {
@@ -67,29 +67,26 @@ fn settled(value: Option<JsValue>, reason: Option<JsValue>) -> JsValue {
 
 impl Core {
     fn encode_batch(&self, items: &[(usize, &Item)], signal: Option<AbortSignal>) -> Result<FetchCall, JsValue> {
-        let mut parts = Vec::with_capacity(items.len());
+        let mut body = JsString::from("[");
         let mut ids = Vec::with_capacity(items.len());
-        for (_, item) in items {
+        for (n, (_, item)) in items.iter().enumerate() {
             let id = self.take_id();
             let params = if item.params.is_undefined() { Array::new().into() } else { item.params.clone() };
-            let params_json = JSON::stringify(&params)
-                .map_err(|_| {
+            let params_json =
+                JSON::stringify(&params).ok().and_then(|s| s.dyn_into::<JsString>().ok()).ok_or_else(|| {
                     descriptors::simple_error(
                         "invalidRequest",
                         CODE_INVALID_PARAMS,
                         "batch params cannot be encoded as JSON",
                     )
-                })?
-                .as_string()
-                .unwrap_or_else(|| "[]".into());
-            let method_json = method_json(&item.method)?;
-            parts.push(format!(
-                "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":{method_json},\"params\":{params_json}}}",
-                id as u64
-            ));
+                })?;
+            if n > 0 {
+                body = body.concat(&JsValue::from_str(","));
+            }
+            body = body.concat(&envelope(id, &item.method, &params_json)?.into());
             ids.push(id);
         }
-        let body = js_sys::JsString::from(format!("[{}]", parts.join(",")));
+        let body = body.concat(&JsValue::from_str("]"));
         Ok(FetchCall { body, key: String::new(), id: 0.0, signal, batch: Some(ids) })
     }
 

@@ -107,6 +107,22 @@ pub fn method_json(method: &str) -> Result<String, JsValue> {
     Ok(JSON::stringify(&JsValue::from_str(method))?.as_string().unwrap_or_default())
 }
 
+/// One JSON-RPC request object as a JS string (the one place the envelope
+/// is written; batches join several). The params' JSON is never copied
+/// into wasm memory.
+pub fn envelope(id: f64, method: &str, params_json: &JsString) -> Result<JsString, JsValue> {
+    let method_json = method_json(method)?;
+    let head = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":{method_json},\"params\":", id as u64);
+    Ok(JsString::from(head).concat(params_json).concat(&JsValue::from_str("}")))
+}
+
+/// A reply's `id` as a number: a JSON number, or a string holding one
+/// (some proxies echo ids as strings). Single and batch replies read ids
+/// the same way.
+pub(super) fn reply_id(id: &JsValue) -> Option<f64> {
+    id.as_f64().or_else(|| id.as_string().and_then(|s| s.parse::<f64>().ok()))
+}
+
 /// Params up to this many UTF-16 units are part of the key as they are;
 /// longer ones are hashed (a multicall's calldata still dedups and caches).
 const KEY_INLINE: u32 = 4096;
@@ -154,9 +170,7 @@ impl FetchTransport {
         } else {
             JSON::stringify(params)?.dyn_into::<JsString>().unwrap_or_else(|_| JsString::from("[]"))
         };
-        let method_json = method_json(method)?;
-        let head = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":{method_json},\"params\":", id as u64);
-        let body = JsString::from(head).concat(&params_json).concat(&JsValue::from_str("}"));
+        let body = envelope(id, method, &params_json)?;
         let key = request_key(method, &params_json);
         Ok(FetchCall { body, key, id, signal, batch: None })
     }
@@ -267,9 +281,7 @@ fn summarise(text: &js_sys::JsString, our_id: f64) -> Reply<JsValue> {
     let error = keys::get(&value, Key::Error);
     let has_error = !error.is_undefined() && !error.is_null();
     let has_result = keys::has(&value, Key::Result);
-    let id_matches = id.as_f64() == Some(our_id)
-        || id.as_string().is_some_and(|s| s.parse::<f64>().ok() == Some(our_id))
-        || (has_error && id.is_null());
+    let id_matches = reply_id(&id) == Some(our_id) || (has_error && id.is_null());
     if !id_matches {
         return Reply::WrongId;
     }
