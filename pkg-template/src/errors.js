@@ -164,6 +164,25 @@ function toError(descriptor, extraCause) {
   return cause === undefined ? new Class(d) : new Class(d, { cause });
 }
 
+/** Rethrows an engine descriptor as a typed error (for `.then(undefined, rethrow)`). */
+function rethrow(descriptor) {
+  throw toError(descriptor);
+}
+
+/**
+ * Calls into the engine: a descriptor it throws, or rejects its promise
+ * with, becomes a typed error. The one place that conversion is written.
+ */
+function engineCall(call) {
+  let out;
+  try {
+    out = call();
+  } catch (descriptor) {
+    throw toError(descriptor);
+  }
+  return out instanceof Promise ? out.then(undefined, rethrow) : out;
+}
+
 const isKind = (kind) => (error) => isBreakwaterError(error) && error.kind === kind;
 function isBreakwaterError(error) {
   return typeof error === 'object' && error !== null && error[BRAND] === true;

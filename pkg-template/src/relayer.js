@@ -127,11 +127,7 @@ function createRelayerClass(wasm) {
         const { logger, wrap, ...rest } = options;
         engineOptions = rest;
       }
-      try {
-        this.#engine = new wasm.WasmRelayer(wrapUpstreams(rpcUrls), engineOptions, (event) => this.#dispatch(event), senderFor);
-      } catch (descriptor) {
-        throw toError(descriptor);
-      }
+      this.#engine = engineCall(() => new wasm.WasmRelayer(wrapUpstreams(rpcUrls), engineOptions, (event) => this.#dispatch(event), senderFor));
       this.#emitters = emittingUpstreams(rpcUrls);
     }
 
@@ -224,11 +220,9 @@ function createRelayerClass(wasm) {
       const adapted = adaptSigner(signer);
       adapted.catch(() => {}); // the engine may refuse the request before it awaits the signer
       try {
-        return this.#engine.sendTransaction(adapted, tx, maxWaitBlockCount, options).then(undefined, (descriptor) => {
-          throw toError(descriptor);
-        });
-      } catch (descriptor) {
-        return Promise.reject(toError(descriptor));
+        return engineCall(() => this.#engine.sendTransaction(adapted, tx, maxWaitBlockCount, options));
+      } catch (error) {
+        return Promise.reject(error);
       }
     }
 
@@ -250,11 +244,7 @@ function createRelayerClass(wasm) {
       const adapted = await adaptSigner(signer);
       let chainId = target.chainId;
       if (chainId === undefined) {
-        try {
-          chainId = await this.#engine.signingChain();
-        } catch (descriptor) {
-          throw toError(descriptor);
-        }
+        chainId = await engineCall(() => this.#engine.signingChain());
       }
       let { nonce } = target;
       if (nonce === undefined && typeof target.hash === 'string') {
@@ -267,11 +257,7 @@ function createRelayerClass(wasm) {
         nonce = entry.nonce;
       }
       if (!Number.isSafeInteger(nonce) || nonce < 0) throw invalid('`nonce` must be a non-negative integer', 'nonce');
-      try {
-        return await this.#engine.cancelTransaction(adapted, chainId, nonce, options);
-      } catch (descriptor) {
-        throw toError(descriptor);
-      }
+      return engineCall(() => this.#engine.cancelTransaction(adapted, chainId, nonce, options));
     }
 
     /**
@@ -281,11 +267,7 @@ function createRelayerClass(wasm) {
      */
     async submitRaw(raw) {
       if (typeof raw !== 'string') throw invalid('submitRaw() takes signed 0x hex bytes', 'raw');
-      try {
-        return await this.#engine.submitRaw(raw);
-      } catch (descriptor) {
-        throw toError(descriptor);
-      }
+      return engineCall(() => this.#engine.submitRaw(raw));
     }
 
     /**
@@ -298,20 +280,12 @@ function createRelayerClass(wasm) {
       if (options === null || typeof options !== 'object') throw invalid('options must be an object', 'options');
       const { timeoutMs = 0, ...rest } = options;
       if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) throw invalid('`timeoutMs` must be a non-negative number', 'timeoutMs');
-      try {
-        return await this.#engine.waitForReceipt(hash, rest, timeoutMs);
-      } catch (descriptor) {
-        throw toError(descriptor);
-      }
+      return engineCall(() => this.#engine.waitForReceipt(hash, rest, timeoutMs));
     }
 
     /** Pending nonces and their hashes for an account (what the relayer still watches). */
     pendingTransactions(chainId, address) {
-      try {
-        return this.#engine.pendingTransactions(chainId, address);
-      } catch (descriptor) {
-        throw toError(descriptor);
-      }
+      return engineCall(() => this.#engine.pendingTransactions(chainId, address));
     }
 
     /** Subscribes to an event (see RelayerEventMap); returns the relayer (EIP-1193, Node EventEmitter). */
@@ -499,11 +473,7 @@ async function runAttempt(engine, op, endpoint, index, attemptNumber, timeoutMs,
       if (args === null || typeof args !== 'object' || typeof args.method !== 'string') {
         throw invalid('request() takes { method, params }');
       }
-      try {
-        return await abortable(engine.attemptOnce(index, args.method, args.params, controller.signal), controller.signal);
-      } catch (descriptor) {
-        throw toError(descriptor);
-      }
+      return engineCall(() => abortable(engine.attemptOnce(index, args.method, args.params, controller.signal), controller.signal));
     },
   };
   const run = (async () => {
