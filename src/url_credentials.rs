@@ -83,5 +83,6 @@ mod tests {
         assert_eq!(basic_authorization("user").0, format!("Basic {}", base64(b"user:")));
         assert_eq!(percent_decode("a%2"), "a%2", "a cut escape stays as written");
         assert_eq!(percent_decode("%40%zz"), "@%zz");
+        assert_eq!(percent_decode("p%41ss%2Bw%2f%3a"), "pAss+w/:", "both hex digits count, in either case");
     }
 }

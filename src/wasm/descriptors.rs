@@ -181,7 +181,9 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
                 ("rpc", e.code.unwrap_or(-32603), message, obj)
             }
             FailureDetail::Http { status, body } => {
+                // An error status says it all; the body's shape only matters on a 2xx.
                 let message = match *body {
+                    _ if *status >= 300 => format!("HTTP {status}{where_}"),
                     "result" => format!("HTTP {status}{where_}"),
                     "inexactNumber" => format!(
                         "HTTP {status}{where_}: the reply holds a number JavaScript cannot represent exactly \

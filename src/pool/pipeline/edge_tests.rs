@@ -133,3 +133,12 @@ fn a_request_dropped_mid_attempt_gives_its_slot_back() {
     assert_eq!((ok.value, h.now_ms()), (SuccessValue::Result("0x1".into()), 50), "the one slot was free at once");
     assert_eq!(h.pipeline.with_router(|r| r.endpoints[0].in_flight), 0);
 }
+
+#[test]
+fn two_endpoints_with_different_unknown_answers_teach_nothing() {
+    let h = harness(vec![vec![RpcError(-32042, "one thing")], vec![RpcError(-32043, "another")]], opts());
+    for _ in 0..3 {
+        let err = h.run("eth_call").unwrap_err();
+        assert_eq!(err.attempts.len(), 2, "different answers: each request still gets its one retry elsewhere");
+    }
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Mutation testing within this machine's limits: cargo-mutants over the
+# given files (or one shard of src/policy, src/pool and src/tx), the unit
+# tests only, one job. Each run's outcome lands in mutants/<name>/ (the
+# tool's own output; `missed.txt` lists surviving mutants) and a one-line
+# summary is appended to mutants/SUMMARY.md. A surviving mutant is either
+# killed by a new test or listed in mutants/EQUIVALENT.md with the reason.
+#
+#   scripts/mutants.sh src/pool/pipeline/unknown.rs src/url_credentials.rs
+#   scripts/mutants.sh --shard 3/20          (the three core directories)
+#
+# Needs cargo-mutants 27 (`cargo install cargo-mutants --version 27.0.0 --locked`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v cargo-mutants >/dev/null || { echo "cargo-mutants is not installed" >&2; exit 2; }
+mkdir -p mutants
+
+run() {
+  local name="$1"; shift
+  local out="mutants/$name"
+  rm -rf "$out"
+  # Exit code 2 means "some mutants survived": recorded, not an error here.
+  cargo mutants --jobs 1 --timeout 120 --output "$out" "$@" -- --lib || [ $? -eq 2 ]
+  local caught missed unviable timeout
+  caught=$(wc -l < "$out/mutants.out/caught.txt" 2>/dev/null || echo 0)
+  missed=$(wc -l < "$out/mutants.out/missed.txt" 2>/dev/null || echo 0)
+  unviable=$(wc -l < "$out/mutants.out/unviable.txt" 2>/dev/null || echo 0)
+  timeout=$(wc -l < "$out/mutants.out/timeout.txt" 2>/dev/null || echo 0)
+  echo "| $(date -u +%F) | $name | $caught | $missed | $timeout | $unviable |" >> mutants/SUMMARY.md
+  echo "$name: caught $caught, missed $missed, timeout $timeout, unviable $unviable"
+}
+
+[ -f mutants/SUMMARY.md ] || printf '| date | files | caught | missed | timeout | unviable |\n|---|---|---|---|---|---|\n' > mutants/SUMMARY.md
+
+if [ "${1:-}" = "--shard" ]; then
+  shard="$2"
+  run "shard-${shard/\//-of-}" --shard "$shard" --file 'src/policy/**' --file 'src/pool/**' --file 'src/tx/**'
+else
+  for file in "$@"; do
+    name=$(echo "$file" | sed 's|^src/||; s|/|-|g; s|\.rs$||')
+    run "$name" --file "$file"
+  done
+fi
