@@ -1,6 +1,6 @@
 //! The request pipeline and the endpoint state it routes over.
 //!
-//! Layer order: dedup → cache → backpressure (bounded wait queue) →
+//! Layer order: cache → dedup (`request.rs`) → backpressure (bounded wait queue) →
 //! retry (deadline, attempt limit, budget) → route (chain, method,
 //! freshness, breaker, quota, concurrency, strategy) → timeout → transport.
 
@@ -12,6 +12,7 @@ pub mod notify;
 pub mod options;
 pub mod outage;
 pub mod pipeline;
+pub mod request;
 pub mod router;
 pub mod strategy;
 

@@ -57,6 +57,12 @@ pub enum Purpose {
 pub trait Payload {
     /// The result as a `0x…` quantity, if it is one.
     fn quantity(&self) -> Option<u64>;
+
+    /// Whether the result is empty (JSON `null`: a block or receipt the
+    /// node does not have yet), which is never cached.
+    fn is_empty(&self) -> bool {
+        false
+    }
 }
 
 /// Parses a `0x`-prefixed hex quantity of at most 64 bits.
@@ -68,9 +74,14 @@ pub fn parse_quantity(s: &str) -> Option<u64> {
     u64::from_str_radix(hex, 16).ok()
 }
 
+/// Simulated payloads: the result's JSON text.
 impl Payload for String {
     fn quantity(&self) -> Option<u64> {
         parse_quantity(self)
+    }
+
+    fn is_empty(&self) -> bool {
+        self == "null"
     }
 }
 

@@ -19,11 +19,10 @@ use super::observation::{observation_from_js, observation_to_js};
 use crate::error::{AttemptRecord, Failure, StopReason};
 use crate::policy::classify::{Observation, Reply, TransportFailure};
 use crate::policy::ErrorClass;
-use crate::pool::cache::ResponseCache;
-use crate::pool::dedup::{InFlight, Joined};
 use crate::pool::pipeline::detail;
-use crate::pool::{Call, Pipeline, PipelineEvent, Success, SuccessValue};
-use crate::rpc::methods::{block_tag, cache_ttl, method_info, BlockTag, CachePolicy, MethodInfo};
+use crate::pool::request::{Front, Read};
+use crate::pool::{Call, Pipeline, PipelineEvent, SuccessValue};
+use crate::rpc::methods::{block_tag, method_info, BlockTag, CachePolicy, MethodInfo};
 use crate::runtime::{AttemptTarget, Purpose, Runtime, Transport};
 
 /// Why a [`Core::call`] failed.
@@ -43,8 +42,8 @@ pub struct Core {
     pub(super) redactor: Redactor,
     pub(super) listener: Option<Function>,
     pub(super) next_id: Cell<f64>,
-    pub(super) cache: RefCell<ResponseCache<JsValue>>,
-    pub(super) in_flight: InFlight<Result<JsValue, JsValue>>,
+    /// Cache and shared in-flight reads (`pool/request.rs`).
+    pub(super) front: Front<JsValue>,
 }
 
 fn get(target: &JsValue, key: &str) -> JsValue {
@@ -113,11 +112,9 @@ impl Core {
         })
     }
 
-    /// dedup → cache → pipeline. The pipeline's state (a few KB) is boxed
-    /// when the request reaches it, not when it is made: a burst of 100,000
-    /// calls made in one synchronous loop holds 100,000 small futures until
-    /// they first run, not 100,000 large ones (wasm memory never shrinks).
-    /// Requests refused at once (overload) reuse the same memory.
+    /// One request through the front layer (cache → dedup → pipeline,
+    /// `pool/request.rs`); here only the conversions: params to a call and
+    /// a block tag, the outcome to a JS value or error.
     pub(super) async fn request(
         self: Rc<Self>,
         method: String,
@@ -128,62 +125,41 @@ impl Core {
             return Err(self.closed_error());
         }
         let call = self.encode(&method, &params, signal)?;
-        let info = method_info(&method);
-        let tag = tag_of(&info, &params);
+        let tag = tag_of(&method_info(&method), &params);
         if matches!(tag, BlockTag::Latest | BlockTag::Pending) {
             self.poll_heads_if_due();
         }
-        let options = &self.pipeline.config().pool;
-        let key = call.key.clone();
-        let ttl = cache_ttl(&info, tag, options.cache.latest_ttl, options.cache.immutable_ttl)
-            .filter(|_| options.cache.enabled);
-        if ttl.is_some() {
-            if let Some(hit) = self.cache.borrow_mut().get(JsRuntime.now(), &key) {
-                return Ok(hit);
-            }
-        }
-        if !(options.dedup && info.read_only && tag != BlockTag::Pending) {
-            return Box::pin(self.run(&method, &params, &call, tag, ttl)).await;
-        }
-        match self.in_flight.join(&key) {
-            Joined::Leader(guard) => {
-                let outcome = Box::pin(self.run(&method, &params, &call, tag, ttl)).await;
-                // A leader its own caller aborted has no answer for the others:
-                // dropping the guard releases them to run the request themselves.
-                if !call.signal.as_ref().is_some_and(|s| s.aborted()) {
-                    guard.publish(&outcome);
-                }
-                outcome
-            }
-            Joined::Follower(wait) => match wait.await {
-                Some(outcome) => outcome,
-                None => Box::pin(self.run(&method, &params, &call, tag, ttl)).await,
-            },
-        }
-    }
-
-    async fn run(
-        &self,
-        method: &str,
-        params: &JsValue,
-        call: &FetchCall,
-        tag: BlockTag,
-        ttl: Option<Duration>,
-    ) -> Result<JsValue, JsValue> {
-        let wants_latest = matches!(tag, BlockTag::Latest | BlockTag::Pending);
-        match self.execute_prepared(method, call, wants_latest).await {
-            Ok(success) => match success.value {
-                SuccessValue::Result(value) => {
-                    if let Some(ttl) = ttl.filter(|_| !value.is_null() && !value.is_undefined()) {
-                        self.cache.borrow_mut().put(JsRuntime.now(), call.key.clone(), value.clone(), ttl);
-                    }
-                    Ok(value)
-                }
-                SuccessValue::AlreadyKnown => Ok(raw_tx_hash(params)),
-            },
+        let outcome = Box::pin(self.through_front(&method, &call, tag, false)).await;
+        match outcome {
+            Ok(SuccessValue::Result(value)) => Ok(value),
+            Ok(SuccessValue::AlreadyKnown) => Ok(raw_tx_hash(&params)),
             Err(_) if self.closed() => Err(self.closed_error()),
             Err((failure, cause)) => Err(with_cause(self.failure_error(&failure), cause)),
         }
+    }
+
+    /// Every request path's one way into the core (one monomorphised copy
+    /// of the pipeline: size matters): cache → dedup → pipeline, or
+    /// straight to the pipeline when `fresh`. A failure carries the wrapped
+    /// provider's own error behind its reported attempt, if there was one.
+    async fn through_front(
+        &self,
+        method: &str,
+        call: &FetchCall,
+        tag: BlockTag,
+        fresh: bool,
+    ) -> Result<SuccessValue<JsValue>, (Failure<JsValue>, Option<JsValue>)> {
+        let read = Read { method, key: &call.key, tag, fresh };
+        let traced = Traced::new(self, call);
+        let emit = |e: PipelineEvent| self.emit(&e, method);
+        // A caller that aborted has no answer for identical reads waiting on it.
+        let aborted = || call.signal.as_ref().is_some_and(|s| s.aborted());
+        let attempt = |target: AttemptTarget| traced.attempt(target);
+        let outcome = self.front.request(&self.pipeline, &JsRuntime, read, attempt, &aborted, &emit).await;
+        outcome.map_err(|failure| {
+            let cause = traced.cause_for(&failure);
+            (failure, cause)
+        })
     }
 
     /// The JS error for a failed request; "no endpoint" because every
@@ -234,43 +210,6 @@ impl Core {
         descriptor
     }
 
-    /// The pipeline over the fetch transport for one prepared call (one
-    /// monomorphised copy of the pipeline for every caller: size matters).
-    /// A failure carries the wrapped provider's own error behind its
-    /// reported attempt, if there was one.
-    async fn execute_prepared(
-        &self,
-        method: &str,
-        call: &FetchCall,
-        wants_latest: bool,
-    ) -> Result<Success<JsValue>, (Failure<JsValue>, Option<JsValue>)> {
-        let emit = |e: PipelineEvent| self.emit(&e, method);
-        // The last foreign error per endpoint (cleared by a clean attempt there).
-        let foreign: RefCell<Vec<(usize, JsValue)>> = RefCell::new(Vec::new());
-        let attempt = |target: AttemptTarget| {
-            let foreign = &foreign;
-            async move {
-                if self.closed() {
-                    return Observation::Transport(TransportFailure::Aborted);
-                }
-                let (observation, error) = self.transport.send_traced(call, target).await;
-                let mut foreign = foreign.borrow_mut();
-                foreign.retain(|(e, _)| *e != target.endpoint);
-                if let Some(error) = error {
-                    foreign.push((target.endpoint, error));
-                }
-                observation
-            }
-        };
-        let outcome =
-            self.pipeline.execute(&JsRuntime, Call { method, wants_latest, cost: None }, attempt, &emit).await;
-        outcome.map_err(|failure| {
-            let reported = failure.last_endpoint();
-            let cause = foreign.into_inner().into_iter().find(|(e, _)| Some(*e) == reported).map(|(_, error)| error);
-            (failure, cause)
-        })
-    }
-
     /// One logical request through the pipeline only (no cache, no dedup),
     /// keeping the failure's attempt history: the transaction layer needs
     /// fresh answers and must know whether a send may have been accepted.
@@ -279,8 +218,8 @@ impl Core {
             return Err(CallFailure::Closed);
         }
         let call = self.encode(method, params, None).map_err(CallFailure::Invalid)?;
-        match self.execute_prepared(method, &call, true).await {
-            Ok(success) => Ok(success.value),
+        match self.through_front(method, &call, BlockTag::Latest, true).await {
+            Ok(value) => Ok(value),
             Err(_) if self.closed() => Err(CallFailure::Closed),
             Err((failure, _)) => Err(CallFailure::Failed(failure)),
         }
@@ -400,6 +339,41 @@ impl Core {
                 Err(descriptor)
             }
         }
+    }
+}
+
+/// The attempts of one request through the fetch transport, remembering
+/// the foreign error behind each endpoint's last failure (a wrapped
+/// provider's own error, kept as the `cause` of the error reported).
+struct Traced<'a> {
+    core: &'a Core,
+    call: &'a FetchCall,
+    foreign: RefCell<Vec<(usize, JsValue)>>,
+}
+
+impl<'a> Traced<'a> {
+    fn new(core: &'a Core, call: &'a FetchCall) -> Self {
+        Traced { core, call, foreign: RefCell::new(Vec::new()) }
+    }
+
+    /// One attempt; nothing is sent once the relayer is closed.
+    async fn attempt(&self, target: AttemptTarget) -> Observation<JsValue> {
+        if self.core.closed() {
+            return Observation::Transport(TransportFailure::Aborted);
+        }
+        let (observation, error) = self.core.transport.send_traced(self.call, target).await;
+        let mut foreign = self.foreign.borrow_mut();
+        foreign.retain(|(e, _)| *e != target.endpoint);
+        if let Some(error) = error {
+            foreign.push((target.endpoint, error));
+        }
+        observation
+    }
+
+    /// The foreign error behind the failure's reported attempt, if any.
+    fn cause_for(&self, failure: &Failure<JsValue>) -> Option<JsValue> {
+        let reported = failure.last_endpoint();
+        self.foreign.borrow().iter().find(|(e, _)| Some(*e) == reported).map(|(_, error)| error.clone())
     }
 }
 

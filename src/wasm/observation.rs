@@ -20,6 +20,10 @@ impl Payload for JsValue {
     fn quantity(&self) -> Option<u64> {
         self.as_string().and_then(|s| parse_quantity(&s))
     }
+
+    fn is_empty(&self) -> bool {
+        self.is_null() || self.is_undefined()
+    }
 }
 
 /// A plain description of one observation, for the op wrapper.

@@ -4,7 +4,7 @@
 //! `Rc` into its future, so requests run concurrently on the JS event loop
 //! while sharing the pipeline's budget, breakers, quota and routing state.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::rc::Rc;
 
 use js_sys::{Array, Function, Promise};
@@ -22,8 +22,7 @@ use super::tx;
 use super::tx_node::CoreNode;
 use crate::config::{ConfigError, RelayerConfig};
 use crate::policy::Classifier;
-use crate::pool::cache::ResponseCache;
-use crate::pool::dedup::InFlight;
+use crate::pool::request::Front;
 use crate::pool::Pipeline;
 use crate::runtime::Runtime;
 use crate::tx::engine::TxEngine;
@@ -76,7 +75,7 @@ impl WasmRelayer {
             .collect::<Result<Vec<_>, JsValue>>()?;
         let transport = FetchTransport::new(endpoints, relayer_config.max_response_bytes);
         let redactor = Redactor::new(relayer_config.endpoints.iter().map(|s| s.url.clone()).collect());
-        let cache = ResponseCache::new(relayer_config.pool.cache.max_entries);
+        let front = Front::new(relayer_config.pool.cache.max_entries);
         let pipeline = Pipeline::new(relayer_config, Classifier::with_rules(rules), JsRuntime.now());
         let core = Core {
             pipeline,
@@ -84,8 +83,7 @@ impl WasmRelayer {
             redactor,
             listener: listener.dyn_into::<Function>().ok(),
             next_id: Cell::new(1.0),
-            cache: RefCell::new(cache),
-            in_flight: InFlight::default(),
+            front,
         };
         let core = Rc::new(core);
         Ok(WasmRelayer { tx: tx::engine(core.clone(), tx_defaults), core })

@@ -1,0 +1,121 @@
+//! Cache → dedup → pipeline on the simulated clock.
+#![allow(clippy::result_large_err)]
+
+use std::time::Duration;
+
+use super::*;
+use crate::config::{RawOptions, RelayerConfig};
+use crate::policy::Classifier;
+use crate::pool::options::EndpointSpec;
+use crate::redact::EndpointUrl;
+use crate::runtime::scripted::{Behaviour, Behaviour::*, ScriptedTransport};
+use crate::runtime::sim::{join_all, SimRuntime};
+use crate::runtime::Transport;
+
+struct Harness {
+    rt: SimRuntime,
+    net: ScriptedTransport,
+    pipeline: Pipeline,
+    front: Front<String>,
+    aborted: std::cell::Cell<bool>,
+}
+
+fn harness(script: Vec<Behaviour>, raw: RawOptions) -> Harness {
+    let rt = SimRuntime::new(3);
+    let url = EndpointSpec::from_url(EndpointUrl::parse("http://127.0.0.1:9100", "u").unwrap(), 0);
+    let config = RelayerConfig::build(vec![url], raw).unwrap();
+    let front = Front::new(config.pool.cache.max_entries);
+    let pipeline = Pipeline::new(config, Classifier::default(), rt.now());
+    Harness { net: ScriptedTransport::new(&rt, vec![script]), rt, pipeline, front, aborted: Default::default() }
+}
+
+impl Harness {
+    async fn read(&self, method: &str, key: &str, tag: BlockTag) -> Outcome<String> {
+        let read = Read { method, key, tag, fresh: false };
+        let aborted = || self.aborted.get();
+        self.front.request(&self.pipeline, &self.rt, read, |t| self.net.send(&(), t), &aborted, &|_| {}).await
+    }
+
+    fn many(&self, n: usize, method: &str, tag: BlockTag) -> Vec<Outcome<String>> {
+        let reads = (0..n).map(|_| self.read(method, "k", tag)).collect();
+        self.rt.block_on(join_all(reads)).unwrap()
+    }
+}
+
+fn no_cache() -> RawOptions {
+    let mut raw = RawOptions::default();
+    raw.pool.cache.enabled = false;
+    raw
+}
+
+fn value(outcome: &Outcome<String>) -> Option<String> {
+    match outcome {
+        Ok(SuccessValue::Result(v)) => Some(v.clone()),
+        _ => None,
+    }
+}
+
+fn slow(then: Behaviour) -> Behaviour {
+    Slow(Duration::from_millis(20), Box::new(then))
+}
+
+#[test]
+fn identical_reads_at_once_share_one_upstream_call() {
+    let h = harness(vec![slow(Answer("0x5"))], no_cache());
+    let outcomes = h.many(10, "eth_getBalance", BlockTag::Latest);
+    assert!(outcomes.iter().all(|o| value(o).as_deref() == Some("0x5")));
+    assert_eq!(h.net.calls(0), 1);
+    assert_eq!(h.front.shared(), 0, "the shared entry is gone once published");
+}
+
+#[test]
+fn pending_reads_and_sends_are_never_shared() {
+    let h = harness(vec![slow(Answer("0x5"))], no_cache());
+    h.many(4, "eth_getBalance", BlockTag::Pending);
+    assert_eq!(h.net.calls(0), 4, "pending state moves between calls");
+    h.many(3, "eth_sendRawTransaction", BlockTag::Absent);
+    assert_eq!(h.net.calls(0), 7, "each send is its own");
+}
+
+#[test]
+fn a_fresh_cache_entry_answers_without_an_upstream_call_until_it_expires() {
+    let h = harness(vec![Answer("0x9")], RawOptions::default());
+    assert_eq!(value(&h.rt.block_on(h.read("eth_blockNumber", "k", BlockTag::Latest)).unwrap()).unwrap(), "0x9");
+    h.rt.block_on(h.read("eth_blockNumber", "k", BlockTag::Latest)).unwrap().unwrap();
+    assert_eq!((h.net.calls(0), h.front.cache_stats()), (1, (1, 1)), "the second read was a hit");
+    h.rt.block_on(h.rt.sleep(Duration::from_millis(1001))).unwrap();
+    h.rt.block_on(h.read("eth_blockNumber", "k", BlockTag::Latest)).unwrap().unwrap();
+    assert_eq!(h.net.calls(0), 2, "latest entries live one second by default");
+}
+
+#[test]
+fn empty_results_and_failures_are_not_cached() {
+    let h = harness(vec![Answer("null"), RpcError(3, "execution reverted"), Answer("0x1")], RawOptions::default());
+    for _ in 0..3 {
+        let _ = h.rt.block_on(h.read("eth_getTransactionReceipt", "k", BlockTag::Absent)).unwrap();
+    }
+    assert_eq!(h.net.calls(0), 3, "null (not mined yet) and a revert are asked again");
+    let _ = h.rt.block_on(h.read("eth_getTransactionReceipt", "k", BlockTag::Absent)).unwrap();
+    assert_eq!(h.net.calls(0), 3, "a receipt is immutable once there");
+}
+
+#[test]
+fn followers_of_a_leader_whose_caller_gave_up_run_the_request_themselves() {
+    let h = harness(vec![slow(Answer("0x7"))], no_cache());
+    h.aborted.set(true); // every caller "aborted": nobody publishes
+    let outcomes = h.many(3, "eth_getBalance", BlockTag::Latest);
+    assert!(outcomes.iter().all(|o| value(o).as_deref() == Some("0x7")));
+    assert_eq!(h.net.calls(0), 3, "no outcome was published, so each ran its own");
+}
+
+#[test]
+fn fresh_reads_skip_cache_and_sharing() {
+    let h = harness(vec![slow(Answer("0x5"))], RawOptions::default());
+    let fresh = |_: usize| async {
+        let read = Read { method: "eth_getTransactionCount", key: "k", tag: BlockTag::Latest, fresh: true };
+        h.front.request(&h.pipeline, &h.rt, read, |t| h.net.send(&(), t), &|| false, &|_| {}).await
+    };
+    h.rt.block_on(join_all((0..3).map(fresh).collect())).unwrap();
+    h.rt.block_on(fresh(0)).unwrap().unwrap();
+    assert_eq!((h.net.calls(0), h.front.cache_stats()), (4, (0, 0)));
+}
