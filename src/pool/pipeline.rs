@@ -47,7 +47,7 @@ use super::notify::{either, unless_closed, Notify, Shutdown};
 use super::router::{Reservation, RouteRequest, Router, RouterEvent, Selection};
 use crate::config::RelayerConfig;
 use crate::error::{AttemptRecord, Failure, FailureDetail, StopReason};
-use crate::policy::classify::{Observation, Reply, TransportFailure};
+use crate::policy::classify::{Observation, Reply};
 use crate::policy::{Classifier, ErrorClass, RetryBudget, Verdict};
 use crate::rpc::methods::{method_info, MethodInfo};
 use crate::runtime::{AttemptTarget, Payload, Runtime};
@@ -322,11 +322,7 @@ impl Pipeline {
             // Nothing reached a node (refused, unresolved) or the key was
             // refused: the retry elsewhere costs no upstream any work, so it
             // draws nothing from the retry budget.
-            let undelivered = verdict.class == ErrorClass::Unauthorized
-                || matches!(
-                    observation,
-                    Observation::Transport(TransportFailure::ConnectionRefused | TransportFailure::Dns)
-                );
+            let undelivered = verdict.undelivered || verdict.class == ErrorClass::Unauthorized;
             let unknown_answer = verdict.once_elsewhere.then(|| answer_of(&observation));
             state.failed(detail(observation));
 
@@ -498,6 +494,7 @@ fn neutral() -> Verdict {
         retry_after: None,
         long_horizon: false,
         once_elsewhere: false,
+        undelivered: false,
     }
 }
 

@@ -68,7 +68,7 @@ fn certain(record: &crate::error::AttemptRecord) -> bool {
             | ErrorClass::RateLimited
             | ErrorClass::Capability
             | ErrorClass::Unauthorized
-    ) || record.verdict.rule == "transport.refused"
+    ) || record.verdict.undelivered
 }
 
 impl CoreNode {

@@ -189,6 +189,9 @@ pub struct Verdict {
     /// earns one retry, on another endpoint, and none once a second
     /// endpoint gave the same code and message.
     pub once_elsewhere: bool,
+    /// Nothing reached a node (connection refused, host not resolved): a
+    /// send certainly was not taken, and a failover costs no node any work.
+    pub undelivered: bool,
 }
 
 impl Verdict {
@@ -200,6 +203,7 @@ impl Verdict {
             retry_after: None,
             long_horizon: false,
             once_elsewhere: false,
+            undelivered: false,
         }
     }
 }

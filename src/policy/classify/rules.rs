@@ -218,8 +218,10 @@ pub fn transport(failure: &TransportFailure, replay_safe: bool) -> Verdict {
         TransportFailure::ConnectionReset => maybe_delivered("transport.reset"),
         TransportFailure::Network(_) => maybe_delivered("transport.network"),
         // Nothing reached the node: always safe to try elsewhere.
-        TransportFailure::ConnectionRefused => Verdict::new(Transient, "transport.refused", true),
-        TransportFailure::Dns => Verdict::new(Transient, "transport.dns", true),
+        TransportFailure::ConnectionRefused => {
+            Verdict { undelivered: true, ..Verdict::new(Transient, "transport.refused", true) }
+        }
+        TransportFailure::Dns => Verdict { undelivered: true, ..Verdict::new(Transient, "transport.dns", true) },
         TransportFailure::Aborted => Verdict::new(Fatal, "transport.aborted", false),
     }
 }

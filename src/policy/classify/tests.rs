@@ -307,3 +307,17 @@ fn what_another_attempt_could_change() {
     let anywhere: Vec<_> = ErrorClass::ALL.into_iter().filter(|c| c.retryable_anywhere()).collect();
     assert_eq!(anywhere, vec![Transient, RateLimited], "capability gaps and refused keys need another endpoint");
 }
+
+#[test]
+fn only_refused_and_unresolved_connections_are_undelivered() {
+    let transport = |f: TransportFailure| {
+        let obs: Observation<()> = Observation::Transport(f);
+        Classifier::default().classify("eth_sendRawTransaction", &obs, Duration::ZERO).undelivered
+    };
+    assert!(transport(TransportFailure::ConnectionRefused));
+    assert!(transport(TransportFailure::Dns));
+    for maybe in [TransportFailure::Timeout, TransportFailure::ConnectionReset, TransportFailure::Network("x".into())] {
+        assert!(!transport(maybe), "the bytes may have arrived");
+    }
+    assert!(!rpc("eth_call", 200, Some(-32000), "x").undelivered);
+}

@@ -360,6 +360,7 @@ impl Pipeline {
                 retry_after: None,
                 long_horizon: false,
                 once_elsewhere: false,
+                undelivered: false,
             }
         } else {
             self.router.borrow_mut().observe_abandoned(loser.endpoint(), info.class, elapsed);

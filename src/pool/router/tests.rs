@@ -49,6 +49,7 @@ fn verdict(class: ErrorClass, health: bool) -> Verdict {
         retry_after: None,
         long_horizon: false,
         once_elsewhere: false,
+        undelivered: false,
     }
 }
 
