@@ -9,6 +9,8 @@ scripts/setup.sh
 
 echo "== cargo fmt --check"
 cargo fmt --check
+echo "== layers and import cycles (docs/architecture.md)"
+node scripts/check-layers.mjs
 echo "== cargo clippy (native and wasm32)"
 cargo clippy --locked --all-targets -- -D warnings
 cargo clippy --locked --target wasm32-unknown-unknown -- -D warnings

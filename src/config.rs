@@ -5,33 +5,9 @@
 
 use std::time::Duration;
 
+pub use crate::config_error::ConfigError;
+use crate::options::{EndpointSpec, PoolOptions};
 use crate::policy::{Backoff, RetryBudgetConfig};
-use crate::pool::options::{EndpointSpec, PoolOptions};
-
-/// A configuration value that cannot be used. `field` is the option path.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("invalid option `{field}`: {reason}")]
-pub struct ConfigError {
-    field: String,
-    reason: String,
-}
-
-impl ConfigError {
-    /// An error about option `field`.
-    pub fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
-        ConfigError { field: field.into(), reason: reason.into() }
-    }
-
-    /// The option path, e.g. `maxDelayMs` or `upstreams[2]`.
-    pub fn field(&self) -> &str {
-        &self.field
-    }
-
-    /// What is wrong with it.
-    pub fn reason(&self) -> &str {
-        &self.reason
-    }
-}
 
 /// Which backoff family the relayer uses between attempts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -18,10 +18,13 @@
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod config_error;
 pub mod error;
+pub mod options;
 pub mod policy;
 pub mod pool;
 pub mod redact;
+pub mod retry;
 pub mod rpc;
 pub mod runtime;
 #[cfg(not(target_arch = "wasm32"))]

@@ -7,7 +7,7 @@
 //! its [`EndpointUrl::label`]; text that came from elsewhere (a node's error
 //! message may echo the URL) goes through [`EndpointUrl::scrub`].
 
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 
 /// The mask written in place of a secret.
 pub const MASK: &str = "***";

@@ -30,7 +30,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use crate::time::Instant;
 
 /// Tuning of a breaker.

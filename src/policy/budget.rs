@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use crate::time::Instant;
 
 /// Tuning of the retry budget.

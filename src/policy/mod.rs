@@ -8,14 +8,12 @@ pub mod budget;
 pub mod classify;
 pub mod head_poll;
 pub mod quota;
-pub mod retry;
 pub mod slow_start;
 pub mod token_bucket;
 
 pub use backoff::Backoff;
 pub use budget::{RetryBudget, RetryBudgetConfig};
 pub use classify::{Classifier, ErrorClass, Observation, Verdict};
-pub use retry::{retry, RetryConfig};
 
 /// `x` limited to `[lo, hi]`, NaN to `lo`. Not `f64::clamp`: its panic
 /// message formats floats, which drags kilobytes of float-printing code

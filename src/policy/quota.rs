@@ -27,7 +27,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::token_bucket::TokenBucket;
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use crate::time::Instant;
 
 /// The seam for the group's bucket (local today, shared store later).

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use crate::time::Instant;
 
 /// Tuning of slow start.

@@ -9,12 +9,13 @@ pub mod dedup;
 pub mod endpoint;
 pub mod events;
 pub mod notify;
-pub mod options;
 pub mod outage;
 pub mod pipeline;
 pub mod request;
 pub mod router;
 pub mod strategy;
 
+/// The pool's options live below the configuration that gathers them.
+pub use crate::options;
 pub use events::PipelineEvent;
 pub use pipeline::{Call, Pipeline, Success, SuccessValue};

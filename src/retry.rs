@@ -8,14 +8,17 @@
 //!    only delays the caller's error).
 //!
 //! The relayer's request pipeline adds deadlines, budgets and failover on
-//! top; this function is the building block for simpler uses.
+//! top; this function is the building block for simpler uses. It keeps the
+//! seed relayer's `RetryConfig`/`retry()` contract as the crate's public
+//! Rust API, built from the same [`Backoff`] the pipeline uses. It drives
+//! a [`Runtime`], so it sits above `policy` (which stays free of runtimes).
 
 use std::future::Future;
 use std::num::NonZeroU32;
 use std::time::Duration;
 
-use super::Backoff;
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
+use crate::policy::Backoff;
 use crate::runtime::Runtime;
 
 /// How many times to try and how long to wait in between.

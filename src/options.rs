@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use crate::policy::breaker::BreakerConfig;
 use crate::policy::quota::QuotaConfig;
 use crate::policy::slow_start::SlowStartConfig;
