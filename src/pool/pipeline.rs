@@ -52,7 +52,7 @@ use crate::policy::{Classifier, ErrorClass, RetryBudget, Verdict};
 use crate::rpc::methods::{method_info, MethodInfo};
 use crate::runtime::{AttemptTarget, Payload, Runtime};
 use crate::time::Instant;
-use hedge::{Finished, Lone};
+use hedge::{Decided, FirstAttempt};
 use permit::Permit;
 use unknown::{answer_of, Answer, UnknownAnswers};
 
@@ -285,7 +285,7 @@ impl Pipeline {
                 return Err(state.stop(StopReason::Deadline)); // the permit goes back unused
             }
             let timeout = self.attempt_timeout(endpoint, &info, remaining);
-            let lone = Lone { reservation, timeout, deadline, start };
+            let lone = FirstAttempt { reservation, timeout, deadline, start };
             // `None`: the endpoint turned out to serve another chain (disabled,
             // released); select again. `close()` drops the attempt in flight
             // (aborting its fetch) instead of waiting for its timeout.
@@ -300,7 +300,7 @@ impl Pipeline {
             let Some(done) = step else {
                 continue;
             };
-            let Finished { reservation, began, observation, verdict } = done;
+            let Decided { reservation, began, observation, verdict } = done;
             let endpoint = reservation.endpoint();
             let ended = runtime.now();
             self.settle(runtime, ended, reservation, began, start, &verdict, &info, &mut state, emit);
@@ -357,6 +357,10 @@ impl Pipeline {
                 previous_delay = d;
                 d
             };
+            if only_untried && state.tried.iter().all(|t| *t) {
+                // Every endpoint was tried: no retry to announce, no token to spend.
+                return Err(state.stop(StopReason::NotRetryable));
+            }
             let free = undelivered && state.tried.iter().any(|t| !t);
             if !free && !self.budget.borrow_mut().try_withdraw(ended) {
                 return Err(state.stop(StopReason::Budget));

@@ -39,6 +39,7 @@ fn a_single_endpoint_that_refuses_the_key_rejects_at_once_then_without_asking() 
     let h = harness(vec![vec![Status(403, None)]], opts());
     let err = h.run("eth_blockNumber").unwrap_err();
     assert_eq!((err.reason, err.attempts.len(), h.now_ms()), (StopReason::NotRetryable, 1, 0));
+    assert!(h.events.borrow().iter().all(|e| !matches!(e, PipelineEvent::Retry { .. })), "nothing was retried");
     assert_eq!(err.last_verdict().map(|v| v.class), Some(ErrorClass::Unauthorized));
     let again = h.run("eth_blockNumber").unwrap_err();
     assert_eq!((again.reason, again.attempts.len(), h.now_ms()), (StopReason::NoEndpoint, 0, 0));

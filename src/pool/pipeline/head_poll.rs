@@ -18,7 +18,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use super::hedge::Checked;
+use super::hedge::AttemptOutcome;
 use super::permit::Permit;
 use super::Pipeline;
 use crate::policy::classify::{Observation, Reply};
@@ -83,10 +83,12 @@ impl Pipeline {
         let began = runtime.now();
         let endpoint = permit.endpoint();
         let timeout = self.attempt_timeout(endpoint, info, self.config.deadline);
-        let done = self.checked(runtime, attempt, permit.target(), timeout, began + self.config.deadline, emit).await;
+        let done = self
+            .attempt_checking_chain(runtime, attempt, permit.target(), timeout, began + self.config.deadline, emit)
+            .await;
         let ended = runtime.now();
         let (verdict, head, elapsed) = match done {
-            Checked::Request(observation) => {
+            AttemptOutcome::Answered(observation) => {
                 let verdict = self.classifier.classify("eth_blockNumber", &observation, runtime.unix_time());
                 let head = match (&observation, verdict.class) {
                     (Observation::Http { reply: Reply::Result(p), .. }, ErrorClass::Success) => p.quantity(),
@@ -94,8 +96,8 @@ impl Pipeline {
                 };
                 (verdict, head, ended.saturating_since(began))
             }
-            Checked::CheckFailed(_, verdict) => (verdict, None, Duration::ZERO),
-            Checked::Mismatch => return None, // the endpoint is disabled; the permit goes back unused
+            AttemptOutcome::ChainCheckFailed(_, verdict) => (verdict, None, Duration::ZERO),
+            AttemptOutcome::OtherChain => return None, // the endpoint is disabled; the permit goes back unused
         };
         permit.complete(runtime, ended, &verdict, info, elapsed, emit);
         head.map(|h| (endpoint, h))

@@ -4,7 +4,7 @@
 //! endpoint's usual slow end; the first success wins.
 //!
 //! ```text
-//!   Lone: the primary runs alone
+//!   FirstAttempt: the primary runs alone
 //!     answers within the hedge delay ─────────────────► its outcome (no hedge)
 //!     the delay's timer fires late (by more than a quarter of the delay,
 //!     at least 20 ms): the process itself was busy, the primary's slowness
@@ -65,7 +65,7 @@ fn host_was_busy(late: Duration, delay: Duration) -> bool {
 }
 
 /// The primary attempt, before it runs.
-pub(super) struct Lone<'p> {
+pub(super) struct FirstAttempt<'p> {
     /// Its reservation.
     pub reservation: Permit<'p>,
     /// Its timeout.
@@ -78,7 +78,7 @@ pub(super) struct Lone<'p> {
 
 /// The attempt whose outcome the pipeline goes on with (every other
 /// attempt of the pair is already released and recorded).
-pub(super) struct Finished<'p, P> {
+pub(super) struct Decided<'p, P> {
     pub reservation: Permit<'p>,
     pub began: Instant,
     pub observation: Observation<P>,
@@ -113,19 +113,19 @@ fn decisive(verdict: &Verdict) -> bool {
 
 /// One attempt on a reserved endpoint, its chain id checked first when the
 /// endpoint needs it.
-pub(super) enum Checked<P> {
+pub(super) enum AttemptOutcome<P> {
     /// The request ran (its observation, to classify with the call's method).
-    Request(Observation<P>),
+    Answered(Observation<P>),
     /// The chain check failed: its observation and verdict stand for the attempt.
-    CheckFailed(Observation<P>, Verdict),
+    ChainCheckFailed(Observation<P>, Verdict),
     /// The endpoint serves another chain: disabled, nothing to report.
-    Mismatch,
+    OtherChain,
 }
 
 impl Pipeline {
     /// The attempt on `r`: the `eth_chainId` check first if due, then the request.
     #[allow(clippy::too_many_arguments)]
-    pub(super) async fn checked<R, P, F, Fut>(
+    pub(super) async fn attempt_checking_chain<R, P, F, Fut>(
         &self,
         runtime: &R,
         attempt: &F,
@@ -133,7 +133,7 @@ impl Pipeline {
         timeout: Duration,
         deadline: Instant,
         emit: &dyn Fn(PipelineEvent),
-    ) -> Checked<P>
+    ) -> AttemptOutcome<P>
     where
         R: Runtime,
         P: Payload,
@@ -147,15 +147,17 @@ impl Pipeline {
                 (Observation::Http { reply: Reply::Result(p), .. }, ErrorClass::Success) => p.quantity(),
                 _ => None,
             };
-            let Some(id) = id else { return Checked::CheckFailed(obs, verdict) };
+            let Some(id) = id else { return AttemptOutcome::ChainCheckFailed(obs, verdict) };
             let mismatch = self.router.borrow_mut().chain_checked(r.endpoint, id, runtime.now());
             if let Some(RouterEvent::ChainMismatch { endpoint, expected, got }) = mismatch {
                 emit(PipelineEvent::ChainMismatch { endpoint, expected, got });
-                return Checked::Mismatch;
+                return AttemptOutcome::OtherChain;
             }
         }
         let timeout = timeout.min(deadline.saturating_since(runtime.now()));
-        Checked::Request(attempt(AttemptTarget { endpoint: r.endpoint, timeout, purpose: Purpose::Request }).await)
+        AttemptOutcome::Answered(
+            attempt(AttemptTarget { endpoint: r.endpoint, timeout, purpose: Purpose::Request }).await,
+        )
     }
 
     /// One attempt on the reserved endpoint (chain check included); a
@@ -170,9 +172,9 @@ impl Pipeline {
         call: &Call<'_>,
         info: &MethodInfo,
         state: &mut Attempts<P>,
-        lone: Lone<'p>,
+        lone: FirstAttempt<'p>,
         emit: &dyn Fn(PipelineEvent),
-    ) -> Option<Finished<'p, P>>
+    ) -> Option<Decided<'p, P>>
     where
         R: Runtime,
         P: Payload,
@@ -190,14 +192,14 @@ impl Pipeline {
         let began = runtime.now();
         let Some(after) = after else {
             let target = lone.reservation.target();
-            let done = self.checked(runtime, attempt, target, lone.timeout, lone.deadline, emit).await;
+            let done = self.attempt_checking_chain(runtime, attempt, target, lone.timeout, lone.deadline, emit).await;
             return self.finish(runtime, call, lone.reservation, began, done);
         };
         // Hedged, as the module doc describes.
         let primary = lone.reservation;
         let primary_target = primary.target();
         let mut first_attempt =
-            Box::pin(self.checked(runtime, attempt, primary_target, lone.timeout, lone.deadline, emit));
+            Box::pin(self.attempt_checking_chain(runtime, attempt, primary_target, lone.timeout, lone.deadline, emit));
         let alone = {
             let wait = pin!(runtime.sleep(after));
             first(first_attempt.as_mut(), wait).await
@@ -216,14 +218,15 @@ impl Pipeline {
         emit(PipelineEvent::Hedge { from: endpoint, to: second.endpoint(), after });
         let hedge_began = runtime.now();
         let second_target = second.target();
-        let mut second_attempt = Box::pin(self.checked(runtime, attempt, second_target, timeout, lone.deadline, emit));
+        let mut second_attempt =
+            Box::pin(self.attempt_checking_chain(runtime, attempt, second_target, timeout, lone.deadline, emit));
         // The first to finish, as (who, what): a void hedge (failed or
         // mismatched chain check) is released and the other decides alone.
         let (primary_won, done) = match first(first_attempt.as_mut(), second_attempt.as_mut()).await {
             First::Left(done) => (true, done),
-            First::Right(Checked::Request(o)) => (false, Checked::Request(o)),
+            First::Right(AttemptOutcome::Answered(o)) => (false, AttemptOutcome::Answered(o)),
             First::Right(void) => {
-                let _ = self.finish_void_or(runtime, call, second, hedge_began, void, info, emit);
+                let _ = self.finish_unless_void(runtime, call, second, hedge_began, void, info, emit);
                 let done = first_attempt.await;
                 return self.finish(runtime, call, primary, began, done);
             }
@@ -234,7 +237,7 @@ impl Pipeline {
             // The primary's endpoint serves another chain (only a primary can be
             // void here): the hedge alone decides.
             let done = second_attempt.await;
-            return self.finish_void_or(runtime, call, other, hedge_began, done, info, emit);
+            return self.finish_unless_void(runtime, call, other, hedge_began, done, info, emit);
         };
         if decisive(&finished.verdict) {
             // Drop the loser first: its exchange aborts and its timer is cleared.
@@ -248,20 +251,20 @@ impl Pipeline {
         let ended = runtime.now();
         let done = if primary_won { second_attempt.await } else { first_attempt.await };
         match done {
-            Checked::Request(_) => {
-                let Finished { reservation, began, observation, verdict } = finished;
+            AttemptOutcome::Answered(_) => {
+                let Decided { reservation, began, observation, verdict } = finished;
                 self.settle(runtime, ended, reservation, began, lone.start, &verdict, info, state, emit);
                 state.failed(super::detail(observation));
                 self.finish(runtime, call, other, other_began, done)
             }
             void => {
-                let _ = self.finish_void_or(runtime, call, other, other_began, void, info, emit);
+                let _ = self.finish_unless_void(runtime, call, other, other_began, void, info, emit);
                 Some(finished)
             }
         }
     }
 
-    /// A [`Checked`] outcome as a finished attempt; a mismatch releases the
+    /// A [`AttemptOutcome`] outcome as a finished attempt; a mismatch releases the
     /// reservation and reports nothing.
     fn finish<'p, R: Runtime, P>(
         &self,
@@ -269,16 +272,18 @@ impl Pipeline {
         call: &Call<'_>,
         reservation: Permit<'p>,
         began: Instant,
-        done: Checked<P>,
-    ) -> Option<Finished<'p, P>> {
+        done: AttemptOutcome<P>,
+    ) -> Option<Decided<'p, P>> {
         match done {
-            Checked::Request(observation) => {
+            AttemptOutcome::Answered(observation) => {
                 let verdict = self.classifier.classify(call.method, &observation, runtime.unix_time());
-                Some(Finished { reservation, began, observation, verdict })
+                Some(Decided { reservation, began, observation, verdict })
             }
-            Checked::CheckFailed(observation, verdict) => Some(Finished { reservation, began, observation, verdict }),
+            AttemptOutcome::ChainCheckFailed(observation, verdict) => {
+                Some(Decided { reservation, began, observation, verdict })
+            }
             // Released unused as it drops: the endpoint is disabled, nothing learned.
-            Checked::Mismatch => None,
+            AttemptOutcome::OtherChain => None,
         }
     }
 
@@ -286,18 +291,18 @@ impl Pipeline {
     /// reservation is released with the check's verdict and nothing is
     /// reported (the attempt racing it already decided or was recorded).
     #[allow(clippy::too_many_arguments)]
-    fn finish_void_or<'p, R: Runtime, P>(
+    fn finish_unless_void<'p, R: Runtime, P>(
         &self,
         runtime: &R,
         call: &Call<'_>,
         reservation: Permit<'p>,
         began: Instant,
-        done: Checked<P>,
+        done: AttemptOutcome<P>,
         info: &MethodInfo,
         emit: &dyn Fn(PipelineEvent),
-    ) -> Option<Finished<'p, P>> {
+    ) -> Option<Decided<'p, P>> {
         match done {
-            Checked::CheckFailed(_, verdict) => {
+            AttemptOutcome::ChainCheckFailed(_, verdict) => {
                 reservation.complete(runtime, runtime.now(), &verdict, info, Duration::ZERO, emit);
                 None
             }
