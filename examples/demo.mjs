@@ -103,7 +103,7 @@ try {
   // anvil's public dev account #2; its key never enters the relayer, only the account's signTransaction is called.
   const account = mnemonicToAccount('test test test test test test test test test test test junk', { addressIndex: 2 });
   const txLog = (e) => log(`  ⛓ ${e.type} nonce ${e.nonce ?? '-'} ${e.hash ? e.hash.slice(0, 12) + '…' : ''}${e.maxFeePerGas ? ` maxFee ${(Number(e.maxFeePerGas) / 1e9).toFixed(2)} gwei` : ''}${e.kind ? ` (${e.kind})` : ''}${e.block ? ` at block ${e.block}, ${e.block - e.waitedSince} blocks after block ${e.waitedSince}` : ''}`);
-  const offs = ['txSubmitted', 'txUnknown', 'speedUp', 'cancel', 'txIncluded', 'reorg', 'txMined', 'replaced'].map((t) => relayer.on(t, txLog));
+  const offs = ['txSubmitted', 'txUnknown', 'speedUp', 'cancel', 'txIncluded', 'reorg', 'txMined', 'replaced'].map((t) => relayer.subscribe(t, txLog));
   const fleetCount = () => Object.values(fleet).reduce((n, f) => n + f.count(), 0);
   const txSceneStart = fleetCount();
   const base = BigInt(await relayer.request({ method: 'eth_gasPrice' }));
