@@ -50,7 +50,7 @@ cpSync(join(bindgen, 'web', `${CRATE}.js`), join(dist, `${CRATE}.js`));
 cpSync(join(bindgen, 'nodejs', `${CRATE}.js`), join(dist, `${CRATE}_node.cjs`));
 
 // One wrapper source, concatenated into each entry point.
-const core = ['errors.js', 'observe.js', 'signers.js', 'upstreams.js', 'http.js', 'relayer.js']
+const core = ['errors.js', 'observe.js', 'signers.js', 'upstreams.js', 'http.js', 'attempt.js', 'relayer.js']
   .map((f) => readFileSync(join(root, 'pkg-template/src', f), 'utf8'))
   .join('\n');
 const NAMES = ['FaultTolerantRelayer', 'BreakwaterError', 'ConfigError', 'RpcError', 'HttpError', 'TransportError',

@@ -18,7 +18,6 @@
 // repeats it); a wrapped provider's is a network failure (fail over).
 
 const ETHERS_CODES = {
-  TIMEOUT: { transport: 'timeout' },
   NETWORK_ERROR: { transport: 'network' },
   BAD_DATA: { body: 'malformed' },
 };

@@ -44,7 +44,7 @@ use std::time::Duration;
 
 use super::events::PipelineEvent;
 use super::notify::{either, unless_closed, Notify, Shutdown};
-use super::router::{Reservation, RouteRequest, Router, RouterEvent, Selection};
+use super::router::{RouteRequest, Router, Selection};
 use crate::config::RelayerConfig;
 use crate::error::{AttemptRecord, Failure, FailureDetail, StopReason};
 use crate::policy::classify::{Observation, Reply};
@@ -429,43 +429,6 @@ impl Pipeline {
             elapsed,
         });
         state.tried[endpoint] = true;
-    }
-
-    /// Gives a reservation back, emits what changed, wakes waiters.
-    #[allow(clippy::too_many_arguments)]
-    fn release<R: Runtime>(
-        &self,
-        runtime: &R,
-        now: Instant,
-        reservation: &Reservation,
-        verdict: &Verdict,
-        info: &MethodInfo,
-        elapsed: Duration,
-        emit: &dyn Fn(PipelineEvent),
-    ) {
-        let events =
-            self.router.borrow_mut().complete(now, reservation, verdict, info.class, elapsed, runtime.random_unit());
-        for event in events {
-            match event {
-                RouterEvent::Breaker { endpoint, transition } => {
-                    emit(PipelineEvent::Breaker { endpoint, from: transition.from, to: transition.to })
-                }
-                RouterEvent::RateLimited { endpoint, group, until, long_horizon } => {
-                    let name = self.router.borrow().groups.get(group).map(|g| g.name.clone()).filter(|n| !n.is_empty());
-                    emit(PipelineEvent::RateLimited {
-                        endpoint,
-                        group: name,
-                        until,
-                        cooldown: until.saturating_since(now),
-                        long_horizon,
-                    })
-                }
-                RouterEvent::ChainMismatch { endpoint, expected, got } => {
-                    emit(PipelineEvent::ChainMismatch { endpoint, expected, got })
-                }
-            }
-        }
-        self.slots.notify_one();
     }
 }
 

@@ -129,7 +129,7 @@ impl Core {
         if matches!(tag, BlockTag::Latest | BlockTag::Pending) {
             self.poll_heads_if_due();
         }
-        let outcome = Box::pin(self.through_front(&method, &call, tag, false)).await;
+        let outcome = self.through_front(&method, &call, tag, false).await;
         match outcome {
             Ok(SuccessValue::Result(value)) => Ok(value),
             Ok(SuccessValue::AlreadyKnown) => Ok(raw_tx_hash(&params)),

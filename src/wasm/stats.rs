@@ -65,13 +65,14 @@ pub fn snapshot(core: &Core) -> JsValue {
             .collect();
         (endpoints, groups)
     });
+    let (cache_entries, cache_hits) = core.front.cache_stats();
     Obj::new()
         .set("endpoints", endpoints)
         .set("quotaGroups", groups)
         .set("retryBudget", pipeline.budget_balance(now))
         .set("waiting", pipeline.waiting() as f64)
-        .set("cacheEntries", core.front.cache_stats().0 as f64)
-        .set("cacheHits", core.front.cache_stats().1 as f64)
+        .set("cacheEntries", cache_entries as f64)
+        .set("cacheHits", cache_hits as f64)
         .set("closed", core.closed())
         .set("wasmMemoryBytes", wasm_memory_bytes())
         .build()

@@ -17,7 +17,7 @@ use std::time::Duration;
 use super::Pipeline;
 use crate::policy::Verdict;
 use crate::pool::events::PipelineEvent;
-use crate::pool::router::Reservation;
+use crate::pool::router::{Reservation, RouterEvent};
 use crate::rpc::methods::MethodInfo;
 use crate::runtime::Runtime;
 use crate::time::Instant;
@@ -68,6 +68,45 @@ impl<'p> Permit<'p> {
         if let Some(r) = self.reservation.take() {
             self.pipeline.release(runtime, now, &r, verdict, info, elapsed, emit);
         }
+    }
+}
+
+impl Pipeline {
+    /// Gives a reservation back, emits what changed, wakes waiters.
+    #[allow(clippy::too_many_arguments)]
+    fn release<R: Runtime>(
+        &self,
+        runtime: &R,
+        now: Instant,
+        reservation: &Reservation,
+        verdict: &Verdict,
+        info: &MethodInfo,
+        elapsed: Duration,
+        emit: &dyn Fn(PipelineEvent),
+    ) {
+        let events =
+            self.router.borrow_mut().complete(now, reservation, verdict, info.class, elapsed, runtime.random_unit());
+        for event in events {
+            match event {
+                RouterEvent::Breaker { endpoint, transition } => {
+                    emit(PipelineEvent::Breaker { endpoint, from: transition.from, to: transition.to })
+                }
+                RouterEvent::RateLimited { endpoint, group, until, long_horizon } => {
+                    let name = self.router.borrow().groups.get(group).map(|g| g.name.clone()).filter(|n| !n.is_empty());
+                    emit(PipelineEvent::RateLimited {
+                        endpoint,
+                        group: name,
+                        until,
+                        cooldown: until.saturating_since(now),
+                        long_horizon,
+                    })
+                }
+                RouterEvent::ChainMismatch { endpoint, expected, got } => {
+                    emit(PipelineEvent::ChainMismatch { endpoint, expected, got })
+                }
+            }
+        }
+        self.slots.notify_one();
     }
 }
 

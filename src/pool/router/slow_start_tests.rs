@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::tests::{at, finish, options, pick, req, spec};
 use super::*;
 use crate::policy::slow_start::SlowStartConfig;
+use crate::policy::ErrorClass;
 
 fn ramp_10s() -> SlowStartConfig {
     SlowStartConfig { warmup: Duration::from_secs(10), floor: 0.1, min_rps: 1.0 }

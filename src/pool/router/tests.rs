@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::policy::breaker::BreakerConfig;
+use crate::policy::{ErrorClass, Verdict};
 use crate::redact::EndpointUrl;
 use std::borrow::Cow;
 

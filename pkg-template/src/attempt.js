@@ -1,0 +1,57 @@
+// One attempt of an executeRpcWithRetry operation: the caller's function
+// run against the endpoint the engine chose, under the attempt's timeout,
+// the caller's signal and close(). Shared by every entry point (the build
+// concatenates this file into each one).
+
+/**
+ * One attempt of an executeRpcWithRetry operation, reported to the engine
+ * as `{ ok, value }` or `{ ok: false, error, observation }`. It never
+ * rejects. The attempt's own timeout is enforced here: past it, the
+ * attempt counts as timed out and its signal aborts.
+ */
+async function runAttempt(engine, op, endpoint, index, attemptNumber, timeoutMs, outer, wrap, closer) {
+  const controller = new AbortController();
+  const forward = () => controller.abort(outer.reason);
+  if (outer) outer.addEventListener('abort', forward, { once: true });
+  let timer;
+  let onClose;
+  const timedOut = new Promise((resolve) => {
+    // close(): the operation's signal aborts and the attempt ends now (no timer left behind).
+    onClose = () => {
+      controller.abort(closer.reason);
+      resolve({ ok: false, error: closer.reason, observation: { transport: 'aborted' } });
+    };
+    if (closer.aborted) onClose();
+    else closer.addEventListener('abort', onClose, { once: true });
+    timer = setTimeout(() => {
+      const error = new TransportError({ kind: 'transport', code: -32002, transport: 'timeout', endpoint,
+        message: `operation timed out after ${timeoutMs} ms on ${endpoint}` });
+      controller.abort(error);
+      resolve({ ok: false, error, observation: { transport: 'timeout' } });
+    }, timeoutMs);
+  });
+  const provider = {
+    endpoint,
+    request: async (args) => {
+      if (args === null || typeof args !== 'object' || typeof args.method !== 'string') {
+        throw invalid('request() takes { method, params }');
+      }
+      return engineCall(() => abortable(engine.attemptOnce(index, args.method, args.params, controller.signal), controller.signal));
+    },
+  };
+  const run = (async () => {
+    try {
+      const client = wrap ? wrap(provider) : provider;
+      return { ok: true, value: await op(client, { endpoint, attempt: attemptNumber, signal: controller.signal, timeoutMs, provider }) };
+    } catch (error) {
+      return { ok: false, error, observation: observe(error) };
+    }
+  })();
+  try {
+    return await Promise.race([run, timedOut]);
+  } finally {
+    clearTimeout(timer);
+    if (outer) outer.removeEventListener('abort', forward);
+    closer.removeEventListener('abort', onClose);
+  }
+}

@@ -1,0 +1,106 @@
+//! Reservations coming back: with the attempt's verdict (breaker, quota,
+//! latency, slow start and refused keys learn from it) or unused (only the
+//! slot, probe permit and outage-probe flag are given back).
+
+use std::time::Duration;
+
+use super::{Recovery, Reservation, Router, RouterEvent, REFUSED_FOR};
+use crate::policy::breaker::BreakerState;
+use crate::policy::{ErrorClass, Verdict};
+use crate::rpc::methods::MethodClass;
+use crate::time::Instant;
+
+impl Router {
+    /// Gives an unused reservation back (the attempt never ran, or was
+    /// dropped unfinished): its slot and probe permit, and the outage probe
+    /// flag; nothing is learned.
+    pub fn release(&mut self, r: &Reservation) {
+        if r.outage_probe {
+            self.outage.in_flight = false;
+        }
+        if let Some(ep) = self.endpoints.get_mut(r.endpoint) {
+            ep.in_flight = ep.in_flight.saturating_sub(1);
+            ep.breaker.on_neutral(r.probe);
+        }
+    }
+
+    /// Gives a reservation back with the attempt's verdict.
+    pub fn complete(
+        &mut self,
+        now: Instant,
+        r: &Reservation,
+        verdict: &Verdict,
+        class: MethodClass,
+        elapsed: Duration,
+        draw: f64,
+    ) -> Vec<RouterEvent> {
+        let mut events = Vec::new();
+        if r.outage_probe {
+            self.outage.in_flight = false;
+            if matches!(verdict.class, ErrorClass::Success | ErrorClass::AlreadyKnown) {
+                self.recovery = Some(Recovery::start(self.arrivals.rate(), now));
+            }
+        }
+        let Some(ep) = self.endpoints.get_mut(r.endpoint) else { return events };
+        ep.in_flight = ep.in_flight.saturating_sub(1);
+        let transition = match verdict.class {
+            ErrorClass::Success | ErrorClass::AlreadyKnown => {
+                ep.successes += 1;
+                ep.tail[class as usize].observe(elapsed.as_secs_f64() * 1000.0);
+                // The meter remembers the healthy rate slow start returns to: it
+                // must not learn while the warm-up cap holds the rate down, or
+                // the cap (a share of the meter) and the meter chase each
+                // other down to the floor (found by the soak test).
+                if ep.breaker.state(now) == BreakerState::Closed && ep.warm.is_none() {
+                    ep.meter.record(now);
+                }
+                ep.observe_latency(class, elapsed);
+                self.groups[ep.group].quota.on_success(now, draw);
+                ep.breaker.on_success(now, r.probe)
+            }
+            ErrorClass::RateLimited => {
+                ep.breaker.on_neutral(r.probe);
+                let until =
+                    self.groups[ep.group].quota.on_limited(now, verdict.retry_after, verdict.long_horizon, draw);
+                events.push(RouterEvent::RateLimited {
+                    endpoint: r.endpoint,
+                    group: ep.group,
+                    until,
+                    long_horizon: verdict.long_horizon,
+                });
+                None
+            }
+            ErrorClass::Unauthorized => {
+                ep.breaker.on_neutral(r.probe);
+                ep.refused_until = Some(now + REFUSED_FOR);
+                None
+            }
+            _ if verdict.health_failure => {
+                ep.failures += 1;
+                ep.observe_latency(class, elapsed);
+                ep.breaker.on_failure(now, r.probe, draw)
+            }
+            _ => {
+                ep.breaker.on_neutral(r.probe);
+                None
+            }
+        };
+        if verdict.class != ErrorClass::RateLimited {
+            if let Some(after) = verdict.retry_after {
+                ep.rest_until = ep.rest_until.max(now + after.min(self.max_retry_after));
+            }
+        }
+        if let Some(t) = transition {
+            // Slow start begins with the first proof of life (HalfOpen), so
+            // the probes that close the breaker are paced too.
+            if t.to == BreakerState::HalfOpen || (t.to == BreakerState::Closed && ep.warm.is_none()) {
+                ep.begin_warmup(now);
+            }
+            if !matches!(t.to, BreakerState::Open { .. }) {
+                self.outage.reset();
+            }
+            events.push(RouterEvent::Breaker { endpoint: r.endpoint, transition: t });
+        }
+        events
+    }
+}
