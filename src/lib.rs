@@ -10,7 +10,7 @@
 //! - [`rpc`]: what the library knows about JSON-RPC methods and replies.
 //! - [`pool`]: the request pipeline that combines the policies per request.
 //! - [`tx`]: nonces, fees, outcome-unknown submission, speed-up and cancel.
-//! - `simulation` (native only): thousands of clients against a simulated
+//! - `simulation` (native, feature `sim`; tests and examples only): thousands of clients against a simulated
 //!   fleet on virtual time, to prove the pool's promises at scale.
 //! - `wasm` (wasm32 only): the `#[wasm_bindgen]` surface, the fetch
 //!   transport and the browser/Node runtime.
@@ -27,7 +27,7 @@ pub mod redact;
 pub mod retry;
 pub mod rpc;
 pub mod runtime;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(any(test, feature = "sim"), not(target_arch = "wasm32")))]
 pub mod simulation;
 pub mod time;
 pub mod tx;

@@ -4,6 +4,7 @@
 //! retry (deadline, attempt limit, budget) → route (chain, method,
 //! freshness, breaker, quota, concurrency, strategy) → timeout → transport.
 
+pub mod batch;
 pub mod cache;
 pub mod dedup;
 pub mod endpoint;
@@ -13,6 +14,7 @@ pub mod outage;
 pub mod pipeline;
 pub mod request;
 pub mod router;
+pub mod single;
 pub mod strategy;
 
 /// The pool's options live below the configuration that gathers them.

@@ -49,9 +49,10 @@ use crate::config::RelayerConfig;
 use crate::error::{AttemptRecord, Failure, FailureDetail, StopReason};
 use crate::policy::classify::{Observation, Reply};
 use crate::policy::{Classifier, ErrorClass, RetryBudget, Verdict};
-use crate::rpc::methods::{method_info, MethodInfo};
+use crate::rpc::methods::MethodInfo;
 use crate::runtime::{AttemptTarget, Payload, Runtime};
 use crate::time::Instant;
+use context::RequestContext;
 use hedge::{Decided, FirstAttempt};
 use permit::Permit;
 use unknown::{answer_of, Answer, UnknownAnswers};
@@ -213,9 +214,9 @@ impl Pipeline {
         F: Fn(AttemptTarget) -> Fut,
         Fut: Future<Output = Observation<P>>,
     {
-        let info = method_info(call.method);
         let start = runtime.now();
-        let deadline = start + self.config.deadline;
+        let cx = RequestContext::new(runtime, &attempt, call, (start, start + self.config.deadline), emit);
+        let (info, deadline) = (cx.info, cx.deadline);
         self.budget.borrow_mut().deposit(start);
         self.router.borrow_mut().note_arrival(start);
         let n = self.config.endpoints.len();
@@ -285,13 +286,12 @@ impl Pipeline {
                 return Err(state.stop(StopReason::Deadline)); // the permit goes back unused
             }
             let timeout = self.attempt_timeout(endpoint, &info, remaining);
-            let lone = FirstAttempt { reservation, timeout, deadline, start };
+            let lone = FirstAttempt { reservation, timeout };
             // `None`: the endpoint turned out to serve another chain (disabled,
             // released); select again. `close()` drops the attempt in flight
             // (aborting its fetch) instead of waiting for its timeout.
             let step = {
-                let mut step =
-                    std::pin::pin!(self.attempt_or_hedge(runtime, &attempt, &call, &info, &mut state, lone, emit));
+                let mut step = std::pin::pin!(self.attempt_or_hedge(&cx, &mut state, lone));
                 unless_closed(&self.shutdown, step.as_mut()).await
             };
             let Some(step) = step else {
@@ -303,11 +303,11 @@ impl Pipeline {
             let Decided { reservation, began, observation, verdict } = done;
             let endpoint = reservation.endpoint();
             let ended = runtime.now();
-            self.settle(runtime, ended, reservation, began, start, &verdict, &info, &mut state, emit);
+            self.settle(&cx, ended, reservation, began, &verdict, &mut state);
 
             if matches!(verdict.class, ErrorClass::Success | ErrorClass::AlreadyKnown) {
                 let value = match observation {
-                    Observation::Http { reply: Reply::Result(p), .. } => {
+                    Observation::Http { reply: Reply::Result(p), .. } | Observation::Answered(p) => {
                         if call.method == "eth_blockNumber" {
                             if let Some(head) = p.quantity() {
                                 self.router.borrow_mut().observe_head(endpoint, head, ended);
@@ -406,26 +406,22 @@ impl Pipeline {
 
     /// The bookkeeping of one finished attempt: its reservation given back
     /// with the verdict, its record kept, its endpoint marked as tried.
-    #[allow(clippy::too_many_arguments)]
-    fn settle<R: Runtime, P>(
+    fn settle<R: Runtime, F, P>(
         &self,
-        runtime: &R,
+        cx: &RequestContext<'_, R, F>,
         ended: Instant,
         reservation: Permit<'_>,
         began: Instant,
-        start: Instant,
         verdict: &Verdict,
-        info: &MethodInfo,
         state: &mut Attempts<P>,
-        emit: &dyn Fn(PipelineEvent),
     ) {
         let elapsed = ended.saturating_since(began);
         let endpoint = reservation.endpoint();
-        reservation.complete(runtime, ended, verdict, info, elapsed, emit);
+        reservation.complete(cx, ended, verdict, elapsed);
         state.records.push(AttemptRecord {
             endpoint,
             verdict: verdict.clone(),
-            started_after: began.saturating_since(start),
+            started_after: began.saturating_since(cx.start),
             elapsed,
         });
         state.tried[endpoint] = true;
@@ -469,6 +465,7 @@ fn neutral() -> Verdict {
 pub fn detail<P>(observation: Observation<P>) -> FailureDetail<P> {
     match observation {
         Observation::Transport(t) => FailureDetail::Transport(t),
+        Observation::Answered(_) => FailureDetail::Http { status: 200, body: "result" },
         Observation::Http { status, reply, .. } => match reply {
             Reply::Error(e) => FailureDetail::Rpc(e),
             Reply::Result(_) => FailureDetail::Http { status, body: "result" },
@@ -481,6 +478,7 @@ pub fn detail<P>(observation: Observation<P>) -> FailureDetail<P> {
     }
 }
 
+mod context;
 #[cfg(test)]
 mod edge_tests;
 mod head_poll;

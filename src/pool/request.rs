@@ -13,7 +13,8 @@
 //!     none ─────────────────────────────► lead: run, publish the outcome
 //!                                          (unless our own caller aborted)
 //!   otherwise (or `fresh`: the transaction layer) ► run
-//!   run = pipeline; a non-empty result with a lifetime is cached
+//!   run = pipeline; a non-empty result with a lifetime is cached;
+//!         "already known" for a submission → the hash of the bytes sent
 //! ```
 //!
 //! Cache before dedup: a fresh entry answers without joining anything,
@@ -29,6 +30,7 @@ use super::PipelineEvent;
 use crate::error::Failure;
 use crate::policy::classify::Observation;
 use crate::rpc::methods::{cache_ttl, method_info, BlockTag};
+use crate::rpc::raw_tx::hash_of_raw_hex;
 use crate::runtime::{AttemptTarget, Payload, Runtime};
 
 /// What a request's outcome is shared as between identical reads.
@@ -46,6 +48,10 @@ pub struct Read<'a> {
     /// Straight to the pipeline, no cache and no sharing: the transaction
     /// layer needs answers fresh from a node.
     pub fresh: bool,
+    /// The signed transaction this request broadcasts (`0x` hex), if it
+    /// is a submission: a node that "already knows" it is answered with
+    /// its hash, as a first broadcast would have been.
+    pub sends: Option<&'a str>,
 }
 
 /// The cache and the table of shared in-flight reads of one relayer.
@@ -107,7 +113,13 @@ impl<P: Payload + Clone> Front<P> {
             // (a few KB each; wasm memory never shrinks), and calls refused
             // at once (overload) reuse the same memory.
             let execution = Box::pin(pipeline.execute(runtime, call, &attempt, emit));
-            let outcome = execution.await.map(|s: Success<P>| s.value);
+            let outcome = execution.await.map(|s: Success<P>| match s.value {
+                SuccessValue::AlreadyKnown => match read.sends.and_then(hash_of_raw_hex) {
+                    Some(hash) => SuccessValue::Result(P::from_text(format!("{hash:#x}"))),
+                    None => SuccessValue::AlreadyKnown,
+                },
+                value => value,
+            });
             if let (Ok(SuccessValue::Result(value)), Some(ttl)) = (&outcome, ttl) {
                 if !value.is_empty() {
                     self.cache.borrow_mut().put(runtime.now(), read.key.to_string(), value.clone(), ttl);

@@ -4,5 +4,6 @@
 
 pub mod batch_match;
 pub mod methods;
+pub mod raw_tx;
 
 pub use methods::{method_info, BlockTag, CachePolicy, MethodClass, MethodInfo};

@@ -17,7 +17,9 @@ use crate::policy::Observation;
 use crate::time::Instant;
 
 pub mod join;
+#[cfg(any(test, feature = "sim"))]
 pub mod scripted;
+#[cfg(any(test, feature = "sim"))]
 pub mod sim;
 
 /// Clock, sleep and randomness for the async shells.
@@ -63,6 +65,10 @@ pub trait Payload {
     fn is_empty(&self) -> bool {
         false
     }
+
+    /// A JSON string result made here rather than by a node (the hash of
+    /// a transaction the node already had).
+    fn from_text(text: String) -> Self;
 }
 
 /// Parses a `0x`-prefixed hex quantity of at most 64 bits.
@@ -82,6 +88,10 @@ impl Payload for String {
 
     fn is_empty(&self) -> bool {
         self == "null"
+    }
+
+    fn from_text(text: String) -> Self {
+        text
     }
 }
 

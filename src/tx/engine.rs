@@ -425,7 +425,8 @@ impl<N: TxNode> TxEngine<N> {
                     } else {
                         consumed_seen = false;
                         if let Some(head) = head {
-                            self.step(signer, account, cell, head, polls, options, emit).await?;
+                            let watched = Watched { signer, account, cell, emit };
+                            self.step(&watched, head, polls, options).await?;
                         }
                     }
                 }
@@ -437,17 +438,14 @@ impl<N: TxNode> TxEngine<N> {
 
     /// One poll's work while nothing is mined: a replacement when due,
     /// otherwise now and then a re-broadcast and a gap check.
-    #[allow(clippy::too_many_arguments)]
     async fn step<S: TxSigner<N::Error>>(
         &self,
-        signer: &S,
-        account: &Account<N::Receipt, N::Error>,
-        cell: &SlotCell<N::Receipt, N::Error>,
+        watched: &Watched<'_, S, N::Receipt, N::Error>,
         head: u64,
         polls: u32,
         options: TxOptions,
-        emit: &dyn Fn(TxEvent),
     ) -> Result<(), TxFailure<N::Error>> {
+        let Watched { signer, account, cell, emit } = *watched;
         let nonce = cell.slot.borrow().nonce();
         let lowest = account.book.borrow().lowest_live() == Some(nonce);
         let step = cell.slot.borrow_mut().next_step(head, options.max_wait_blocks, lowest);
@@ -467,3 +465,20 @@ impl<N: TxNode> TxEngine<N> {
         Ok(())
     }
 }
+
+/// One nonce being watched: who signs for it, its account, its slot and
+/// where its events go (what every step of the watch needs).
+struct Watched<'w, S, Rc, E> {
+    signer: &'w S,
+    account: &'w Account<Rc, E>,
+    cell: &'w SlotCell<Rc, E>,
+    emit: &'w dyn Fn(TxEvent),
+}
+
+impl<S, Rc, E> Clone for Watched<'_, S, Rc, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S, Rc, E> Copy for Watched<'_, S, Rc, E> {}

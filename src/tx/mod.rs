@@ -27,6 +27,7 @@ pub mod nonce;
 pub mod order;
 pub mod receipt;
 pub mod request;
+pub mod send_outcome;
 pub mod slot;
 
 use fees::Fees;

@@ -1,13 +1,11 @@
-//! JSON-RPC batches: one HTTP request for many calls, costs summed, each
-//! item answered on its own. An item that fails for a retryable reason (a
-//! transient error, or missing from the reply) is sent again in a smaller
-//! batch, within the same deadline and attempt limit; items that failed for
-//! good are reported with their own typed error. Replies are matched by id:
-//! missing, duplicated (first wins) or extra ids cannot shift answers onto
-//! the wrong request.
+//! JSON-RPC batches, converted: the items from JS, one batch body per
+//! round, the reply split per item, the outcomes to `{ status, value |
+//! reason }`. Which items are sent again, and when a round is the last, is
+//! decided in `pool/batch.rs`. Replies are matched by id: missing,
+//! duplicated (first wins) or extra ids cannot shift answers onto the
+//! wrong request.
 
 use std::rc::Rc;
-use std::time::Duration;
 
 use js_sys::{Array, JsString, Reflect, JSON};
 use wasm_bindgen::prelude::*;
@@ -17,14 +15,9 @@ use super::core::Core;
 use super::descriptors::{self, Obj, CODE_INVALID_PARAMS};
 use super::fetch::{envelope, error_info, json_parse, reply_id, FetchCall};
 use super::js_runtime::JsRuntime;
-use crate::error::{AttemptRecord, Failure, FailureDetail, StopReason};
-use crate::policy::classify::{Observation, Reply};
-use crate::pool::{Call, PipelineEvent, SuccessValue};
-use crate::rpc::methods::method_info;
-use crate::runtime::{AttemptTarget, Runtime};
-
-/// Most items in one batch (geth refuses more than 1,000).
-pub const MAX_BATCH: u32 = 1000;
+use crate::policy::classify::Reply;
+use crate::pool::batch::{execute_batch, ItemOutcome, ItemReply, MAX_BATCH};
+use crate::pool::PipelineEvent;
 
 fn get(target: &JsValue, key: &str) -> JsValue {
     Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
@@ -58,6 +51,19 @@ pub fn summarise(text: &js_sys::JsString, ids: &[f64]) -> Reply<JsValue> {
     Reply::Result(ordered.into())
 }
 
+/// Item `pos` of a round's ordered reply.
+fn split(replies: &JsValue, pos: usize) -> ItemReply<JsValue> {
+    let reply = Reflect::get_u32(replies, pos as u32).unwrap_or(JsValue::UNDEFINED);
+    if reply.is_undefined() {
+        return ItemReply::Missing;
+    }
+    let error = get(&reply, "error");
+    if error.is_undefined() || error.is_null() {
+        return ItemReply::Result(get(&reply, "result"));
+    }
+    ItemReply::Error(error_info(&error, &|t, k| get(t, k)))
+}
+
 fn settled(value: Option<JsValue>, reason: Option<JsValue>) -> JsValue {
     match (value, reason) {
         (_, Some(reason)) => Obj::new().set("status", "rejected").set("reason", reason).build(),
@@ -66,10 +72,16 @@ fn settled(value: Option<JsValue>, reason: Option<JsValue>) -> JsValue {
 }
 
 impl Core {
-    fn encode_batch(&self, items: &[(usize, &Item)], signal: Option<AbortSignal>) -> Result<FetchCall, JsValue> {
+    fn encode_batch(
+        &self,
+        items: &[Item],
+        positions: &[usize],
+        signal: Option<AbortSignal>,
+    ) -> Result<FetchCall, JsValue> {
         let mut body = JsString::from("[");
-        let mut ids = Vec::with_capacity(items.len());
-        for (n, (_, item)) in items.iter().enumerate() {
+        let mut ids = Vec::with_capacity(positions.len());
+        for (n, &i) in positions.iter().enumerate() {
+            let item = &items[i];
             let id = self.take_id();
             let params = if item.params.is_undefined() { Array::new().into() } else { item.params.clone() };
             let params_json =
@@ -101,7 +113,7 @@ impl Core {
             return Err(invalid("batch() takes an array of { method, params }"));
         }
         let list = Array::from(&items);
-        if list.length() == 0 || list.length() > MAX_BATCH {
+        if list.length() == 0 || list.length() as usize > MAX_BATCH {
             return Err(invalid("a batch holds between 1 and 1000 calls"));
         }
         let mut parsed = Vec::with_capacity(list.length() as usize);
@@ -111,85 +123,33 @@ impl Core {
             };
             parsed.push(Item { method, params: get(&item, "params") });
         }
-        let mut out: Vec<Option<JsValue>> = vec![None; parsed.len()];
-        let mut pending: Vec<usize> = (0..parsed.len()).collect();
-        let rounds = self.pipeline.config().max_attempts();
-        let started = JsRuntime.now();
-        for round in 0..rounds {
-            let last_round =
-                round + 1 == rounds || JsRuntime.now().saturating_since(started) >= self.pipeline.config().deadline;
-            let chunk: Vec<(usize, &Item)> = pending.iter().map(|&i| (i, &parsed[i])).collect();
-            let call = self.encode_batch(&chunk, signal.clone())?;
-            let cost: f64 = chunk.iter().map(|(_, it)| method_info(&it.method).cost).sum();
-            let emit = |e: PipelineEvent| self.emit(&e, "batch");
-            let attempt = |target: AttemptTarget| self.send(&call, target);
-            let batch_call = Call { method: "batch", wants_latest: true, cost: Some(cost) };
-            let outcome = self.pipeline.execute(&JsRuntime, batch_call, attempt, &emit).await;
-            let (replies, answered_by) = match outcome {
-                Ok(success) => match success.value {
-                    SuccessValue::Result(v) => (Array::from(&v), success.endpoint),
-                    SuccessValue::AlreadyKnown => (Array::new(), success.endpoint),
-                },
-                Err(_) if self.closed() => return Err(self.closed_error()),
-                Err(failure) => {
-                    let reason = descriptors::failure(&failure, &self.redactor, self.pipeline.config().max_attempts());
-                    for &i in &pending {
-                        out[i] = Some(settled(None, Some(reason.clone())));
-                    }
-                    pending.clear();
-                    break;
-                }
-            };
-            let mut retry = Vec::new();
-            for (pos, &(i, item)) in chunk.iter().enumerate() {
-                let reply = replies.get(pos as u32);
-                if reply.is_undefined() {
-                    if last_round {
-                        let d = descriptors::simple_error(
-                            "http",
-                            descriptors::CODE_UNAVAILABLE,
-                            "the node left this batch item unanswered",
-                        );
-                        out[i] = Some(settled(None, Some(d)));
-                    } else {
-                        retry.push(i);
-                    }
-                    continue;
-                }
-                let error = get(&reply, "error");
-                if error.is_undefined() || error.is_null() {
-                    out[i] = Some(settled(Some(get(&reply, "result")), None));
-                    continue;
-                }
-                let info = error_info(&error, &|t, k| get(t, k));
-                let obs: Observation<JsValue> =
-                    Observation::Http { status: 200, retry_after: None, reply: Reply::Error(info.clone()) };
-                let verdict = self.pipeline.classify(&item.method, &obs, JsRuntime.unix_time());
-                let retryable = verdict.class.retryable_anywhere();
-                if retryable && !last_round {
-                    retry.push(i);
-                    continue;
-                }
-                let record = AttemptRecord {
-                    endpoint: answered_by,
-                    verdict,
-                    started_after: Duration::ZERO,
-                    elapsed: Duration::ZERO,
-                };
-                let failure: Failure<JsValue> = Failure {
-                    reason: StopReason::NotRetryable,
-                    last: Some(FailureDetail::Rpc(info)),
-                    attempts: vec![record],
-                    reported: None,
-                };
-                out[i] = Some(settled(None, Some(descriptors::failure(&failure, &self.redactor, 1))));
-            }
-            pending = retry;
-            if pending.is_empty() {
-                break;
-            }
+        let methods: Vec<&str> = parsed.iter().map(|item| item.method.as_str()).collect();
+        let encode = |positions: &[usize]| self.encode_batch(&parsed, positions, signal.clone());
+        let emit = |e: PipelineEvent| self.emit(&e, "batch");
+        let outcome = execute_batch(&self.pipeline, &JsRuntime, &*self, &methods, encode, split, &emit).await?;
+        if outcome.batch_failure.is_some() && self.closed() {
+            return Err(self.closed_error());
         }
-        let results: Array = out.into_iter().map(|r| r.unwrap_or(JsValue::NULL)).collect();
+        let whole = outcome
+            .batch_failure
+            .map(|failure| descriptors::failure(&failure, &self.redactor, self.pipeline.config().max_attempts()));
+        let results: Array = outcome
+            .items
+            .into_iter()
+            .map(|item| match item {
+                ItemOutcome::Answered(value) => settled(Some(value), None),
+                ItemOutcome::Failed(failure) => settled(None, Some(descriptors::failure(&failure, &self.redactor, 1))),
+                ItemOutcome::Unanswered => {
+                    let d = descriptors::simple_error(
+                        "http",
+                        descriptors::CODE_UNAVAILABLE,
+                        "the node left this batch item unanswered",
+                    );
+                    settled(None, Some(d))
+                }
+                ItemOutcome::BatchFailed => settled(None, whole.clone()),
+            })
+            .collect();
         Ok(results.into())
     }
 }

@@ -4,9 +4,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-use std::time::Duration;
 
-use alloy_primitives::{hex, keccak256};
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -16,11 +14,10 @@ use super::descriptors::{self, Redactor, CODE_DISCONNECTED, CODE_INVALID_PARAMS}
 use super::fetch::{FetchCall, FetchTransport};
 use super::js_runtime::JsRuntime;
 use super::observation::{observation_from_js, observation_to_js};
-use crate::error::{AttemptRecord, Failure, StopReason};
-use crate::policy::classify::{Observation, Reply, TransportFailure};
-use crate::policy::ErrorClass;
-use crate::pool::pipeline::detail;
+use crate::error::{Failure, StopReason};
+use crate::policy::classify::{Observation, TransportFailure};
 use crate::pool::request::{Front, Read};
+use crate::pool::single::{attempt_once, SingleFailure};
 use crate::pool::{Call, Pipeline, PipelineEvent, SuccessValue};
 use crate::rpc::methods::{block_tag, method_info, BlockTag, CachePolicy, MethodInfo};
 use crate::runtime::{AttemptTarget, Purpose, Runtime, Transport};
@@ -129,10 +126,12 @@ impl Core {
         if matches!(tag, BlockTag::Latest | BlockTag::Pending) {
             self.poll_heads_if_due();
         }
-        let outcome = self.through_front(&method, &call, tag, false).await;
+        let sends = (method == "eth_sendRawTransaction").then(|| Reflect::get_u32(&params, 0).ok()).flatten();
+        let sends = sends.and_then(|raw| raw.as_string());
+        let outcome = self.through_front(&method, &call, tag, false, sends.as_deref()).await;
         match outcome {
             Ok(SuccessValue::Result(value)) => Ok(value),
-            Ok(SuccessValue::AlreadyKnown) => Ok(raw_tx_hash(&params)),
+            Ok(SuccessValue::AlreadyKnown) => Ok(JsValue::NULL),
             Err(_) if self.closed() => Err(self.closed_error()),
             Err((failure, cause)) => Err(with_cause(self.failure_error(&failure), cause)),
         }
@@ -148,8 +147,9 @@ impl Core {
         call: &FetchCall,
         tag: BlockTag,
         fresh: bool,
+        sends: Option<&str>,
     ) -> Result<SuccessValue<JsValue>, (Failure<JsValue>, Option<JsValue>)> {
-        let read = Read { method, key: &call.key, tag, fresh };
+        let read = Read { method, key: &call.key, tag, fresh, sends };
         let traced = Traced::new(self, call);
         let emit = |e: PipelineEvent| self.emit(&e, method);
         // A caller that aborted has no answer for identical reads waiting on it.
@@ -218,7 +218,7 @@ impl Core {
             return Err(CallFailure::Closed);
         }
         let call = self.encode(method, params, None).map_err(CallFailure::Invalid)?;
-        match self.through_front(method, &call, BlockTag::Latest, true).await {
+        match self.through_front(method, &call, BlockTag::Latest, true, None).await {
             Ok(value) => Ok(value),
             Err(_) if self.closed() => Err(CallFailure::Closed),
             Err((failure, _)) => Err(CallFailure::Failed(failure)),
@@ -245,34 +245,22 @@ impl Core {
         if self.closed() {
             return Err(self.closed_error());
         }
-        let Some(spec) = self.pipeline.config().endpoints.get(endpoint) else {
+        if endpoint >= self.pipeline.config().endpoints.len() {
             return Err(descriptors::simple_error("invalidRequest", CODE_INVALID_PARAMS, "no such endpoint"));
-        };
-        let call = self.encode(&method, &params, signal)?;
-        let timeout = spec.timeout.unwrap_or(self.pipeline.config().attempt_timeout);
-        let target = AttemptTarget { endpoint, timeout, purpose: Purpose::Request };
-        let observation = self.transport.send(&call, target).await;
-        let verdict = self.pipeline.classify(&method, &observation, JsRuntime.unix_time());
-        match verdict.class {
-            ErrorClass::Success => {
-                if let Observation::Http { reply: Reply::Result(v), .. } = observation {
-                    return Ok(v);
-                }
-            }
-            ErrorClass::AlreadyKnown => return Ok(raw_tx_hash(&params)),
-            _ => {}
         }
-        let plain = observation_to_js(&observation, &self.redactor);
-        let record = AttemptRecord { endpoint, verdict, started_after: Duration::ZERO, elapsed: Duration::ZERO };
-        let failure = Failure {
-            reason: StopReason::NotRetryable,
-            last: Some(detail(observation)),
-            attempts: vec![record],
-            reported: None,
-        };
-        let descriptor = descriptors::failure(&failure, &self.redactor, 1);
-        let _ = Reflect::set(&descriptor, &"observation".into(), &plain);
-        Err(descriptor)
+        let call = self.encode(&method, &params, signal)?;
+        let sends = (method == "eth_sendRawTransaction").then(|| Reflect::get_u32(&params, 0).ok()).flatten();
+        let sends = sends.and_then(|raw| raw.as_string());
+        let attempt = |target: AttemptTarget| self.transport.send(&call, target);
+        match attempt_once(&self.pipeline, &JsRuntime, endpoint, &method, sends.as_deref(), attempt).await {
+            Ok(value) => Ok(value),
+            Err(SingleFailure { failure, observation }) => {
+                let descriptor = descriptors::failure(&failure, &self.redactor, 1);
+                let _ =
+                    Reflect::set(&descriptor, &"observation".into(), &observation_to_js(&observation, &self.redactor));
+                Err(descriptor)
+            }
+        }
     }
 
     /// `op(endpointIndex, attempt, timeoutMs)` under the retry policies.
@@ -281,12 +269,10 @@ impl Core {
             return Err(self.closed_error());
         }
         let last_error = RefCell::new(JsValue::UNDEFINED);
-        let success_value = RefCell::new(JsValue::UNDEFINED);
         let attempts = Cell::new(0u32);
         let emit = |e: PipelineEvent| self.emit(&e, "executeRpcWithRetry");
         let attempt = |target: AttemptTarget| {
-            let (op, last_error, success_value, attempts, signal) =
-                (&op, &last_error, &success_value, &attempts, &signal);
+            let (op, last_error, attempts, signal) = (&op, &last_error, &attempts, &signal);
             let core = &self;
             async move {
                 if core.closed() || signal.as_ref().is_some_and(|s| s.aborted()) {
@@ -317,12 +303,7 @@ impl Core {
                     }
                 };
                 if get(&report, "ok").as_bool() == Some(true) {
-                    *success_value.borrow_mut() = get(&report, "value");
-                    return Observation::Http {
-                        status: 200,
-                        retry_after: None,
-                        reply: Reply::Result(JsValue::UNDEFINED),
-                    };
+                    return Observation::Answered(get(&report, "value"));
                 }
                 *last_error.borrow_mut() = get(&report, "error");
                 observation_from_js(&get(&report, "observation"))
@@ -331,7 +312,10 @@ impl Core {
         let call = Call { method: "executeRpcWithRetry", wants_latest: true, cost: None };
         let outcome = self.pipeline.execute(&JsRuntime, call, attempt, &emit).await;
         match outcome {
-            Ok(_) => Ok(success_value.into_inner()),
+            Ok(success) => match success.value {
+                SuccessValue::Result(value) => Ok(value),
+                SuccessValue::AlreadyKnown => Ok(JsValue::UNDEFINED),
+            },
             Err(_) if self.closed() => Err(self.closed_error()),
             Err(failure) => {
                 let descriptor = descriptors::failure(&failure, &self.redactor, self.pipeline.config().max_attempts());
@@ -339,6 +323,17 @@ impl Core {
                 Err(descriptor)
             }
         }
+    }
+}
+
+/// The relayer as a transport: the fetch transport, sending nothing once
+/// the relayer is closed (batches go through it).
+impl Transport for Core {
+    type Payload = JsValue;
+    type Call = FetchCall;
+
+    async fn send(&self, call: &FetchCall, target: AttemptTarget) -> Observation<JsValue> {
+        Core::send(self, call, target).await
     }
 }
 
@@ -384,14 +379,4 @@ fn with_cause(descriptor: JsValue, cause: Option<JsValue>) -> JsValue {
         let _ = Reflect::set(&descriptor, &"upstreamError".into(), &cause);
     }
     descriptor
-}
-
-/// The hash of a raw transaction in `params[0]`, computed locally (it is
-/// what the node would have returned for a first broadcast).
-fn raw_tx_hash(params: &JsValue) -> JsValue {
-    let raw = Reflect::get_u32(params, 0).ok().and_then(|v| v.as_string()).unwrap_or_default();
-    match hex::decode(raw.trim()) {
-        Ok(bytes) if !bytes.is_empty() => JsValue::from_str(&format!("{:#x}", keccak256(bytes))),
-        _ => JsValue::NULL,
-    }
 }

@@ -24,6 +24,10 @@ impl Payload for JsValue {
     fn is_empty(&self) -> bool {
         self.is_null() || self.is_undefined()
     }
+
+    fn from_text(text: String) -> Self {
+        JsValue::from(text)
+    }
 }
 
 /// A plain description of one observation, for the op wrapper.
@@ -40,6 +44,7 @@ pub fn observation_to_js(observation: &Observation<JsValue>, redactor: &Redactor
             };
             Obj::new().set("transport", kind).build()
         }
+        Observation::Answered(_) => Obj::new().set("status", 200.0).set("body", "answered").build(),
         Observation::Http { status, retry_after, reply } => {
             let obj = Obj::new().set("status", *status as f64).maybe("retryAfter", retry_after.clone());
             match reply {

@@ -9,9 +9,6 @@ use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::core::{CallFailure, Core};
-use crate::error::{Failure, FailureDetail};
-use crate::policy::classify::TransportFailure;
-use crate::policy::ErrorClass;
 use crate::pool::SuccessValue;
 use crate::runtime::join::join_all;
 use crate::runtime::parse_quantity;
@@ -19,6 +16,7 @@ use crate::tx::chain;
 use crate::tx::engine::{SendOutcome, TxNode};
 use crate::tx::fees::FeeSample;
 use crate::tx::receipt::ReceiptInfo;
+use crate::tx::send_outcome::classify_send;
 use crate::tx::UnsignedTx;
 
 /// [`TxNode`] over a relayer's core.
@@ -56,19 +54,6 @@ pub fn hex_quantity(v: u128) -> String {
 
 fn params(items: &[JsValue]) -> JsValue {
     items.iter().collect::<Array>().into()
-}
-
-/// Whether an attempt's answer proves the node did not take the bytes.
-fn certain(record: &crate::error::AttemptRecord) -> bool {
-    matches!(
-        record.verdict.class,
-        ErrorClass::Fatal
-            | ErrorClass::NonceTooLow
-            | ErrorClass::ReplacementUnderpriced
-            | ErrorClass::RateLimited
-            | ErrorClass::Capability
-            | ErrorClass::Unauthorized
-    ) || record.verdict.undelivered
 }
 
 impl CoreNode {
@@ -160,43 +145,6 @@ impl CoreNode {
         let error = self.core.call_error(&failure);
         let CallFailure::Failed(f) = failure else { return SendOutcome::Unknown(error) };
         classify_send(&f, error)
-    }
-}
-
-/// Refusals that a higher fee cures (anvil/geth/reth "max fee per gas less
-/// than block base fee", geth "transaction underpriced" and "gas price below
-/// minimum", Besu "below configured minimum" / "below current base fee",
-/// Erigon "fee too low", Nethermind "FeeTooLow"): a speed-up, not a drop.
-fn fee_too_low(f: &Failure<JsValue>) -> bool {
-    let Some(FailureDetail::Rpc(info)) = &f.last else { return false };
-    let message = info.message.to_ascii_lowercase();
-    [
-        "less than block base fee",
-        "underpriced",
-        "gas price below",
-        "below current base fee",
-        "below configured minimum",
-        "fee too low",
-        "feetoolow",
-        "fee cap less than",
-    ]
-    .iter()
-    .any(|fragment| message.contains(fragment))
-}
-
-/// Reads a failed `eth_sendRawTransaction`: did any attempt possibly land?
-fn classify_send(f: &Failure<JsValue>, error: JsValue) -> SendOutcome<JsValue> {
-    let Some((last, earlier)) = f.attempts.split_last() else { return SendOutcome::Unknown(error) };
-    let earlier_certain = earlier.iter().all(certain);
-    if matches!(f.last, Some(FailureDetail::Transport(TransportFailure::Aborted))) {
-        return SendOutcome::Unknown(error);
-    }
-    match last.verdict.class {
-        ErrorClass::NonceTooLow => SendOutcome::NonceTooLow { certain: earlier_certain, error },
-        ErrorClass::ReplacementUnderpriced if earlier_certain => SendOutcome::Underpriced(error),
-        _ if earlier_certain && certain(last) && fee_too_low(f) => SendOutcome::FeeTooLow(error),
-        _ if earlier_certain && certain(last) => SendOutcome::Rejected(error),
-        _ => SendOutcome::Unknown(error),
     }
 }
 

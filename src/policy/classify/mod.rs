@@ -36,6 +36,9 @@ pub enum Observation<P> {
         /// What the body contained.
         reply: Reply<P>,
     },
+    /// A value that did not come from an HTTP exchange: an operation the
+    /// caller ran itself (`executeRpcWithRetry`) reported success.
+    Answered(P),
 }
 
 /// Why no response arrived.
@@ -262,6 +265,7 @@ impl Classifier {
         let (status, reply) = match observation {
             Observation::Transport(failure) => return rules::transport(failure, rules::replay_safe_on_unknown(method)),
             Observation::Http { status, reply, .. } => (*status, reply),
+            Observation::Answered(_) => return Verdict::new(ErrorClass::Success, "answered", false),
         };
         if matches!(status, 429 | 402 | 401 | 403) {
             // The status speaks for the key whatever the body says (Alchemy
@@ -289,7 +293,7 @@ impl Classifier {
         let (status, error) = match observation {
             Observation::Http { status, reply: Reply::Error(e), .. } => (Some(*status), Some(e)),
             Observation::Http { status, .. } => (Some(*status), None),
-            Observation::Transport(_) => (None, None),
+            Observation::Transport(_) | Observation::Answered(_) => (None, None),
         };
         let lowered = error.map(|e| e.message.to_ascii_lowercase());
         self.user_rules.iter().enumerate().find_map(|(i, rule)| {

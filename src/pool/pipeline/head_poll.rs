@@ -18,13 +18,13 @@
 use std::future::Future;
 use std::time::Duration;
 
+use super::context::RequestContext;
 use super::hedge::AttemptOutcome;
 use super::permit::Permit;
-use super::Pipeline;
+use super::{Call, Pipeline};
 use crate::policy::classify::{Observation, Reply};
 use crate::policy::ErrorClass;
 use crate::pool::events::PipelineEvent;
-use crate::rpc::methods::{method_info, MethodInfo};
 use crate::runtime::join::join_all;
 use crate::runtime::{AttemptTarget, Payload, Runtime};
 use crate::time::Instant;
@@ -57,9 +57,7 @@ impl Pipeline {
             return Vec::new();
         }
         let Some(polls) = self.router.borrow_mut().start_head_round(runtime.now()) else { return Vec::new() };
-        let info = method_info("eth_blockNumber");
-        let polls =
-            polls.into_iter().map(|r| self.poll_one(runtime, &attempt, Permit::new(self, r), &info, emit)).collect();
+        let polls = polls.into_iter().map(|r| self.poll_one(runtime, &attempt, Permit::new(self, r), emit)).collect();
         let heads: Vec<(usize, u64)> = join_all(polls).await.into_iter().flatten().collect();
         self.router.borrow_mut().end_head_round(&heads, runtime.now());
         heads
@@ -71,7 +69,6 @@ impl Pipeline {
         runtime: &R,
         attempt: &F,
         permit: Permit<'_>,
-        info: &MethodInfo,
         emit: &dyn Fn(PipelineEvent),
     ) -> Option<(usize, u64)>
     where
@@ -81,11 +78,11 @@ impl Pipeline {
         Fut: Future<Output = Observation<P>>,
     {
         let began = runtime.now();
+        let call = Call::new("eth_blockNumber");
+        let cx = RequestContext::new(runtime, attempt, call, (began, began + self.config.deadline), emit);
         let endpoint = permit.endpoint();
-        let timeout = self.attempt_timeout(endpoint, info, self.config.deadline);
-        let done = self
-            .attempt_checking_chain(runtime, attempt, permit.target(), timeout, began + self.config.deadline, emit)
-            .await;
+        let timeout = self.attempt_timeout(endpoint, &cx.info, self.config.deadline);
+        let done = self.attempt_checking_chain(&cx, permit.target(), timeout).await;
         let ended = runtime.now();
         let (verdict, head, elapsed) = match done {
             AttemptOutcome::Answered(observation) => {
@@ -99,7 +96,7 @@ impl Pipeline {
             AttemptOutcome::ChainCheckFailed(_, verdict) => (verdict, None, Duration::ZERO),
             AttemptOutcome::OtherChain => return None, // the endpoint is disabled; the permit goes back unused
         };
-        permit.complete(runtime, ended, &verdict, info, elapsed, emit);
+        permit.complete(&cx, ended, &verdict, elapsed);
         head.map(|h| (endpoint, h))
     }
 }

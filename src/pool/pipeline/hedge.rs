@@ -43,14 +43,14 @@ use std::pin::{pin, Pin};
 use std::task::Poll;
 use std::time::Duration;
 
+use super::context::RequestContext;
 use super::permit::{Permit, Target};
-use super::{neutral, route, Attempts, Call, Pipeline};
+use super::{neutral, route, Attempts, Pipeline};
 use crate::policy::classify::{Observation, Reply};
 use crate::policy::{ErrorClass, Verdict};
 use crate::pool::events::PipelineEvent;
 use crate::pool::options::Strategy;
 use crate::pool::router::{RouterEvent, Selection};
-use crate::rpc::methods::MethodInfo;
 use crate::runtime::{AttemptTarget, Payload, Purpose, Runtime};
 use crate::time::Instant;
 
@@ -70,10 +70,6 @@ pub(super) struct FirstAttempt<'p> {
     pub reservation: Permit<'p>,
     /// Its timeout.
     pub timeout: Duration,
-    /// The request's deadline.
-    pub deadline: Instant,
-    /// When the request started.
-    pub start: Instant,
 }
 
 /// The attempt whose outcome the pipeline goes on with (every other
@@ -124,15 +120,11 @@ pub(super) enum AttemptOutcome<P> {
 
 impl Pipeline {
     /// The attempt on `r`: the `eth_chainId` check first if due, then the request.
-    #[allow(clippy::too_many_arguments)]
     pub(super) async fn attempt_checking_chain<R, P, F, Fut>(
         &self,
-        runtime: &R,
-        attempt: &F,
+        cx: &RequestContext<'_, R, F>,
         r: Target,
         timeout: Duration,
-        deadline: Instant,
-        emit: &dyn Fn(PipelineEvent),
     ) -> AttemptOutcome<P>
     where
         R: Runtime,
@@ -140,6 +132,7 @@ impl Pipeline {
         F: Fn(AttemptTarget) -> Fut,
         Fut: Future<Output = Observation<P>>,
     {
+        let (runtime, attempt, emit) = (cx.runtime, cx.attempt, cx.emit);
         if r.check_chain {
             let obs = attempt(AttemptTarget { endpoint: r.endpoint, timeout, purpose: Purpose::ChainId }).await;
             let verdict = self.classifier.classify("eth_chainId", &obs, runtime.unix_time());
@@ -154,7 +147,7 @@ impl Pipeline {
                 return AttemptOutcome::OtherChain;
             }
         }
-        let timeout = timeout.min(deadline.saturating_since(runtime.now()));
+        let timeout = timeout.min(cx.deadline.saturating_since(runtime.now()));
         AttemptOutcome::Answered(
             attempt(AttemptTarget { endpoint: r.endpoint, timeout, purpose: Purpose::Request }).await,
         )
@@ -164,16 +157,11 @@ impl Pipeline {
     /// hedgeable read whose hedge delay is shorter than its timeout is
     /// raced by a hedge as the module doc describes. `None`: the endpoint
     /// serves another chain (released; the caller selects again).
-    #[allow(clippy::too_many_arguments)]
     pub(super) async fn attempt_or_hedge<'p, R, P, F, Fut>(
         &'p self,
-        runtime: &R,
-        attempt: &F,
-        call: &Call<'_>,
-        info: &MethodInfo,
+        cx: &RequestContext<'_, R, F>,
         state: &mut Attempts<P>,
         lone: FirstAttempt<'p>,
-        emit: &dyn Fn(PipelineEvent),
     ) -> Option<Decided<'p, P>>
     where
         R: Runtime,
@@ -181,6 +169,7 @@ impl Pipeline {
         F: Fn(AttemptTarget) -> Fut,
         Fut: Future<Output = Observation<P>>,
     {
+        let (runtime, info, emit) = (cx.runtime, &cx.info, cx.emit);
         let endpoint = lone.reservation.endpoint();
         // Never under `sticky`: a session bound to one node's view of the chain
         // would be rebound to whichever endpoint a hedge reserved.
@@ -192,58 +181,56 @@ impl Pipeline {
         let began = runtime.now();
         let Some(after) = after else {
             let target = lone.reservation.target();
-            let done = self.attempt_checking_chain(runtime, attempt, target, lone.timeout, lone.deadline, emit).await;
-            return self.finish(runtime, call, lone.reservation, began, done);
+            let done = self.attempt_checking_chain(cx, target, lone.timeout).await;
+            return self.finish(cx, lone.reservation, began, done);
         };
         // Hedged, as the module doc describes.
         let primary = lone.reservation;
         let primary_target = primary.target();
-        let mut first_attempt =
-            Box::pin(self.attempt_checking_chain(runtime, attempt, primary_target, lone.timeout, lone.deadline, emit));
+        let mut first_attempt = Box::pin(self.attempt_checking_chain(cx, primary_target, lone.timeout));
         let alone = {
             let wait = pin!(runtime.sleep(after));
             first(first_attempt.as_mut(), wait).await
         };
         if let First::Left(done) = alone {
-            return self.finish(runtime, call, primary, began, done);
+            return self.finish(cx, primary, began, done);
         }
         if host_was_busy(runtime.now().saturating_since(began + after), after) {
             let done = first_attempt.await;
-            return self.finish(runtime, call, primary, began, done);
+            return self.finish(cx, primary, began, done);
         }
-        let Some((second, timeout)) = self.reserve_hedge(runtime, call, info, state, endpoint, lone.deadline) else {
+        let Some((second, timeout)) = self.reserve_hedge(cx, state, endpoint) else {
             let done = first_attempt.await;
-            return self.finish(runtime, call, primary, began, done);
+            return self.finish(cx, primary, began, done);
         };
         emit(PipelineEvent::Hedge { from: endpoint, to: second.endpoint(), after });
         let hedge_began = runtime.now();
         let second_target = second.target();
-        let mut second_attempt =
-            Box::pin(self.attempt_checking_chain(runtime, attempt, second_target, timeout, lone.deadline, emit));
+        let mut second_attempt = Box::pin(self.attempt_checking_chain(cx, second_target, timeout));
         // The first to finish, as (who, what): a void hedge (failed or
         // mismatched chain check) is released and the other decides alone.
         let (primary_won, done) = match first(first_attempt.as_mut(), second_attempt.as_mut()).await {
             First::Left(done) => (true, done),
             First::Right(AttemptOutcome::Answered(o)) => (false, AttemptOutcome::Answered(o)),
             First::Right(void) => {
-                let _ = self.finish_unless_void(runtime, call, second, hedge_began, void, info, emit);
+                let _ = self.finish_unless_void(cx, second, hedge_began, void);
                 let done = first_attempt.await;
-                return self.finish(runtime, call, primary, began, done);
+                return self.finish(cx, primary, began, done);
             }
         };
         let (winner, winner_began, other, other_began) =
             if primary_won { (primary, began, second, hedge_began) } else { (second, hedge_began, primary, began) };
-        let Some(finished) = self.finish(runtime, call, winner, winner_began, done) else {
+        let Some(finished) = self.finish(cx, winner, winner_began, done) else {
             // The primary's endpoint serves another chain (only a primary can be
             // void here): the hedge alone decides.
             let done = second_attempt.await;
-            return self.finish_unless_void(runtime, call, other, hedge_began, done, info, emit);
+            return self.finish_unless_void(cx, other, hedge_began, done);
         };
         if decisive(&finished.verdict) {
             // Drop the loser first: its exchange aborts and its timer is cleared.
             drop(first_attempt);
             drop(second_attempt);
-            self.abandon(runtime, other, other_began, !primary_won, info, lone.start, state, emit);
+            self.abandon(cx, other, other_began, !primary_won, state);
             return Some(finished);
         }
         // A failure a retry could fix: the other attempt decides, unless it
@@ -253,12 +240,12 @@ impl Pipeline {
         match done {
             AttemptOutcome::Answered(_) => {
                 let Decided { reservation, began, observation, verdict } = finished;
-                self.settle(runtime, ended, reservation, began, lone.start, &verdict, info, state, emit);
+                self.settle(cx, ended, reservation, began, &verdict, state);
                 state.failed(super::detail(observation));
-                self.finish(runtime, call, other, other_began, done)
+                self.finish(cx, other, other_began, done)
             }
             void => {
-                let _ = self.finish_unless_void(runtime, call, other, other_began, void, info, emit);
+                let _ = self.finish_unless_void(cx, other, other_began, void);
                 Some(finished)
             }
         }
@@ -266,17 +253,16 @@ impl Pipeline {
 
     /// A [`AttemptOutcome`] outcome as a finished attempt; a mismatch releases the
     /// reservation and reports nothing.
-    fn finish<'p, R: Runtime, P>(
+    fn finish<'p, R: Runtime, F, P>(
         &self,
-        runtime: &R,
-        call: &Call<'_>,
+        cx: &RequestContext<'_, R, F>,
         reservation: Permit<'p>,
         began: Instant,
         done: AttemptOutcome<P>,
     ) -> Option<Decided<'p, P>> {
         match done {
             AttemptOutcome::Answered(observation) => {
-                let verdict = self.classifier.classify(call.method, &observation, runtime.unix_time());
+                let verdict = self.classifier.classify(cx.call.method, &observation, cx.runtime.unix_time());
                 Some(Decided { reservation, began, observation, verdict })
             }
             AttemptOutcome::ChainCheckFailed(observation, verdict) => {
@@ -290,46 +276,39 @@ impl Pipeline {
     /// Like [`Pipeline::finish`], but a failed chain check is void too: its
     /// reservation is released with the check's verdict and nothing is
     /// reported (the attempt racing it already decided or was recorded).
-    #[allow(clippy::too_many_arguments)]
-    fn finish_unless_void<'p, R: Runtime, P>(
+    fn finish_unless_void<'p, R: Runtime, F, P>(
         &self,
-        runtime: &R,
-        call: &Call<'_>,
+        cx: &RequestContext<'_, R, F>,
         reservation: Permit<'p>,
         began: Instant,
         done: AttemptOutcome<P>,
-        info: &MethodInfo,
-        emit: &dyn Fn(PipelineEvent),
     ) -> Option<Decided<'p, P>> {
         match done {
             AttemptOutcome::ChainCheckFailed(_, verdict) => {
-                reservation.complete(runtime, runtime.now(), &verdict, info, Duration::ZERO, emit);
+                reservation.complete(cx, cx.runtime.now(), &verdict, Duration::ZERO);
                 None
             }
-            done => self.finish(runtime, call, reservation, began, done),
+            done => self.finish(cx, reservation, began, done),
         }
     }
 
     /// A second endpoint for a hedge, reserved, with its attempt timeout;
     /// `None` (nothing reserved) when no endpoint is free right now or the
     /// budget has no token (none is needed for a stranded primary).
-    fn reserve_hedge<R: Runtime, P>(
+    fn reserve_hedge<R: Runtime, F, P>(
         &self,
-        runtime: &R,
-        call: &Call<'_>,
-        info: &MethodInfo,
+        cx: &RequestContext<'_, R, F>,
         state: &Attempts<P>,
         primary: usize,
-        deadline: Instant,
     ) -> Option<(Permit<'_>, Duration)> {
+        let (runtime, info, deadline) = (cx.runtime, &cx.info, cx.deadline);
         if self.shutdown.is_triggered() {
             return None;
         }
         let now = runtime.now();
         let mut tried = state.tried.clone();
         tried[primary] = true;
-        let call = *call;
-        let request = route(&call, info, &tried, true, Some(primary));
+        let request = route(&cx.call, info, &tried, true, Some(primary));
         let draws = (runtime.random_unit(), runtime.random_unit());
         let Selection::Reserved(r) = self.router.borrow_mut().select(now, &request, draws) else { return None };
         let permit = Permit::new(self, r);
@@ -342,19 +321,15 @@ impl Pipeline {
     }
 
     /// Releases and records the attempt that lost the race.
-    #[allow(clippy::too_many_arguments)]
-    fn abandon<R: Runtime, P>(
+    fn abandon<R: Runtime, F, P>(
         &self,
-        runtime: &R,
+        cx: &RequestContext<'_, R, F>,
         loser: Permit<'_>,
         began: Instant,
         was_primary: bool,
-        info: &MethodInfo,
-        start: Instant,
         state: &mut Attempts<P>,
-        emit: &dyn Fn(PipelineEvent),
     ) {
-        let now = runtime.now();
+        let (now, info) = (cx.runtime.now(), &cx.info);
         let elapsed = now.saturating_since(began);
         let failed = was_primary && self.router.borrow().hedge_loss_is_failure(loser.endpoint(), info.class, elapsed);
         let verdict = if failed {
@@ -371,6 +346,6 @@ impl Pipeline {
             self.router.borrow_mut().observe_abandoned(loser.endpoint(), info.class, elapsed);
             Verdict { rule: "hedgedOut".into(), ..neutral() }
         };
-        self.settle(runtime, now, loser, began, start, &verdict, info, state, emit);
+        self.settle(cx, now, loser, began, &verdict, state);
     }
 }

@@ -14,11 +14,11 @@
 
 use std::time::Duration;
 
+use super::context::RequestContext;
 use super::Pipeline;
 use crate::policy::Verdict;
 use crate::pool::events::PipelineEvent;
 use crate::pool::router::{Reservation, RouterEvent};
-use crate::rpc::methods::MethodInfo;
 use crate::runtime::Runtime;
 use crate::time::Instant;
 
@@ -56,36 +56,32 @@ impl<'p> Permit<'p> {
 
     /// Gives the reservation back with the attempt's verdict, emits what
     /// changed (breaker, quota) and wakes a waiter.
-    pub fn complete<R: Runtime>(
+    pub fn complete<R: Runtime, F>(
         mut self,
-        runtime: &R,
+        cx: &RequestContext<'_, R, F>,
         now: Instant,
         verdict: &Verdict,
-        info: &MethodInfo,
         elapsed: Duration,
-        emit: &dyn Fn(PipelineEvent),
     ) {
         if let Some(r) = self.reservation.take() {
-            self.pipeline.release(runtime, now, &r, verdict, info, elapsed, emit);
+            self.pipeline.release(cx, now, &r, verdict, elapsed);
         }
     }
 }
 
 impl Pipeline {
     /// Gives a reservation back, emits what changed, wakes waiters.
-    #[allow(clippy::too_many_arguments)]
-    fn release<R: Runtime>(
+    fn release<R: Runtime, F>(
         &self,
-        runtime: &R,
+        cx: &RequestContext<'_, R, F>,
         now: Instant,
         reservation: &Reservation,
         verdict: &Verdict,
-        info: &MethodInfo,
         elapsed: Duration,
-        emit: &dyn Fn(PipelineEvent),
     ) {
+        let (info, emit) = (&cx.info, cx.emit);
         let events =
-            self.router.borrow_mut().complete(now, reservation, verdict, info.class, elapsed, runtime.random_unit());
+            self.router.borrow_mut().complete(now, reservation, verdict, info.class, elapsed, cx.runtime.random_unit());
         for event in events {
             match event {
                 RouterEvent::Breaker { endpoint, transition } => {

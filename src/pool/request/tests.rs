@@ -31,7 +31,7 @@ fn harness(script: Vec<Behaviour>, raw: RawOptions) -> Harness {
 
 impl Harness {
     async fn read(&self, method: &str, key: &str, tag: BlockTag) -> Outcome<String> {
-        let read = Read { method, key, tag, fresh: false };
+        let read = Read { method, key, tag, fresh: false, sends: None };
         let aborted = || self.aborted.get();
         self.front.request(&self.pipeline, &self.rt, read, |t| self.net.send(&(), t), &aborted, &|_| {}).await
     }
@@ -112,10 +112,26 @@ fn followers_of_a_leader_whose_caller_gave_up_run_the_request_themselves() {
 fn fresh_reads_skip_cache_and_sharing() {
     let h = harness(vec![slow(Answer("0x5"))], RawOptions::default());
     let fresh = |_: usize| async {
-        let read = Read { method: "eth_getTransactionCount", key: "k", tag: BlockTag::Latest, fresh: true };
+        let read =
+            Read { method: "eth_getTransactionCount", key: "k", tag: BlockTag::Latest, fresh: true, sends: None };
         h.front.request(&h.pipeline, &h.rt, read, |t| h.net.send(&(), t), &|| false, &|_| {}).await
     };
     h.rt.block_on(join_all((0..3).map(fresh).collect())).unwrap();
     h.rt.block_on(fresh(0)).unwrap().unwrap();
     assert_eq!((h.net.calls(0), h.front.cache_stats()), (4, (0, 0)));
+}
+
+#[test]
+fn a_submission_the_node_already_has_is_answered_with_the_hash_of_the_bytes_sent() {
+    let h = harness(vec![RpcError(-32000, "already known"), RpcError(-32000, "already known")], no_cache());
+    let send = |sends| {
+        let read = Read { method: "eth_sendRawTransaction", key: "k", tag: BlockTag::Absent, fresh: true, sends };
+        let aborted = || false;
+        h.rt.block_on(h.front.request(&h.pipeline, &h.rt, read, |t| h.net.send(&(), t), &aborted, &|_| {})).unwrap()
+    };
+    let hashed = send(Some("0x00"));
+    // keccak256(0x00): what the node returned when it first took the bytes.
+    assert_eq!(value(&hashed).as_deref(), Some("0xbc36789e7a1e281436464229828f817d6612f7b477d66591ff96a9e064bcc98a"));
+    assert!(matches!(send(None), Ok(SuccessValue::AlreadyKnown)), "no bytes to hash: said as it is");
+    assert_eq!(h.net.calls(0), 2, "no retry: the node has it");
 }
