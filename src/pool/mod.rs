@@ -13,6 +13,7 @@ pub mod notify;
 pub mod outage;
 pub mod pipeline;
 pub mod request;
+pub mod route_request;
 pub mod router;
 pub mod single;
 pub mod strategy;

@@ -24,6 +24,7 @@ use std::time::Duration;
 use super::endpoint::{ChainStatus, EndpointState};
 use super::options::{EndpointSpec, PoolOptions, Strategy};
 use super::outage::{OutageProbes, Pace, Recovery};
+pub use super::route_request::RouteRequest;
 use super::strategy::{self, StrategyState};
 use crate::policy::breaker::{Admission, BreakerState, Transition};
 use crate::policy::head_poll::HeadPoll;
@@ -48,25 +49,6 @@ pub struct GroupState {
     pub name: String,
     /// The policy state.
     pub quota: QuotaGroup,
-}
-
-/// What one attempt wants.
-#[derive(Clone, Copy, Debug)]
-pub struct RouteRequest<'a> {
-    /// JSON-RPC method.
-    pub method: &'a str,
-    /// Its latency class.
-    pub class: MethodClass,
-    /// Its default cost (endpoints may override).
-    pub cost: f64,
-    /// Whether it reads at `latest` (freshness applies).
-    pub wants_latest: bool,
-    /// Endpoints already tried in this request.
-    pub tried: &'a [bool],
-    /// Only endpoints not yet tried (capability failover).
-    pub only_untried: bool,
-    /// The endpoint that just failed, if any.
-    pub after: Option<usize>,
 }
 
 /// A reserved attempt. Must be given back through [`Router::complete`].

@@ -3,7 +3,7 @@
 
 use super::endpoint::EndpointState;
 use super::options::Strategy;
-use super::router::RouteRequest;
+use super::route_request::RouteRequest;
 use crate::time::Instant;
 
 /// The mutable state strategies keep between requests.

@@ -24,6 +24,7 @@ mod engine_replace;
 mod engine_send;
 pub mod fees;
 pub mod nonce;
+pub mod option_fields;
 pub mod order;
 pub mod receipt;
 pub mod request;

@@ -20,6 +20,8 @@ pub enum FieldValue {
     Number(f64),
     /// A JS bigint, as its decimal text.
     BigInt(String),
+    /// A boolean (only options take one).
+    Bool(bool),
     /// Anything else (an object, a boolean…), described for the error.
     Other(&'static str),
 }
@@ -134,6 +136,7 @@ pub fn parse_uint(field: &str, value: &FieldValue, bits: usize) -> Result<Option
             })?
         }
         FieldValue::Other(kind) => return Err(bad(field, format!("must be a number, bigint or string, got {kind}"))),
+        FieldValue::Bool(_) => return Err(bad(field, "must be a number, bigint or string, got a boolean")),
     };
     if parsed.bit_len() > bits {
         return Err(bad(field, format!("does not fit in {bits} bits")));

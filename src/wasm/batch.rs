@@ -13,9 +13,8 @@ use web_sys::AbortSignal;
 
 use super::core::Core;
 use super::descriptors::{self, Obj, CODE_INVALID_PARAMS};
-use super::fetch::{envelope, error_info, json_parse, reply_id, FetchCall};
+use super::fetch::{envelope, error_info, FetchCall};
 use super::js_runtime::JsRuntime;
-use crate::policy::classify::Reply;
 use crate::pool::batch::{execute_batch, ItemOutcome, ItemReply, MAX_BATCH};
 use crate::pool::PipelineEvent;
 
@@ -29,28 +28,6 @@ struct Item {
     params: JsValue,
 }
 
-/// Reduces a batch reply to one entry per item, in item order: the reply
-/// object with our id, or `undefined` when the node left it out.
-pub fn summarise(text: &js_sys::JsString, ids: &[f64]) -> Reply<JsValue> {
-    let Ok(value) = json_parse(text) else { return Reply::NotJson };
-    if !Array::is_array(&value) {
-        // A single error object: the node refused the whole batch.
-        if value.is_object() && !get(&value, "error").is_undefined() {
-            return Reply::Error(error_info(&get(&value, "error"), &|t, k| get(t, k)));
-        }
-        return Reply::Malformed;
-    }
-    let replies = Array::from(&value);
-    let reply_ids: Vec<Option<f64>> = replies.iter().map(|reply| reply_id(&get(&reply, "id"))).collect();
-    let ordered = Array::new_with_length(ids.len() as u32);
-    for (pos, k) in crate::rpc::batch_match::match_replies(ids, &reply_ids).into_iter().enumerate() {
-        if let Some(k) = k {
-            ordered.set(pos as u32, replies.get(k as u32));
-        }
-    }
-    Reply::Result(ordered.into())
-}
-
 /// Item `pos` of a round's ordered reply.
 fn split(replies: &JsValue, pos: usize) -> ItemReply<JsValue> {
     let reply = Reflect::get_u32(replies, pos as u32).unwrap_or(JsValue::UNDEFINED);
@@ -61,7 +38,7 @@ fn split(replies: &JsValue, pos: usize) -> ItemReply<JsValue> {
     if error.is_undefined() || error.is_null() {
         return ItemReply::Result(get(&reply, "result"));
     }
-    ItemReply::Error(error_info(&error, &|t, k| get(t, k)))
+    ItemReply::Error(error_info(&error))
 }
 
 fn settled(value: Option<JsValue>, reason: Option<JsValue>) -> JsValue {

@@ -220,7 +220,7 @@ impl FetchTransport {
         let retry_after = keys::get(&out, Key::RetryAfter).as_string();
         let reply = match keys::get(&out, Key::Text).dyn_into::<js_sys::JsString>() {
             Ok(text) if text.length() <= self.max_response_bytes => match &call.batch {
-                Some(ids) => super::batch::summarise(&text, ids),
+                Some(ids) => summarise_batch(&text, ids),
                 None => summarise(&text, call.id),
             },
             // No text: too large, or (read only then) a number JS cannot hold exactly.
@@ -246,7 +246,7 @@ impl FetchTransport {
         let out = JsFuture::from(Promise::resolve(&promise)).await?;
         if let Ok(text) = keys::get(&out, Key::Text).dyn_into::<js_sys::JsString>() {
             let reply = match &call.batch {
-                Some(ids) => super::batch::summarise(&text, ids),
+                Some(ids) => summarise_batch(&text, ids),
                 None => summarise(&text, call.id),
             };
             return Ok((Observation::Http { status: 200, retry_after: None, reply }, None));
@@ -270,13 +270,38 @@ impl Transport for FetchTransport {
     }
 }
 
+/// Reduces a batch reply to one entry per item, in item order: the reply
+/// object with our id, or `undefined` when the node left it out.
+fn summarise_batch(text: &js_sys::JsString, ids: &[f64]) -> Reply<JsValue> {
+    let Ok(value) = json_parse(text) else { return Reply::NotJson };
+    if !js_sys::Array::is_array(&value) {
+        // A single error object: the node refused the whole batch.
+        if value.is_object() && !get_key(&value, "error").is_undefined() {
+            return Reply::Error(error_info(&get_key(&value, "error")));
+        }
+        return Reply::Malformed;
+    }
+    let replies = js_sys::Array::from(&value);
+    let reply_ids: Vec<Option<f64>> = replies.iter().map(|reply| reply_id(&get_key(&reply, "id"))).collect();
+    let ordered = js_sys::Array::new_with_length(ids.len() as u32);
+    for (pos, k) in crate::rpc::batch_match::match_replies(ids, &reply_ids).into_iter().enumerate() {
+        if let Some(k) = k {
+            ordered.set(pos as u32, replies.get(k as u32));
+        }
+    }
+    Reply::Result(ordered.into())
+}
+
+fn get_key(target: &JsValue, key: &str) -> JsValue {
+    Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
 /// Reduces a reply body to what the policies read.
 fn summarise(text: &js_sys::JsString, our_id: f64) -> Reply<JsValue> {
     let Ok(value) = json_parse(text) else { return Reply::NotJson };
     if !value.is_object() || js_sys::Array::is_array(&value) {
         return Reply::Malformed;
     }
-    let get = |target: &JsValue, key: &str| Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED);
     let id = keys::get(&value, Key::Id);
     let error = keys::get(&value, Key::Error);
     let has_error = !error.is_undefined() && !error.is_null();
@@ -287,13 +312,15 @@ fn summarise(text: &js_sys::JsString, our_id: f64) -> Reply<JsValue> {
     }
     match (has_error, has_result) {
         (true, true) => Reply::Malformed,
-        (true, false) => Reply::Error(error_info(&error, &get)),
+        (true, false) => Reply::Error(error_info(&error)),
         (false, true) => Reply::Result(keys::get(&value, Key::Result)),
         (false, false) => Reply::Malformed,
     }
 }
 
-pub(super) fn error_info(error: &JsValue, get: &dyn Fn(&JsValue, &str) -> JsValue) -> RpcErrorInfo<JsValue> {
+/// A JSON-RPC error object (or a bare string) as the policies read it.
+pub(super) fn error_info(error: &JsValue) -> RpcErrorInfo<JsValue> {
+    let get = get_key;
     if let Some(text) = error.as_string() {
         return RpcErrorInfo { code: None, message: text, data: None, backoff_hint: None };
     }
@@ -314,7 +341,7 @@ pub(super) fn error_info(error: &JsValue, get: &dyn Fn(&JsValue, &str) -> JsValu
 /// Maps a rejected fetch to a failure kind. Node's undici puts the socket
 /// error code in `cause.code`; browsers only say "Failed to fetch".
 pub fn transport_failure(error: &JsValue, timed_out: bool) -> TransportFailure {
-    let get = |target: &JsValue, key: &str| Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED);
+    let get = get_key;
     let name = get(error, "name").as_string().unwrap_or_default();
     if name == "AbortError" || name == "TimeoutError" {
         return if timed_out { TransportFailure::Timeout } else { TransportFailure::Aborted };

@@ -10,18 +10,11 @@
 use std::future::Future;
 use std::time::Duration;
 
-use wasm_bindgen::prelude::*;
-
 use std::cell::RefCell;
 
+use super::timers::performance_now;
 use crate::runtime::{crypto_unit, Runtime, SeededRandom};
 use crate::time::Instant;
-
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(js_namespace = performance, js_name = now)]
-    pub(super) fn performance_now() -> f64;
-}
 
 thread_local! {
     /// Seeded once from the CSPRNG: 53 random bits of seed per instance.

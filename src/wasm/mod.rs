@@ -19,4 +19,5 @@ mod stats;
 mod timers;
 mod tx;
 mod tx_events;
+mod tx_fields;
 mod tx_node;

@@ -18,7 +18,7 @@ use super::descriptors::{self, Redactor};
 use super::fetch::{FetchEndpoint, FetchTransport};
 use super::js_runtime::JsRuntime;
 use super::stats;
-use super::tx;
+use super::tx_fields;
 use super::tx_node::CoreNode;
 use crate::config::{ConfigError, RelayerConfig};
 use crate::policy::Classifier;
@@ -54,7 +54,7 @@ impl WasmRelayer {
         let (raw, rules) = config::options(&options).map_err(|e| descriptors::config_error(&e))?;
         let tx_defaults = if options.is_object() {
             let value = js_sys::Reflect::get(&options, &"transactions".into()).unwrap_or(JsValue::UNDEFINED);
-            tx::tx_options(&value, TxOptions::default(), "transactions")
+            tx_fields::tx_options(&value, TxOptions::default(), "transactions")
                 .map_err(|e| descriptors::config_error(&ConfigError::new(&e.field, e.reason)))?
         } else {
             TxOptions::default()
@@ -86,7 +86,7 @@ impl WasmRelayer {
             front,
         };
         let core = Rc::new(core);
-        Ok(WasmRelayer { tx: tx::engine(core.clone(), tx_defaults), core })
+        Ok(WasmRelayer { tx: tx_fields::engine(core.clone(), tx_defaults), core })
     }
 
     /// One logical JSON-RPC request under every policy. Resolves to the

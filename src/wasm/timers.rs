@@ -24,7 +24,15 @@ use std::task::{Context, Poll, Waker};
 
 use gloo_timers::callback::Timeout;
 
-use super::js_runtime::performance_now;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+extern "C" {
+    /// The host's monotonic clock in milliseconds: the runtime's `now()`
+    /// and the timer heap's keys read the same clock.
+    #[wasm_bindgen(js_namespace = performance, js_name = now)]
+    pub(super) fn performance_now() -> f64;
+}
 
 /// Microseconds on the `performance.now()` clock (integer keys for the heap).
 fn now_us() -> u64 {

@@ -13,10 +13,10 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::descriptors::{simple_error, Obj, CODE_INVALID_PARAMS};
-use super::fields::absent;
 use super::js_runtime::JsRuntime;
 use super::relayer::WasmRelayer;
 use super::tx_events::event_js;
+use super::tx_fields::{field_error, js_fields, tx_options};
 use super::tx_node::{hex_quantity, CoreNode};
 use crate::tx::chain;
 use crate::tx::engine::{Signed, TxEngine, TxEvent, TxFailure, TxOutcome, TxSigner};
@@ -92,85 +92,6 @@ impl TxSigner<JsValue> for JsSigner {
         }
         Err(bad("the signer returned neither signed bytes nor a hash"))
     }
-}
-
-fn field_value(value: &JsValue) -> FieldValue {
-    if absent(value) {
-        FieldValue::Absent
-    } else if let Some(s) = value.as_string() {
-        FieldValue::Text(s)
-    } else if let Some(n) = value.as_f64() {
-        FieldValue::Number(n)
-    } else if value.is_bigint() {
-        let text = value.clone().unchecked_into::<js_sys::BigInt>().to_string(10).ok().and_then(|s| s.as_string());
-        text.map_or(FieldValue::Other("an unreadable bigint"), FieldValue::BigInt)
-    } else if value.is_object() {
-        FieldValue::Other("an object")
-    } else {
-        FieldValue::Other("a boolean or symbol")
-    }
-}
-
-fn js_fields(value: &JsValue) -> Result<Vec<(String, FieldValue)>, TxFieldError> {
-    if absent(value) || !value.is_object() || Array::is_array(value) {
-        return Err(TxFieldError { field: "tx".into(), reason: "must be a transaction request object".into() });
-    }
-    let keys = Object::keys(&Object::from(value.clone()));
-    Ok(keys.iter().filter_map(|k| k.as_string()).map(|k| (k.clone(), field_value(&get(value, &k)))).collect())
-}
-
-fn field_error(e: &TxFieldError) -> JsValue {
-    Obj::new()
-        .set("kind", "invalidTransaction")
-        .set("code", CODE_INVALID_PARAMS as f64)
-        .set("field", e.field.as_str())
-        .set("message", e.to_string())
-        .build()
-}
-
-/// Per-call options over the relayer's defaults.
-pub fn tx_options(value: &JsValue, base: TxOptions, path: &str) -> Result<TxOptions, TxFieldError> {
-    let mut o = base;
-    if absent(value) {
-        return Ok(o);
-    }
-    let err = |k: &str, why: &str| TxFieldError { field: format!("{path}.{k}"), reason: why.into() };
-    let known = ["pollIntervalMs", "bumpPercent", "feeCeiling", "confirmations", "rebroadcastEveryPolls", "repairGaps"];
-    for (k, v) in js_fields(value).map_err(|_| err("", "must be an object"))? {
-        if v == FieldValue::Absent {
-            continue;
-        }
-        let int = |max: u64| -> Result<u64, TxFieldError> {
-            let n = request::parse_uint(&format!("{path}.{k}"), &v, 64)?.map(|n| n.to::<u64>()).unwrap_or(0);
-            if n > max {
-                return Err(err(&k, "is too large"));
-            }
-            Ok(n)
-        };
-        match k.as_str() {
-            "pollIntervalMs" => o.poll_interval = std::time::Duration::from_millis(int(86_400_000)?.max(1)),
-            "bumpPercent" => {
-                let p = int(1000)?;
-                if p < 10 {
-                    return Err(err(&k, "must be at least 10 (nodes refuse smaller replacements)"));
-                }
-                o.bump_percent = p as u32;
-            }
-            "feeCeiling" => {
-                o.fee_ceiling = request::parse_uint(&format!("{path}.{k}"), &v, 128)?.map(|n| n.to::<u128>())
-            }
-            "confirmations" => o.confirmations = int(1000)?.max(1),
-            "rebroadcastEveryPolls" => o.rebroadcast_every = int(1000)?.max(1) as u32,
-            "repairGaps" => {
-                o.repair_gaps = get(value, "repairGaps").as_bool().ok_or_else(|| err(&k, "must be a boolean"))?
-            }
-            _ => {
-                let _ = known;
-                return Err(err(&k, "is not a transaction option (a typo?)"));
-            }
-        }
-    }
-    Ok(o)
 }
 
 fn hashes_js(hashes: &[B256]) -> Array {
@@ -438,9 +359,4 @@ fn emitter(listener: Option<Function>) -> impl Fn(TxEvent) {
             let _ = l.call1(&JsValue::UNDEFINED, &event_js(&e));
         }
     }
-}
-
-/// The engine a relayer owns.
-pub fn engine(core: Rc<super::core::Core>, options: TxOptions) -> Rc<TxEngine<CoreNode>> {
-    Rc::new(TxEngine::new(CoreNode { core, verified_chain: None.into() }, options))
 }

@@ -1,0 +1,25 @@
+//! What one attempt asks of the router: the method, its class and cost,
+//! whether it reads at `latest`, and what this request already tried. Its
+//! own module because the router and the strategies both read it (the
+//! strategies rank endpoints for it; the router owns neither).
+
+use crate::rpc::methods::MethodClass;
+
+/// What one attempt wants.
+#[derive(Clone, Copy, Debug)]
+pub struct RouteRequest<'a> {
+    /// JSON-RPC method.
+    pub method: &'a str,
+    /// Its latency class.
+    pub class: MethodClass,
+    /// Its default cost (endpoints may override).
+    pub cost: f64,
+    /// Whether it reads at `latest` (freshness applies).
+    pub wants_latest: bool,
+    /// Endpoints already tried in this request.
+    pub tried: &'a [bool],
+    /// Only endpoints not yet tried (capability failover).
+    pub only_untried: bool,
+    /// The endpoint that just failed, if any.
+    pub after: Option<usize>,
+}
