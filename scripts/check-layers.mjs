@@ -23,6 +23,7 @@ const LAYERS = [
   ['options'],
   ['config'],
   ['error'],
+  ['coord'],
   ['pool'],
   ['tx'],
   ['simulation'],

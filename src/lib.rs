@@ -19,6 +19,7 @@
 
 pub mod config;
 pub mod config_error;
+pub mod coord;
 pub mod error;
 pub mod options;
 pub mod policy;

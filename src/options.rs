@@ -110,6 +110,9 @@ pub struct PoolOptions {
     /// asked for its head in the background (freshness needs heads the app
     /// may never ask for); zero: never (see `policy/head_poll.rs`).
     pub head_poll: Duration,
+    /// Share quota groups and chain checks with the other relayers of this
+    /// realm that use the same endpoints (`coord`); `false`: learn alone.
+    pub share_in_realm: bool,
 }
 
 /// When a read is hedged to a second endpoint (see `pipeline/hedge.rs`).
@@ -146,6 +149,7 @@ impl Default for PoolOptions {
             adaptive_timeout: Some((5.0, Duration::from_secs(2))),
             hedge: Some(HedgeConfig::default()),
             head_poll: Duration::from_secs(12),
+            share_in_realm: true,
         }
     }
 }

@@ -109,3 +109,25 @@ fn the_simulation_is_deterministic() {
         (b.logical, b.read_successes, b.amplification.to_bits())
     );
 }
+
+fn one_process(name: &str) -> Report {
+    let s =
+        scenarios::one_process().into_iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no scenario {name}"));
+    let r = run(&s, 7);
+    assert!(r.logical > 2_000, "{name}: only {} requests", r.logical);
+    r
+}
+
+#[test]
+fn relayers_of_one_process_sharing_a_key_behave_as_one() {
+    let alone = one_process("100 in a process: shared key, alone");
+    let sharing = one_process("100 in a process: shared key, sharing");
+    // One bucket and one learned plan for the key; one chain check per
+    // endpoint instead of one per relayer and endpoint.
+    assert!(sharing.limited <= 10, "429s {} (alone: {})", sharing.limited, alone.limited);
+    assert!(alone.limited >= 5 * sharing.limited.max(1), "alone {} vs sharing {}", alone.limited, sharing.limited);
+    assert!(sharing.amplification <= 1.1, "amplification {}", sharing.amplification);
+    assert!(sharing.chain_checks <= 30, "chain checks {} (alone: {})", sharing.chain_checks, alone.chain_checks);
+    assert!(alone.chain_checks >= 150, "alone, every relayer checks: {}", alone.chain_checks);
+    assert!(sharing.success_rate() >= 0.999, "success {}", sharing.success_rate());
+}

@@ -193,6 +193,11 @@ impl QuotaGroup {
         Self::with_bucket(config, bucket, now)
     }
 
+    /// Its tuning.
+    pub fn config(&self) -> &QuotaConfig {
+        &self.config
+    }
+
     /// A group over any bucket implementation.
     pub fn with_bucket(config: QuotaConfig, bucket: Box<dyn QuotaBucket>, now: Instant) -> Self {
         let allowed = config.plan();

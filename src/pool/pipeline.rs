@@ -46,6 +46,7 @@ use super::events::PipelineEvent;
 use super::notify::{either, unless_closed, Notify, Shutdown};
 use super::router::{RouteRequest, Router, Selection};
 use crate::config::RelayerConfig;
+use crate::coord::Realm;
 use crate::error::{AttemptRecord, Failure, FailureDetail, StopReason};
 use crate::policy::classify::{Observation, Reply};
 use crate::policy::{Classifier, ErrorClass, RetryBudget, Verdict};
@@ -137,7 +138,15 @@ impl<P> Attempts<P> {
 impl Pipeline {
     /// A pipeline for a validated configuration, its budget full at `now`.
     pub fn new(config: RelayerConfig, classifier: Classifier, now: Instant) -> Self {
-        let router = Router::new(config.endpoints.clone(), &config.pool, config.max_retry_after, now);
+        Self::in_realm(config, classifier, now, None)
+    }
+
+    /// A pipeline that shares what it learns with the other members of
+    /// `realm` (unless its options say `share_in_realm: false`).
+    pub fn in_realm(config: RelayerConfig, classifier: Classifier, now: Instant, realm: Option<&Realm>) -> Self {
+        let realm = realm.filter(|_| config.pool.share_in_realm);
+        let (specs, pool) = (config.endpoints.clone(), &config.pool);
+        let router = Router::in_realm(specs, pool, config.max_retry_after, now, realm);
         let budget = RefCell::new(RetryBudget::new(config.budget, now));
         Pipeline {
             config,
@@ -171,6 +180,11 @@ impl Pipeline {
     /// [`StopReason::Closed`] at its next step.
     pub fn close(&self) {
         self.shutdown.trigger();
+        // A closed relayer learns nothing more: what it shared lives on
+        // only with the realm's other members.
+        if let Ok(mut router) = self.router.try_borrow_mut() {
+            router.leave_realm();
+        }
     }
 
     /// Whether [`Pipeline::close`] was called.

@@ -19,6 +19,7 @@
 //! caller to wait until the earliest probe, so requests ride out a short
 //! outage instead of failing for the whole open time.
 
+use std::rc::Rc;
 use std::time::Duration;
 
 use super::endpoint::{ChainStatus, EndpointState};
@@ -26,6 +27,7 @@ use super::options::{EndpointSpec, PoolOptions, Strategy};
 use super::outage::{OutageProbes, Pace, Recovery};
 pub use super::route_request::RouteRequest;
 use super::strategy::{self, StrategyState};
+use crate::coord::realm::{ChainRecord, Realm, SharedGroup};
 use crate::policy::breaker::{Admission, BreakerState, Transition};
 use crate::policy::head_poll::HeadPoll;
 use crate::policy::quota::{QuotaConfig, QuotaDenied, QuotaGroup};
@@ -43,12 +45,18 @@ pub const REFUSED_FOR: Duration = Duration::from_secs(600);
 /// When only concurrency blocks, look again after this long (or when a slot frees).
 const CONCURRENCY_RECHECK: Duration = Duration::from_millis(50);
 
+/// A quota group of this relayer alone (until a realm shares it).
+fn local_group(config: QuotaConfig, now: Instant) -> SharedGroup {
+    Rc::new(std::cell::RefCell::new(QuotaGroup::new(config, now)))
+}
+
 /// One quota group.
 pub struct GroupState {
     /// Its name (`""` for an endpoint's implicit own group).
     pub name: String,
-    /// The policy state.
-    pub quota: QuotaGroup,
+    /// The policy state, shared with the realm's other members that use
+    /// the same group (`coord::realm`).
+    pub quota: SharedGroup,
 }
 
 /// A reserved attempt. Must be given back through [`Router::complete`].
@@ -136,37 +144,53 @@ pub struct Router {
     arrivals: RateMeter,
     recovery: Option<Recovery>,
     head_poll: HeadPoll,
+    /// Per endpoint, the chain record shared with the realm (if any).
+    chains: Vec<Option<Rc<ChainRecord>>>,
     /// Calls of `select` so far: the unit of the pool's per-request work
     /// (the complexity test counts it; `stats()` could show it).
     pub selections: u64,
 }
 
 impl Router {
-    /// Builds the live state for validated specs and options.
+    /// Builds the live state for validated specs and options, shared with nobody.
     pub fn new(specs: Vec<EndpointSpec>, options: &PoolOptions, max_retry_after: Duration, now: Instant) -> Self {
+        Self::in_realm(specs, options, max_retry_after, now, None)
+    }
+
+    /// Builds the live state; with a realm, quota groups and chain records
+    /// are shared with the realm's other members (`router/shared.rs`).
+    pub fn in_realm(
+        specs: Vec<EndpointSpec>,
+        options: &PoolOptions,
+        max_retry_after: Duration,
+        now: Instant,
+        realm: Option<&Realm>,
+    ) -> Self {
         let mut groups: Vec<GroupState> = options
             .quota_groups
             .iter()
-            .map(|(name, q)| GroupState { name: name.clone(), quota: QuotaGroup::new(*q, now) })
+            .map(|(name, q)| GroupState { name: name.clone(), quota: local_group(*q, now) })
             .collect();
         // A pool of one has no other head to compare its own with.
         let comparable = specs.iter().filter(|s| s.serves("eth_blockNumber")).count() >= 2;
         let head_poll = HeadPoll::new(if comparable { options.head_poll } else { Duration::ZERO }, now);
-        let endpoints = specs
+        let endpoints: Vec<EndpointState> = specs
             .into_iter()
             .map(|spec| {
                 let named = spec.quota_group.as_ref().and_then(|g| groups.iter().position(|s| &s.name == g));
                 let group = named.unwrap_or_else(|| {
                     let own = QuotaConfig { cooldown_max: max_retry_after, ..QuotaConfig::default() };
-                    groups.push(GroupState { name: String::new(), quota: QuotaGroup::new(own, now) });
+                    groups.push(GroupState { name: String::new(), quota: local_group(own, now) });
                     groups.len() - 1
                 });
                 EndpointState::new(spec, group, options, now)
             })
             .collect();
-        Router {
+        let chains = vec![None; endpoints.len()];
+        let mut router = Router {
             endpoints,
             groups,
+            chains,
             strategy: options.strategy,
             cursor: 0,
             sticky: None,
@@ -180,7 +204,11 @@ impl Router {
             recovery: None,
             head_poll,
             selections: 0,
+        };
+        if let Some(realm) = realm {
+            router.join_realm(realm);
         }
+        router
     }
 
     /// Counts one logical request (the demand recovery pacing is relative to).
@@ -218,6 +246,7 @@ impl Router {
         let mut all_open = true;
         let mut all_quota = true;
         for i in 0..self.endpoints.len() {
+            self.adopt_shared_chain(i, now);
             let recheck = self.chain_recheck;
             let ep = &mut self.endpoints[i];
             if ep.chain_disabled(now, recheck)
@@ -252,7 +281,7 @@ impl Router {
             if ep.rest_until > now {
                 until = Some(until.map_or(ep.rest_until, |u| u.max(ep.rest_until)));
             }
-            match self.groups[ep.group].quota.check(now, cost) {
+            match self.groups[ep.group].quota.borrow_mut().check(now, cost) {
                 Ok(()) => {}
                 Err(QuotaDenied::Cooling(t)) => {
                     quota_blocked = true;
@@ -320,7 +349,7 @@ impl Router {
                     && !ep.refused(now)
                     && ep.spec.serves(req.method)
                     && ep.rest_until <= now
-                    && self.groups[ep.group].quota.check(now, ep.spec.cost(req.method, req.cost)).is_ok()
+                    && self.groups[ep.group].quota.borrow_mut().check(now, ep.spec.cost(req.method, req.cost)).is_ok()
             })
             .collect();
         candidates.sort_by_key(|&i| self.endpoints[i].breaker.early_probe_at());
@@ -365,7 +394,7 @@ impl Router {
             }
         };
         let group = &mut self.groups[ep.group];
-        if group.quota.charge(now, cost).is_err() {
+        if group.quota.borrow_mut().charge(now, cost).is_err() {
             ep.breaker.on_neutral(probe);
             return None;
         }
@@ -406,6 +435,9 @@ impl Router {
 mod heads;
 mod hedging;
 mod outcomes;
+mod shared;
+#[cfg(test)]
+mod shared_tests;
 #[cfg(test)]
 mod slow_start_tests;
 #[cfg(test)]

@@ -13,6 +13,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use crate::config::{RawOptions, RelayerConfig};
+use crate::coord::Realm;
 use crate::policy::Classifier;
 use crate::pool::options::EndpointSpec;
 use crate::pool::{Call, Pipeline};
@@ -50,6 +51,9 @@ pub struct Scenario {
     pub groups: Vec<Option<&'static str>>,
     /// Client options (defaults unless the scenario says otherwise).
     pub options: fn() -> RawOptions,
+    /// Every client in one realm (relayers of one process, sharing what
+    /// they learn); otherwise each client is alone (independent users).
+    pub realm: bool,
 }
 
 /// What one run measured.
@@ -122,7 +126,10 @@ pub fn run_with_counters(scenario: &Scenario, seed: u64) -> (Report, fleet::Flee
     let fleet = Fleet::new(&rt, scenario.providers.clone(), scenario.keys.clone(), seed ^ 0x5eed);
     let outcomes: Rc<RefCell<Vec<Outcome>>> = Rc::default();
     let requests: Rc<RefCell<Vec<crate::runtime::sim::JoinHandle<()>>>> = Rc::default();
-    let pipelines: Vec<Rc<Pipeline>> = (0..scenario.clients).map(|_| Rc::new(client(scenario, rt.now()))).collect();
+    let realm = Realm::new();
+    let realm = scenario.realm.then_some(&realm);
+    let pipelines: Vec<Rc<Pipeline>> =
+        (0..scenario.clients).map(|_| Rc::new(client(scenario, rt.now(), realm))).collect();
 
     let loops: Vec<_> = pipelines
         .iter()
@@ -160,7 +167,7 @@ pub fn run_with_counters(scenario: &Scenario, seed: u64) -> (Report, fleet::Flee
     (report(scenario, &outcomes, &fleet, flips), fleet.counters())
 }
 
-fn client(scenario: &Scenario, now: Instant) -> Pipeline {
+fn client(scenario: &Scenario, now: Instant, realm: Option<&Realm>) -> Pipeline {
     let specs = (0..scenario.providers.len())
         .map(|i| {
             let url = EndpointUrl::parse(&format!("http://sim-{i}.invalid:8545"), "upstreams")
@@ -174,7 +181,7 @@ fn client(scenario: &Scenario, now: Instant) -> Pipeline {
         Ok(c) => c,
         Err(e) => panic!("scenario {} has an invalid client config: {e}", scenario.name),
     };
-    Pipeline::new(config, Classifier::default(), now)
+    Pipeline::in_realm(config, Classifier::default(), now, realm)
 }
 
 fn unreachable_url() -> EndpointUrl {

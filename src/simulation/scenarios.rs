@@ -27,6 +27,7 @@ fn base(name: &'static str, providers: Vec<Provider>) -> Scenario {
         flaps: 0,
         groups: Vec::new(),
         options: defaults,
+        realm: false,
     }
 }
 
@@ -104,4 +105,41 @@ pub fn all() -> Vec<Scenario> {
     };
     list.push(s);
     list
+}
+
+/// Relayers of one process (one realm): 100 relayers at 1 request/s each
+/// for 30 s, where providers 0 and 1 are two URLs on one API key limited
+/// to 60 requests/s (demand above it) and provider 2 has room; the plan is
+/// not configured. Each scenario twice: relayers alone, then sharing.
+pub fn one_process() -> Vec<Scenario> {
+    let mut p = vec![Provider::healthy(40), Provider::healthy(50), Provider::healthy(80)];
+    p[0].key = Some(0);
+    p[1].key = Some(0);
+    let shared_key = |name, realm| {
+        let mut s = base(name, p.clone());
+        s.clients = 100;
+        s.rate = 1.0;
+        s.duration = S(30);
+        s.keys = vec![60.0];
+        s.groups = vec![Some("keyA"), Some("keyA"), None];
+        s.options = || quota_options(f64::INFINITY, 1.0);
+        s.realm = realm;
+        s
+    };
+    let outage = |p: Provider| p.with(vec![(S(0), Mode::Healthy), (S(12), Mode::Down), (S(17), Mode::Healthy)]);
+    let all_down = |name, realm| {
+        let mut s = base(name, three().into_iter().map(outage).collect());
+        s.clients = 100;
+        s.rate = 1.0;
+        s.duration = S(30);
+        s.recovery_at = Some(S(17));
+        s.realm = realm;
+        s
+    };
+    vec![
+        shared_key("100 in a process: shared key, alone", false),
+        shared_key("100 in a process: shared key, sharing", true),
+        all_down("100 in a process: all down 5 s, alone", false),
+        all_down("100 in a process: all down 5 s, sharing", true),
+    ]
 }

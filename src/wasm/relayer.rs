@@ -21,12 +21,19 @@ use super::stats;
 use super::tx_fields;
 use super::tx_node::CoreNode;
 use crate::config::{ConfigError, RelayerConfig};
+use crate::coord::Realm;
 use crate::policy::Classifier;
 use crate::pool::request::Front;
 use crate::pool::Pipeline;
 use crate::runtime::Runtime;
 use crate::tx::engine::TxEngine;
 use crate::tx::TxOptions;
+
+thread_local! {
+    /// The realm every relayer of this wasm instance joins (`coord`): one
+    /// per JS realm, since a realm loads the module once.
+    static REALM: Realm = Realm::new();
+}
 
 /// The relayer core exposed to JS. Use the `FaultTolerantRelayer` wrapper;
 /// this class is its engine.
@@ -76,7 +83,9 @@ impl WasmRelayer {
         let transport = FetchTransport::new(endpoints, relayer_config.max_response_bytes);
         let redactor = Redactor::new(relayer_config.endpoints.iter().map(|s| s.url.clone()).collect());
         let front = Front::new(relayer_config.pool.cache.max_entries);
-        let pipeline = Pipeline::new(relayer_config, Classifier::with_rules(rules), JsRuntime.now());
+        let classifier = Classifier::with_rules(rules);
+        let now = JsRuntime.now();
+        let pipeline = REALM.with(|realm| Pipeline::in_realm(relayer_config, classifier, now, Some(realm)));
         let core = Core {
             pipeline,
             transport,

@@ -52,10 +52,10 @@ pub fn snapshot(core: &Core) -> JsValue {
             .iter_mut()
             .filter(|g| !g.name.is_empty())
             .map(|g| {
-                let s = g.quota.stats();
+                let s = g.quota.borrow().stats();
                 Obj::new()
                     .set("name", g.name.clone())
-                    .set("cuLastSecond", g.quota.cu_last_second(now))
+                    .set("cuLastSecond", g.quota.borrow_mut().cu_last_second(now))
                     .set("allowedCuPerSecond", if s.allowed_rate.is_finite() { s.allowed_rate } else { f64::MAX })
                     .set("cuCharged", s.cu_charged)
                     .set("rateLimited", s.limited as f64)

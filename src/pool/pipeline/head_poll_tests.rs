@@ -88,6 +88,6 @@ fn an_endpoint_whose_breaker_is_open_is_not_polled_and_polls_pay_their_quota() {
     wait(&h, 12_000);
     assert_eq!(poll(&h), vec![(1, 150), (2, 151)]);
     assert_eq!(h.net.calls(0), 3, "not polled while open");
-    let charged: f64 = h.pipeline.with_router(|r| r.groups.iter().map(|g| g.quota.stats().cu_charged).sum());
+    let charged: f64 = h.pipeline.with_router(|r| r.groups.iter().map(|g| g.quota.borrow().stats().cu_charged).sum());
     assert_eq!(charged, 3.0 * 19.0 * 2.0 + 2.0 * 10.0, "reads (19 CU, one retry each) and two polls (10 CU)");
 }

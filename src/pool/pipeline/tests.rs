@@ -378,3 +378,28 @@ fn after_a_total_outage_successful_probes_close_the_breakers_and_say_so() {
         .count();
     assert!(closed >= 1, "{:?}", h.events.borrow());
 }
+
+#[test]
+fn a_value_answered_outside_http_ends_the_request_with_that_value() {
+    // executeRpcWithRetry: the caller's operation failed once, then returned a value.
+    let h = harness(vec![vec![], vec![]], opts());
+    let tries = std::cell::Cell::new(0);
+    let net = &h.net;
+    let attempt = |t: AttemptTarget| {
+        let n = tries.get();
+        tries.set(n + 1);
+        async move {
+            match (t.purpose, n) {
+                (crate::runtime::Purpose::ChainId, _) => net.send(&(), t).await,
+                (_, 0..=1) => Observation::Transport(TransportFailure::ConnectionReset),
+                _ => Observation::Answered(format!("done by {}", t.endpoint)),
+            }
+        }
+    };
+    let run = h.pipeline.execute(&h.rt, Call::new("executeRpcWithRetry"), attempt, &|_| {});
+    let ok = h.rt.block_on(run).unwrap().unwrap();
+    assert!(matches!(&ok.value, SuccessValue::Result(v) if v.starts_with("done by")), "{:?}", ok.value);
+    let classes: Vec<_> = ok.attempts.iter().map(|a| (a.verdict.class, a.verdict.rule.to_string())).collect();
+    assert_eq!(classes.last(), Some(&(ErrorClass::Success, "answered".to_string())));
+    assert_eq!(ok.attempts.len(), 2, "a reset, then the answer on the other endpoint");
+}

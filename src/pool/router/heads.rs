@@ -44,6 +44,7 @@ impl Router {
     /// Records an endpoint's `eth_chainId`; a mismatch disables it.
     pub fn chain_checked(&mut self, endpoint: usize, chain_id: u64, now: Instant) -> Option<RouterEvent> {
         let expected = *self.expected_chain.get_or_insert(chain_id);
+        self.share_chain(endpoint, chain_id, now);
         let ep = self.endpoints.get_mut(endpoint)?;
         ep.chain_checked_at = Some(now);
         if chain_id == expected {
@@ -84,6 +85,7 @@ impl Router {
         };
         let mut polls = Vec::new();
         for i in 0..self.endpoints.len() {
+            self.adopt_shared_chain(i, now);
             let ep = &mut self.endpoints[i];
             let free = !ep.chain_disabled(now, self.chain_recheck)
                 && !ep.refused(now)
@@ -91,7 +93,7 @@ impl Router {
                 && ep.breaker.state(now) == BreakerState::Closed
                 && ep.rest_until <= now
                 && ep.in_flight < ep.concurrency_limit(now)
-                && self.groups[ep.group].quota.check(now, ep.spec.cost(req.method, req.cost)).is_ok();
+                && self.groups[ep.group].quota.borrow_mut().check(now, ep.spec.cost(req.method, req.cost)).is_ok();
             if let Some(r) = free.then(|| self.reserve(i, now, &req, false)).flatten() {
                 polls.push(r);
             }

@@ -55,13 +55,17 @@ impl Router {
                     ep.meter.record(now);
                 }
                 ep.observe_latency(class, elapsed);
-                self.groups[ep.group].quota.on_success(now, draw);
+                self.groups[ep.group].quota.borrow_mut().on_success(now, draw);
                 ep.breaker.on_success(now, r.probe)
             }
             ErrorClass::RateLimited => {
                 ep.breaker.on_neutral(r.probe);
-                let until =
-                    self.groups[ep.group].quota.on_limited(now, verdict.retry_after, verdict.long_horizon, draw);
+                let until = self.groups[ep.group].quota.borrow_mut().on_limited(
+                    now,
+                    verdict.retry_after,
+                    verdict.long_horizon,
+                    draw,
+                );
                 events.push(RouterEvent::RateLimited {
                     endpoint: r.endpoint,
                     group: ep.group,

@@ -42,7 +42,7 @@ pub(super) fn req<'a>(tried: &'a [bool]) -> RouteRequest<'a> {
     }
 }
 
-fn verdict(class: ErrorClass, health: bool) -> Verdict {
+pub(super) fn verdict(class: ErrorClass, health: bool) -> Verdict {
     Verdict {
         class,
         rule: Cow::Borrowed("test"),

@@ -1,0 +1,130 @@
+//! The registry of state shared by the relayers of one realm (one wasm
+//! instance: a Node process, a page, a worker).
+//!
+//! A member asks for a key's state when it is built; the first asker's
+//! factory makes it, later askers get the same object. The registry keeps
+//! only weak references, so a state lives exactly as long as some member
+//! holds it, and dead entries are swept as new ones are added (the map
+//! never grows past the live keys plus what was added since the last sweep).
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::{Rc, Weak};
+use std::time::Duration;
+
+use crate::policy::quota::QuotaGroup;
+use crate::time::Instant;
+
+/// A quota group as its members hold it.
+pub type SharedGroup = Rc<RefCell<QuotaGroup>>;
+
+/// What one member learned of an endpoint's chain: the id it reported and
+/// when. The latest check wins.
+#[derive(Debug, Default)]
+pub struct ChainRecord {
+    seen: Cell<Option<(u64, Instant)>>,
+}
+
+impl ChainRecord {
+    /// Records a check's answer at `at` (an older answer never replaces a newer one).
+    pub fn record(&self, chain_id: u64, at: Instant) {
+        if self.seen.get().is_none_or(|(_, known)| known <= at) {
+            self.seen.set(Some((chain_id, at)));
+        }
+    }
+
+    /// The latest answer, if it is newer than `than` and younger than
+    /// `recheck` at `now` (`recheck` zero: never due again).
+    pub fn newer(&self, than: Option<Instant>, now: Instant, recheck: Duration) -> Option<(u64, Instant)> {
+        let (id, at) = self.seen.get()?;
+        let fresh = recheck.is_zero() || now.saturating_since(at) < recheck;
+        (fresh && than.is_none_or(|mine| at > mine)).then_some((id, at))
+    }
+}
+
+/// One realm's shared states, by key.
+#[derive(Default)]
+pub struct Realm {
+    groups: RefCell<HashMap<String, Weak<RefCell<QuotaGroup>>>>,
+    chains: RefCell<HashMap<String, Weak<ChainRecord>>>,
+}
+
+impl Realm {
+    /// An empty realm.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The group under `key`: the one a member holds, else `mine`, which
+    /// from now on is the one every later member gets.
+    pub fn quota_group(&self, key: &str, mine: SharedGroup) -> SharedGroup {
+        shared(&self.groups, key, move || mine)
+    }
+
+    /// The chain record of the endpoint under `key`.
+    pub fn chain_record(&self, key: &str) -> Rc<ChainRecord> {
+        shared(&self.chains, key, || Rc::new(ChainRecord::default()))
+    }
+
+    /// Live shared states (quota groups, chain records), for tests and stats.
+    pub fn live(&self) -> (usize, usize) {
+        let count = |weak: &Weak<_>| weak.strong_count() > 0;
+        let groups = self.groups.borrow().values().filter(|w| count(w)).count();
+        let chains = self.chains.borrow().values().filter(|w| w.strong_count() > 0).count();
+        (groups, chains)
+    }
+}
+
+/// The state under `key` in `map`, made by `make` when none is alive;
+/// entries whose state died are swept when a new one is added.
+fn shared<T>(map: &RefCell<HashMap<String, Weak<T>>>, key: &str, make: impl FnOnce() -> Rc<T>) -> Rc<T> {
+    let mut map = map.borrow_mut();
+    if let Some(alive) = map.get(key).and_then(Weak::upgrade) {
+        return alive;
+    }
+    map.retain(|_, weak| weak.strong_count() > 0);
+    let made = make();
+    map.insert(key.to_string(), Rc::downgrade(&made));
+    made
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::quota::QuotaConfig;
+
+    #[test]
+    fn members_get_one_state_per_key_and_it_dies_with_its_last_member() {
+        let realm = Realm::new();
+        let now = Instant::from_millis_f64(0.0);
+        let make = || Rc::new(RefCell::new(QuotaGroup::new(QuotaConfig::default(), now)));
+        let a = realm.quota_group("q:1", make());
+        let b = realm.quota_group("q:1", make());
+        assert!(Rc::ptr_eq(&a, &b), "the second member gets the first one's group");
+        let c = realm.quota_group("q:2", make());
+        assert!(!Rc::ptr_eq(&a, &c));
+        assert_eq!(realm.live(), (2, 0));
+        drop((a, b));
+        assert_eq!(realm.live(), (1, 0), "the last member gone, the state is gone");
+        let again = realm.quota_group("q:1", make());
+        assert_eq!(Rc::strong_count(&again), 1, "made afresh");
+        drop(c);
+        let _d = realm.quota_group("q:3", make());
+        assert_eq!(realm.groups.borrow().len(), 2, "q:2 died and was swept as q:3 came: q:1 and q:3 remain");
+    }
+
+    #[test]
+    fn a_chain_record_keeps_the_latest_answer_while_it_is_fresh() {
+        let at = |ms: f64| Instant::from_millis_f64(ms);
+        let record = ChainRecord::default();
+        let recheck = Duration::from_secs(300);
+        assert_eq!(record.newer(None, at(0.0), recheck), None);
+        record.record(1, at(1000.0));
+        record.record(5, at(500.0)); // an older answer arriving late
+        assert_eq!(record.newer(None, at(2000.0), recheck), Some((1, at(1000.0))));
+        assert_eq!(record.newer(Some(at(1000.0)), at(2000.0), recheck), None, "nothing newer than mine");
+        assert_eq!(record.newer(Some(at(900.0)), at(2000.0), recheck), Some((1, at(1000.0))));
+        assert_eq!(record.newer(None, at(301_000.0), recheck), None, "due for a recheck: not trusted");
+        assert_eq!(record.newer(None, at(10_000_000.0), Duration::ZERO), Some((1, at(1000.0))), "never due");
+    }
+}

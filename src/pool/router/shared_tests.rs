@@ -1,0 +1,150 @@
+//! Routers of one realm sharing quota groups and chain checks, on explicit
+//! instants.
+
+use std::time::Duration;
+
+use super::tests::{at, options, req, spec, verdict};
+use super::*;
+use crate::policy::{ErrorClass, Verdict};
+
+fn two_in(realm: Option<&Realm>, o: &PoolOptions) -> (Router, Router) {
+    let make = || Router::in_realm((0..2).map(spec).collect(), o, Duration::from_secs(60), at(0), realm);
+    (make(), make())
+}
+
+fn keyed(cu_per_second: f64) -> PoolOptions {
+    let q = QuotaConfig { cu_per_second, burst: 20.0, ..QuotaConfig::default() };
+    let mut o = options(Strategy::Priority);
+    o.quota_groups = vec![("key".into(), q)];
+    o
+}
+
+fn grouped(specs: impl Iterator<Item = EndpointSpec>) -> Vec<EndpointSpec> {
+    specs.map(|mut s| (s.quota_group = Some("key".into()), s).1).collect()
+}
+
+fn select(r: &mut Router, now: Instant) -> Selection {
+    r.select(now, &req(&[false, false]), (0.5, 0.5))
+}
+
+#[test]
+fn one_bucket_for_every_member_of_a_group() {
+    let realm = Realm::new();
+    let o = keyed(100.0);
+    let make = || Router::in_realm(grouped((0..2).map(spec)), &o, Duration::from_secs(60), at(0), Some(&realm));
+    let (mut a, mut b) = (make(), make());
+    // Burst 20 CU at 10 CU a call: two calls in all, whoever makes them.
+    assert!(matches!(select(&mut a, at(0)), Selection::Reserved(_)));
+    assert!(matches!(select(&mut b, at(0)), Selection::Reserved(_)));
+    assert!(matches!(select(&mut a, at(0)), Selection::Wait { .. }), "the second member spent the rest");
+    assert!(matches!(select(&mut b, at(0)), Selection::Wait { .. }));
+    assert_eq!(realm.live(), (1, 2));
+    // Alone, each would have had its own burst.
+    let (mut c, mut d) = (
+        Router::new(grouped((0..2).map(spec)), &o, Duration::from_secs(60), at(0)),
+        Router::new(grouped((0..2).map(spec)), &o, Duration::from_secs(60), at(0)),
+    );
+    for r in [&mut c, &mut d] {
+        assert!(matches!(select(r, at(0)), Selection::Reserved(_)));
+        assert!(matches!(select(r, at(0)), Selection::Reserved(_)));
+    }
+}
+
+#[test]
+fn a_rate_limit_one_member_hears_cools_the_group_for_all() {
+    let realm = Realm::new();
+    let o = keyed(f64::INFINITY);
+    let make = || Router::in_realm(grouped((0..2).map(spec)), &o, Duration::from_secs(60), at(0), Some(&realm));
+    let (mut a, mut b) = (make(), make());
+    let Selection::Reserved(res) = select(&mut a, at(0)) else { panic!("a reservation") };
+    let limited = Verdict { retry_after: Some(Duration::from_secs(2)), ..verdict(ErrorClass::RateLimited, false) };
+    a.complete(at(10), &res, &limited, MethodClass::Cheap, Duration::from_millis(10), 0.5);
+    match select(&mut b, at(20)) {
+        Selection::Wait { until: Some(until), quota: true } => assert!(until >= at(2010), "{until:?}"),
+        other => panic!("the other member must wait out the cooldown, got {other:?}"),
+    }
+}
+
+#[test]
+fn one_members_chain_check_answers_for_the_others() {
+    let realm = Realm::new();
+    let o = PoolOptions { check_chain: true, ..options(Strategy::Priority) };
+    let (mut a, mut b) = two_in(Some(&realm), &o);
+    let Selection::Reserved(first) = select(&mut a, at(0)) else { panic!() };
+    assert!(first.check_chain, "nobody has checked endpoint 0 yet");
+    assert_eq!(a.chain_checked(0, 1, at(30)), None);
+    let Selection::Reserved(other) = select(&mut b, at(40)) else { panic!() };
+    assert_eq!(other.endpoint, 0);
+    assert!(!other.check_chain, "the first member's answer is taken");
+    // Due again after chainRecheckMs: checked again, by whoever comes first,
+    // and that recheck answers for the others whose own is due too.
+    let Selection::Reserved(later) = select(&mut b, at(30 + 300_000)) else { panic!() };
+    assert!(later.check_chain);
+    b.chain_checked(0, 1, at(300_100));
+    let Selection::Reserved(after) = select(&mut a, at(300_200)) else { panic!() };
+    assert!(!after.check_chain, "a's check was due; b's fresh recheck answers it");
+    // Alone, each checks for itself.
+    let (mut c, mut d) = two_in(None, &o);
+    let Selection::Reserved(_) = select(&mut c, at(0)) else { panic!() };
+    c.chain_checked(0, 1, at(30));
+    let Selection::Reserved(own) = select(&mut d, at(40)) else { panic!() };
+    assert!(own.check_chain);
+}
+
+#[test]
+fn another_members_mismatch_disables_the_endpoint_here_too() {
+    let realm = Realm::new();
+    let o = PoolOptions { check_chain: true, chain_id: Some(1), ..options(Strategy::Priority) };
+    let (mut a, mut b) = two_in(Some(&realm), &o);
+    let _ = select(&mut a, at(0));
+    assert!(a.chain_checked(0, 5, at(30)).is_some(), "endpoint 0 serves chain 5");
+    let Selection::Reserved(res) = select(&mut b, at(40)) else { panic!() };
+    assert_eq!(res.endpoint, 1, "b skips endpoint 0 without asking it");
+}
+
+#[test]
+fn members_tuned_differently_or_opting_out_keep_their_own_state() {
+    let realm = Realm::new();
+    let mine = Router::in_realm(grouped((0..2).map(spec)), &keyed(100.0), Duration::from_secs(60), at(0), Some(&realm));
+    let other = Router::in_realm(grouped((0..2).map(spec)), &keyed(50.0), Duration::from_secs(60), at(0), Some(&realm));
+    assert!(!Rc::ptr_eq(&mine.groups[0].quota, &other.groups[0].quota), "another plan: another group");
+    let alone = Router::new(grouped((0..2).map(spec)), &keyed(100.0), Duration::from_secs(60), at(0));
+    assert!(!Rc::ptr_eq(&mine.groups[0].quota, &alone.groups[0].quota));
+    let provider = EndpointSpec::from_url(crate::redact::EndpointUrl::labelled("wrapped"), 0);
+    let wrapped = Router::in_realm(
+        vec![provider.clone()],
+        &options(Strategy::Priority),
+        Duration::from_secs(60),
+        at(0),
+        Some(&realm),
+    );
+    let wrapped2 =
+        Router::in_realm(vec![provider], &options(Strategy::Priority), Duration::from_secs(60), at(0), Some(&realm));
+    assert!(!Rc::ptr_eq(&wrapped.groups[0].quota, &wrapped2.groups[0].quota), "no URL, nothing says they are one");
+    drop((mine, other, alone, wrapped, wrapped2));
+    assert_eq!(realm.live(), (0, 0), "closed relayers leave nothing behind");
+}
+
+#[test]
+fn a_member_that_leaves_keeps_nothing_alive_and_shares_nothing_more() {
+    let realm = Realm::new();
+    let o = PoolOptions { check_chain: true, ..keyed(100.0) };
+    let make = || Router::in_realm(grouped((0..2).map(spec)), &o, Duration::from_secs(60), at(0), Some(&realm));
+    let (mut a, mut b) = (make(), make());
+    a.leave_realm();
+    assert!(!Rc::ptr_eq(&a.groups[0].quota, &b.groups[0].quota));
+    let _ = select(&mut a, at(0));
+    a.chain_checked(0, 1, at(10));
+    let Selection::Reserved(res) = select(&mut b, at(20)) else { panic!() };
+    assert!(res.check_chain, "a left: its check is its own");
+    drop(b);
+    assert_eq!(realm.live(), (0, 0));
+}
+
+#[test]
+fn a_relayer_alone_keeps_its_own_quota_state_when_it_leaves() {
+    let mut alone = Router::new(grouped((0..2).map(spec)), &keyed(100.0), Duration::from_secs(60), at(0));
+    let _ = select(&mut alone, at(0));
+    alone.leave_realm();
+    assert_eq!(alone.groups[0].quota.borrow().stats().cu_charged, 10.0, "its stats survive close()");
+}
