@@ -1,37 +1,43 @@
-//! Keys for shared state: a hash of what identifies an endpoint or a quota
-//! group, so the key itself carries no secret (a URL or header may hold an
-//! API key) and a store outside the process may see it.
+//! Keys for shared state: 64 bits of a hash of what identifies an endpoint
+//! or a quota group, so the key itself carries no secret (a URL or header
+//! may hold an API key) and a store outside the process may see it.
 
 use alloy_primitives::keccak256;
 
 use crate::options::EndpointSpec;
 use crate::policy::quota::QuotaConfig;
 
-/// 16 hex digits of keccak-256 over `parts` (each length-prefixed, so
+/// The first 64 bits of keccak-256 over `parts` (each length-prefixed, so
 /// `("ab", "c")` and `("a", "bc")` differ).
-fn digest(parts: &[&[u8]]) -> String {
+fn digest(parts: &[&[u8]]) -> u64 {
     let mut bytes = Vec::new();
     for part in parts {
         bytes.extend_from_slice(&(part.len() as u64).to_le_bytes());
         bytes.extend_from_slice(part);
     }
     let hash = keccak256(&bytes);
-    hash[..8].iter().map(|b| format!("{b:02x}")).collect()
+    u64::from_le_bytes(hash[..8].try_into().unwrap_or_default())
+}
+
+/// Digests combined without regard to order (a wrapping sum: the items are
+/// themselves hashes, so no order or pairing can be forged into a collision
+/// short of a 64-bit one).
+fn unordered(items: impl Iterator<Item = u64>) -> u64 {
+    items.fold(0, u64::wrapping_add)
 }
 
 /// What makes an endpoint the same one for every member: its URL's
 /// identity and the headers sent (an API key may travel in a header).
 /// `None` for a wrapped provider (no URL: nothing says two are the same).
-pub fn endpoint_key(spec: &EndpointSpec) -> Option<String> {
+pub fn endpoint_key(spec: &EndpointSpec) -> Option<u64> {
     let identity = spec.url.identity();
     if identity.is_empty() {
         return None;
     }
-    let mut headers: Vec<String> =
-        spec.headers.iter().map(|(name, value)| format!("{}:{value}", name.to_ascii_lowercase())).collect();
-    headers.sort();
-    let joined = headers.join("\n");
-    Some(format!("e:{}", digest(&[identity.as_bytes(), joined.as_bytes()])))
+    let headers = unordered(
+        spec.headers.iter().map(|(name, value)| digest(&[name.to_ascii_lowercase().as_bytes(), value.as_bytes()])),
+    );
+    Some(digest(&[b"endpoint", identity.as_bytes(), &headers.to_le_bytes()]))
 }
 
 /// The tuning of a quota group as bytes: members must agree on it to share.
@@ -54,15 +60,14 @@ fn tuning(config: &QuotaConfig) -> Vec<u8> {
 /// A quota group's key: its name (empty for an endpoint's implicit group),
 /// the keys of its member endpoints (a name alone could be reused by an
 /// unrelated relayer for another key) and its tuning. `None` when a member
-/// has no key (a wrapped provider).
-pub fn group_key(name: &str, members: &[&EndpointSpec], config: &QuotaConfig) -> Option<String> {
-    let mut keys = members.iter().map(|spec| endpoint_key(spec)).collect::<Option<Vec<String>>>()?;
+/// has no key (a wrapped provider) or there is none.
+pub fn group_key(name: &str, members: &[&EndpointSpec], config: &QuotaConfig) -> Option<u64> {
+    let keys = members.iter().map(|spec| endpoint_key(spec)).collect::<Option<Vec<u64>>>()?;
     if keys.is_empty() {
         return None;
     }
-    keys.sort();
-    let joined = keys.join(",");
-    Some(format!("q:{}", digest(&[name.as_bytes(), joined.as_bytes(), &tuning(config)])))
+    let members = unordered(keys.into_iter());
+    Some(digest(&[b"quota", name.as_bytes(), &members.to_le_bytes(), &tuning(config)]))
 }
 
 #[cfg(test)]
@@ -77,15 +82,21 @@ mod tests {
     #[test]
     fn the_same_endpoint_gets_the_same_key_and_the_key_holds_no_secret() {
         let a = endpoint_key(&spec("https://eth.example/v2/SECRETKEY")).unwrap();
-        assert_eq!(Some(a.clone()), endpoint_key(&spec("HTTPS://ETH.EXAMPLE/v2/SECRETKEY/")), "same identity");
-        assert!(!a.contains("SECRET") && !a.contains("example"), "{a}");
-        assert_ne!(Some(a.clone()), endpoint_key(&spec("https://eth.example/v2/OTHERKEY")));
+        assert_eq!(Some(a), endpoint_key(&spec("HTTPS://ETH.EXAMPLE/v2/SECRETKEY/")), "same identity");
+        assert_ne!(Some(a), endpoint_key(&spec("https://eth.example/v2/OTHERKEY")));
         let mut with_header = spec("https://eth.example/v2/SECRETKEY");
         with_header.headers.push(("X-Api-Key".into(), "k1".into()));
         assert_ne!(Some(a), endpoint_key(&with_header), "a header can carry the key");
         let mut same_header = spec("https://eth.example/v2/SECRETKEY");
         same_header.headers.push(("x-api-key".into(), "k1".into()));
         assert_eq!(endpoint_key(&with_header), endpoint_key(&same_header), "header names have no case");
+        let mut two = spec("https://eth.example/v2/SECRETKEY");
+        two.headers = vec![("a".into(), "1".into()), ("b".into(), "2".into())];
+        let mut swapped = spec("https://eth.example/v2/SECRETKEY");
+        swapped.headers = vec![("b".into(), "2".into()), ("a".into(), "1".into())];
+        assert_eq!(endpoint_key(&two), endpoint_key(&swapped), "header order does not matter");
+        swapped.headers = vec![("a".into(), "2".into()), ("b".into(), "1".into())];
+        assert_ne!(endpoint_key(&two), endpoint_key(&swapped), "values stay with their names");
     }
 
     #[test]
@@ -93,9 +104,10 @@ mod tests {
         let (a, b) = (spec("http://127.0.0.1:1"), spec("http://127.0.0.1:2"));
         let plan = QuotaConfig { cu_per_second: 1500.0, ..QuotaConfig::default() };
         let key = group_key("alchemy", &[&a, &b], &plan).unwrap();
-        assert_eq!(Some(key.clone()), group_key("alchemy", &[&b, &a], &plan), "member order does not matter");
-        assert_ne!(Some(key.clone()), group_key("infura", &[&a, &b], &plan));
-        assert_ne!(Some(key.clone()), group_key("alchemy", &[&a], &plan));
+        assert_eq!(Some(key), group_key("alchemy", &[&b, &a], &plan), "member order does not matter");
+        assert_ne!(Some(key), group_key("infura", &[&a, &b], &plan));
+        assert_ne!(Some(key), group_key("alchemy", &[&a], &plan));
+        assert_ne!(Some(key), endpoint_key(&a));
         let other = QuotaConfig { cu_per_second: 1000.0, ..plan };
         assert_ne!(Some(key), group_key("alchemy", &[&a, &b], &other));
         let provider = EndpointSpec::from_url(EndpointUrl::labelled("provider"), 0);

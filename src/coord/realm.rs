@@ -1,14 +1,13 @@
 //! The registry of state shared by the relayers of one realm (one wasm
 //! instance: a Node process, a page, a worker).
 //!
-//! A member asks for a key's state when it is built; the first asker's
-//! factory makes it, later askers get the same object. The registry keeps
+//! A member offers its own state for a key when it is built; the first
+//! offer becomes the realm's, later members get that same object. The registry keeps
 //! only weak references, so a state lives exactly as long as some member
-//! holds it, and dead entries are swept as new ones are added (the map
+//! holds it, and dead entries are swept as new ones are added (the list
 //! never grows past the live keys plus what was added since the last sweep).
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::rc::{Rc, Weak};
 use std::time::Duration;
 
@@ -45,8 +44,8 @@ impl ChainRecord {
 /// One realm's shared states, by key.
 #[derive(Default)]
 pub struct Realm {
-    groups: RefCell<HashMap<String, Weak<RefCell<QuotaGroup>>>>,
-    chains: RefCell<HashMap<String, Weak<ChainRecord>>>,
+    groups: RefCell<Vec<(u64, Weak<RefCell<QuotaGroup>>)>>,
+    chains: RefCell<Vec<(u64, Weak<ChainRecord>)>>,
 }
 
 impl Realm {
@@ -57,34 +56,33 @@ impl Realm {
 
     /// The group under `key`: the one a member holds, else `mine`, which
     /// from now on is the one every later member gets.
-    pub fn quota_group(&self, key: &str, mine: SharedGroup) -> SharedGroup {
+    pub fn quota_group(&self, key: u64, mine: SharedGroup) -> SharedGroup {
         shared(&self.groups, key, move || mine)
     }
 
     /// The chain record of the endpoint under `key`.
-    pub fn chain_record(&self, key: &str) -> Rc<ChainRecord> {
+    pub fn chain_record(&self, key: u64) -> Rc<ChainRecord> {
         shared(&self.chains, key, || Rc::new(ChainRecord::default()))
     }
 
     /// Live shared states (quota groups, chain records), for tests and stats.
     pub fn live(&self) -> (usize, usize) {
-        let count = |weak: &Weak<_>| weak.strong_count() > 0;
-        let groups = self.groups.borrow().values().filter(|w| count(w)).count();
-        let chains = self.chains.borrow().values().filter(|w| w.strong_count() > 0).count();
+        let groups = self.groups.borrow().iter().filter(|(_, w)| w.strong_count() > 0).count();
+        let chains = self.chains.borrow().iter().filter(|(_, w)| w.strong_count() > 0).count();
         (groups, chains)
     }
 }
 
 /// The state under `key` in `map`, made by `make` when none is alive;
 /// entries whose state died are swept when a new one is added.
-fn shared<T>(map: &RefCell<HashMap<String, Weak<T>>>, key: &str, make: impl FnOnce() -> Rc<T>) -> Rc<T> {
+fn shared<T>(map: &RefCell<Vec<(u64, Weak<T>)>>, key: u64, make: impl FnOnce() -> Rc<T>) -> Rc<T> {
     let mut map = map.borrow_mut();
-    if let Some(alive) = map.get(key).and_then(Weak::upgrade) {
+    if let Some(alive) = map.iter().find(|(k, _)| *k == key).and_then(|(_, weak)| weak.upgrade()) {
         return alive;
     }
-    map.retain(|_, weak| weak.strong_count() > 0);
+    map.retain(|(_, weak)| weak.strong_count() > 0);
     let made = make();
-    map.insert(key.to_string(), Rc::downgrade(&made));
+    map.push((key, Rc::downgrade(&made)));
     made
 }
 
@@ -98,18 +96,18 @@ mod tests {
         let realm = Realm::new();
         let now = Instant::from_millis_f64(0.0);
         let make = || Rc::new(RefCell::new(QuotaGroup::new(QuotaConfig::default(), now)));
-        let a = realm.quota_group("q:1", make());
-        let b = realm.quota_group("q:1", make());
+        let a = realm.quota_group(1, make());
+        let b = realm.quota_group(1, make());
         assert!(Rc::ptr_eq(&a, &b), "the second member gets the first one's group");
-        let c = realm.quota_group("q:2", make());
+        let c = realm.quota_group(2, make());
         assert!(!Rc::ptr_eq(&a, &c));
         assert_eq!(realm.live(), (2, 0));
         drop((a, b));
         assert_eq!(realm.live(), (1, 0), "the last member gone, the state is gone");
-        let again = realm.quota_group("q:1", make());
+        let again = realm.quota_group(1, make());
         assert_eq!(Rc::strong_count(&again), 1, "made afresh");
         drop(c);
-        let _d = realm.quota_group("q:3", make());
+        let _d = realm.quota_group(3, make());
         assert_eq!(realm.groups.borrow().len(), 2, "q:2 died and was swept as q:3 came: q:1 and q:3 remain");
     }
 

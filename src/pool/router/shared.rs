@@ -21,11 +21,11 @@ impl Router {
             let members: Vec<_> = self.endpoints.iter().filter(|e| e.group == g).map(|e| &e.spec).collect();
             let config = *group.quota.borrow().config();
             if let Some(key) = group_key(&group.name, &members, &config) {
-                group.quota = realm.quota_group(&key, Rc::clone(&group.quota));
+                group.quota = realm.quota_group(key, Rc::clone(&group.quota));
             }
         }
         for (i, ep) in self.endpoints.iter().enumerate() {
-            self.chains[i] = endpoint_key(&ep.spec).map(|key| realm.chain_record(&key));
+            self.chains[i] = endpoint_key(&ep.spec).map(|key| realm.chain_record(key));
         }
     }
 
