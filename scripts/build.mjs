@@ -7,7 +7,7 @@
 //                 functions; same code otherwise (docs/profiling.md)
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync, brotliCompressSync } from 'node:zlib';
 
@@ -22,7 +22,9 @@ if (!wbVersion.endsWith(WASM_BINDGEN_VERSION)) {
 }
 
 run('cargo', ['build', '--release', '--locked', '--target', 'wasm32-unknown-unknown']);
-const built = join(root, 'target/wasm32-unknown-unknown/release', `${CRATE}.wasm`);
+// cargo honours CARGO_TARGET_DIR (a worktree's own target directory); so does this script.
+const targetDir = process.env.CARGO_TARGET_DIR ? resolve(root, process.env.CARGO_TARGET_DIR) : join(root, 'target');
+const built = join(targetDir, 'wasm32-unknown-unknown/release', `${CRATE}.wasm`);
 const bindgen = join(root, 'target/bindgen');
 rmSync(bindgen, { recursive: true, force: true });
 for (const target of ['web', 'nodejs']) {
