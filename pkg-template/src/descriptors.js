@@ -1,0 +1,71 @@
+// Engine descriptors → typed errors. The wasm core fails with plain
+// objects (`{ kind, code, message, … }`, src/wasm/descriptors.rs); this
+// module turns them into the classes of errors.js. Internal: not part of
+// the public API.
+
+import {
+  AuthError, BreakwaterError, ClosedError, ConfigError, DeadlineError, FeeCeilingError, FeeDataError, HttpError,
+  InvalidRequestError, InvalidSignerError, InvalidTransactionError, NoEndpointError, NonceStateError,
+  OutcomeUnknownError, OverloadError, RateLimitedError, RetryBudgetError, RpcError, SignerError,
+  TransactionDroppedError, TransactionReplacedError, TransportError, isBreakwaterError,
+} from './errors.js';
+
+/** The class of every error kind the core can produce. */
+const ERROR_CLASSES = {
+  invalidTransaction: InvalidTransactionError,
+  feeCeiling: FeeCeilingError,
+  signer: SignerError,
+  invalidSigner: InvalidSignerError,
+  replacedByOther: TransactionReplacedError,
+  nonceState: NonceStateError,
+  feeData: FeeDataError,
+  dropped: TransactionDroppedError,
+  config: ConfigError,
+  rpc: RpcError,
+  http: HttpError,
+  transport: TransportError,
+  deadline: DeadlineError,
+  budget: RetryBudgetError,
+  rateLimited: RateLimitedError,
+  outcomeUnknown: OutcomeUnknownError,
+  closed: ClosedError,
+  invalidRequest: InvalidRequestError,
+  overload: OverloadError,
+  noEndpoint: NoEndpointError,
+  auth: AuthError,
+};
+
+/** Turns a descriptor from the wasm core into a typed error (`extraCause`: the error to hang under it). */
+export function toError(descriptor, extraCause) {
+  if (descriptor instanceof Error && !isBreakwaterError(descriptor)) {
+    // Not one of ours (a wasm trap, say): keep it, wrapped with a kind.
+    return new BreakwaterError({ kind: 'internal', message: String(descriptor.message || descriptor) }, { cause: descriptor });
+  }
+  if (isBreakwaterError(descriptor)) return descriptor;
+  const d = descriptor || {};
+  const Class = ERROR_CLASSES[d.kind] || BreakwaterError;
+  // A wrapped provider's own error is the cause of the innermost of ours.
+  let cause = extraCause === undefined && d.upstreamError !== undefined ? d.upstreamError : extraCause;
+  // A foreign error (a signer's own, say) stays itself as the cause.
+  if (d.cause) cause = d.cause instanceof Error && !isBreakwaterError(d.cause) ? d.cause : toError(d.cause, cause);
+  return cause === undefined ? new Class(d) : new Class(d, { cause });
+}
+
+/** Rethrows an engine descriptor as a typed error (for `.then(undefined, rethrow)`). */
+function rethrow(descriptor) {
+  throw toError(descriptor);
+}
+
+/**
+ * Calls into the engine: a descriptor it throws, or rejects its promise
+ * with, becomes a typed error. The one place that conversion is written.
+ */
+export function engineCall(call) {
+  let out;
+  try {
+    out = call();
+  } catch (descriptor) {
+    throw toError(descriptor);
+  }
+  return out instanceof Promise ? out.then(undefined, rethrow) : out;
+}
