@@ -1,7 +1,7 @@
 // Engine descriptors → typed errors. The wasm core fails with plain
 // objects (`{ kind, code, message, … }`, src/wasm/descriptors.rs); this
-// module turns them into the classes of errors.js. Internal: not part of
-// the public API.
+// module is the one place that turns them into the classes of errors.js
+// and throws them. Internal: not part of the public API.
 
 import {
   AuthError, BreakwaterError, ClosedError, ConfigError, DeadlineError, FeeCeilingError, FeeDataError, HttpError,
@@ -51,21 +51,38 @@ export function toError(descriptor, extraCause) {
   return cause === undefined ? new Class(d) : new Class(d, { cause });
 }
 
-/** Rethrows an engine descriptor as a typed error (for `.then(undefined, rethrow)`). */
-function rethrow(descriptor) {
-  throw toError(descriptor);
+/**
+ * Throws what an engine call failed with, as its caller must see it; the
+ * one place every method's failure is thrown from.
+ * - `signal`: the call's AbortSignal. When it aborted and the failure is
+ *   its reason, the reason is thrown as it is (the platform's convention,
+ *   as fetch does).
+ * - `operation: true` (executeRpcWithRetry): the descriptor carries the
+ *   operation's own last error (`operationError`). A failure that must not
+ *   be retried is that error, thrown as it is; any other failure keeps it
+ *   as the `cause` of the typed error.
+ * Otherwise the descriptor is thrown as a typed error (toError).
+ * @param {any} descriptor
+ * @param {{ signal?: AbortSignal, operation?: boolean }} [options]
+ * @returns {never}
+ */
+export function raise(descriptor, { signal, operation = false } = {}) {
+  if (signal && signal.aborted && descriptor === signal.reason) throw descriptor;
+  const original = operation ? descriptor && descriptor.operationError : undefined;
+  if (original !== undefined && descriptor && descriptor.reason === 'notRetryable') throw original;
+  throw toError(descriptor, original);
 }
 
 /**
  * Calls into the engine: a descriptor it throws, or rejects its promise
- * with, becomes a typed error. The one place that conversion is written.
+ * with, is thrown as a typed error (raise).
  */
 export function engineCall(call) {
   let out;
   try {
     out = call();
   } catch (descriptor) {
-    throw toError(descriptor);
+    raise(descriptor);
   }
-  return out instanceof Promise ? out.then(undefined, rethrow) : out;
+  return out instanceof Promise ? out.then(undefined, raise) : out;
 }

@@ -4,7 +4,7 @@
 // events; it never decides whether or when to retry.
 
 import { ClosedError, ConfigError, NonceStateError } from './errors.js';
-import { engineCall, toError } from './descriptors.js';
+import { engineCall, raise, toError } from './descriptors.js';
 import { abortable, callSignal, invalid } from './calls.js';
 import { FORWARDED_EVENTS, KNOWN_EVENTS, LOG_LEVELS, checkLogger, describe, emittingUpstreams } from './events.js';
 import { httpSender } from './http.js';
@@ -76,10 +76,8 @@ export function createRelayerClass(wasm) {
           throw invalid('`params` must be an array or an object', 'params');
         }
         signal = callSignal(options);
-        return abortable(this.#engine.request(method, params, signal), signal).then(undefined, (descriptor) => {
-          if (signal && signal.aborted && descriptor === signal.reason) throw descriptor;
-          throw toError(descriptor);
-        });
+        return abortable(this.#engine.request(method, params, signal), signal)
+          .then(undefined, (descriptor) => raise(descriptor, { signal }));
       } catch (error) {
         return Promise.reject(error);
       }
@@ -105,11 +103,8 @@ export function createRelayerClass(wasm) {
       try {
         return await abortable(engine.execute(attempt, signal), signal);
       } catch (descriptor) {
-        if (signal && signal.aborted && descriptor === signal.reason) throw descriptor;
-        const original = descriptor && descriptor.operationError;
-        // A failure that must not be retried is the operation's own error: rethrow it as is.
-        if (descriptor && descriptor.reason === 'notRetryable' && original !== undefined) throw original;
-        throw toError(descriptor, original);
+        // A failure that must not be retried is the operation's own error, rethrown as it is.
+        raise(descriptor, { signal, operation: true });
       }
     }
 
@@ -127,8 +122,7 @@ export function createRelayerClass(wasm) {
       try {
         settled = await abortable(this.#engine.batch(calls, signal), signal);
       } catch (descriptor) {
-        if (signal && signal.aborted && descriptor === signal.reason) throw descriptor;
-        throw toError(descriptor);
+        raise(descriptor, { signal });
       }
       return settled.map((item) => (item.status === 'fulfilled'
         ? { status: 'fulfilled', value: item.value }
