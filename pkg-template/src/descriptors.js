@@ -10,8 +10,12 @@ import {
   TransactionDroppedError, TransactionReplacedError, TransportError, isBreakwaterError,
 } from './errors.js';
 
-/** The class of every error kind the core can produce. */
-const ERROR_CLASSES = {
+/**
+ * The class of every error kind the core can produce (the core's own list:
+ * `errorKinds()` in src/wasm/contract.rs; js-tests/contract.test.mjs keeps
+ * the two equal). A kind without a class of its own maps to BreakwaterError.
+ */
+export const ERROR_CLASSES = {
   invalidTransaction: InvalidTransactionError,
   feeCeiling: FeeCeilingError,
   signer: SignerError,
@@ -33,6 +37,8 @@ const ERROR_CLASSES = {
   overload: OverloadError,
   noEndpoint: NoEndpointError,
   auth: AuthError,
+  // A node's reply without the chain id or quantity a transaction needed: no class of its own.
+  invalidResponse: BreakwaterError,
 };
 
 /** Turns a descriptor from the wasm core into a typed error (`extraCause`: the error to hang under it). */

@@ -3,7 +3,11 @@
 
 import { ConfigError } from './errors.js';
 
-/** Events the wasm engine emits (pipeline, then transactions). */
+/**
+ * Events the wasm engine emits (pipeline, then transactions). The core's own
+ * list is `eventTypes()` in src/wasm/contract.rs; js-tests/contract.test.mjs
+ * keeps the two equal.
+ */
 export const ENGINE_EVENTS = [
   'retry', 'failover', 'hedge', 'breaker', 'rateLimited', 'chainMismatch', 'overload',
   'txSubmitted', 'txUnknown', 'txRebroadcast', 'speedUp', 'cancel', 'txIncluded', 'reorg', 'txMined', 'replaced',
