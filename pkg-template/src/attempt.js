@@ -1,7 +1,11 @@
 // One attempt of an executeRpcWithRetry operation: the caller's function
 // run against the endpoint the engine chose, under the attempt's timeout,
-// the caller's signal and close(). Shared by every entry point (the build
-// concatenates this file into each one).
+// the caller's signal and close().
+
+import { TransportError } from './errors.js';
+import { engineCall } from './descriptors.js';
+import { abortable, invalid } from './calls.js';
+import { observe } from './observe.js';
 
 /**
  * One attempt of an executeRpcWithRetry operation, reported to the engine
@@ -9,7 +13,7 @@
  * rejects. The attempt's own timeout is enforced here: past it, the
  * attempt counts as timed out and its signal aborts.
  */
-async function runAttempt(engine, op, endpoint, index, attemptNumber, timeoutMs, outer, wrap, closer) {
+export async function runAttempt(engine, op, endpoint, index, attemptNumber, timeoutMs, outer, wrap, closer) {
   const controller = new AbortController();
   const forward = () => controller.abort(outer.reason);
   if (outer) outer.addEventListener('abort', forward, { once: true });

@@ -1,11 +1,13 @@
-// Typed errors of breakwater-rpc. Shared by every entry point (the build
-// concatenates this file into each one). Errors carry a `kind` brand and
-// a global symbol, so the is*Error guards work across package copies and
-// across the wasm boundary, where `instanceof` does not.
+// Typed errors of breakwater-rpc and their guards: everything this module
+// exports is public API (every entry re-exports it whole; what turns an
+// engine descriptor into one of these lives in descriptors.js). Errors
+// carry a `kind` brand and a global symbol, so the is*Error guards work
+// across package copies and across the wasm boundary, where `instanceof`
+// does not.
 
 const BRAND = Symbol.for('breakwater-rpc.error');
 
-class BreakwaterError extends Error {
+export class BreakwaterError extends Error {
   constructor(descriptor, options) {
     const d = descriptor || {};
     const short = d.message || 'breakwater-rpc error';
@@ -35,7 +37,7 @@ class BreakwaterError extends Error {
   }
 }
 
-class ConfigError extends BreakwaterError {
+export class ConfigError extends BreakwaterError {
   constructor(d) {
     super(d);
     this.name = 'ConfigError';
@@ -43,7 +45,7 @@ class ConfigError extends BreakwaterError {
   }
 }
 
-class RpcError extends BreakwaterError {
+export class RpcError extends BreakwaterError {
   constructor(d, options) {
     super(d, options);
     this.name = 'RpcError';
@@ -53,7 +55,7 @@ class RpcError extends BreakwaterError {
   }
 }
 
-class HttpError extends BreakwaterError {
+export class HttpError extends BreakwaterError {
   constructor(d, options) {
     super(d, options);
     this.name = 'HttpError';
@@ -61,7 +63,7 @@ class HttpError extends BreakwaterError {
   }
 }
 
-class AuthError extends BreakwaterError {
+export class AuthError extends BreakwaterError {
   constructor(d, options) {
     super(d, options);
     this.name = 'AuthError';
@@ -71,7 +73,7 @@ class AuthError extends BreakwaterError {
   }
 }
 
-class TransportError extends BreakwaterError {
+export class TransportError extends BreakwaterError {
   constructor(d, options) {
     super(d, options);
     this.name = 'TransportError';
@@ -91,16 +93,16 @@ function plainErrorClass(name) {
   return Class;
 }
 
-const DeadlineError = plainErrorClass('DeadlineError');
-const RetryBudgetError = plainErrorClass('RetryBudgetError');
-const RateLimitedError = plainErrorClass('RateLimitedError');
-const OutcomeUnknownError = plainErrorClass('OutcomeUnknownError');
-const ClosedError = plainErrorClass('ClosedError');
-const InvalidRequestError = plainErrorClass('InvalidRequestError');
-const OverloadError = plainErrorClass('OverloadError');
-const NoEndpointError = plainErrorClass('NoEndpointError');
+export const DeadlineError = plainErrorClass('DeadlineError');
+export const RetryBudgetError = plainErrorClass('RetryBudgetError');
+export const RateLimitedError = plainErrorClass('RateLimitedError');
+export const OutcomeUnknownError = plainErrorClass('OutcomeUnknownError');
+export const ClosedError = plainErrorClass('ClosedError');
+export const InvalidRequestError = plainErrorClass('InvalidRequestError');
+export const OverloadError = plainErrorClass('OverloadError');
+export const NoEndpointError = plainErrorClass('NoEndpointError');
 
-class InvalidTransactionError extends BreakwaterError {
+export class InvalidTransactionError extends BreakwaterError {
   constructor(d, options) {
     super(d, options);
     this.name = 'InvalidTransactionError';
@@ -108,7 +110,7 @@ class InvalidTransactionError extends BreakwaterError {
   }
 }
 
-class FeeCeilingError extends BreakwaterError {
+export class FeeCeilingError extends BreakwaterError {
   constructor(d, options) {
     super(d, options);
     this.name = 'FeeCeilingError';
@@ -117,94 +119,35 @@ class FeeCeilingError extends BreakwaterError {
   }
 }
 
-const SignerError = plainErrorClass('SignerError');
-const InvalidSignerError = plainErrorClass('InvalidSignerError');
-const TransactionReplacedError = plainErrorClass('TransactionReplacedError');
-const NonceStateError = plainErrorClass('NonceStateError');
-const FeeDataError = plainErrorClass('FeeDataError');
-const TransactionDroppedError = plainErrorClass('TransactionDroppedError');
-
-const ERROR_CLASSES = {
-  invalidTransaction: InvalidTransactionError,
-  feeCeiling: FeeCeilingError,
-  signer: SignerError,
-  invalidSigner: InvalidSignerError,
-  replacedByOther: TransactionReplacedError,
-  nonceState: NonceStateError,
-  feeData: FeeDataError,
-  dropped: TransactionDroppedError,
-  config: ConfigError,
-  rpc: RpcError,
-  http: HttpError,
-  transport: TransportError,
-  deadline: DeadlineError,
-  budget: RetryBudgetError,
-  rateLimited: RateLimitedError,
-  outcomeUnknown: OutcomeUnknownError,
-  closed: ClosedError,
-  invalidRequest: InvalidRequestError,
-  overload: OverloadError,
-  noEndpoint: NoEndpointError,
-  auth: AuthError,
-};
-
-/** Turns a descriptor from the wasm core into a typed error. */
-function toError(descriptor, extraCause) {
-  if (descriptor instanceof Error && !isBreakwaterError(descriptor)) {
-    // Not one of ours (a wasm trap, say): keep it, wrapped with a kind.
-    return new BreakwaterError({ kind: 'internal', message: String(descriptor.message || descriptor) }, { cause: descriptor });
-  }
-  if (isBreakwaterError(descriptor)) return descriptor;
-  const d = descriptor || {};
-  const Class = ERROR_CLASSES[d.kind] || BreakwaterError;
-  // A wrapped provider's own error is the cause of the innermost of ours.
-  let cause = extraCause === undefined && d.upstreamError !== undefined ? d.upstreamError : extraCause;
-  // A foreign error (a signer's own, say) stays itself as the cause.
-  if (d.cause) cause = d.cause instanceof Error && !isBreakwaterError(d.cause) ? d.cause : toError(d.cause, cause);
-  return cause === undefined ? new Class(d) : new Class(d, { cause });
-}
-
-/** Rethrows an engine descriptor as a typed error (for `.then(undefined, rethrow)`). */
-function rethrow(descriptor) {
-  throw toError(descriptor);
-}
-
-/**
- * Calls into the engine: a descriptor it throws, or rejects its promise
- * with, becomes a typed error. The one place that conversion is written.
- */
-function engineCall(call) {
-  let out;
-  try {
-    out = call();
-  } catch (descriptor) {
-    throw toError(descriptor);
-  }
-  return out instanceof Promise ? out.then(undefined, rethrow) : out;
-}
+export const SignerError = plainErrorClass('SignerError');
+export const InvalidSignerError = plainErrorClass('InvalidSignerError');
+export const TransactionReplacedError = plainErrorClass('TransactionReplacedError');
+export const NonceStateError = plainErrorClass('NonceStateError');
+export const FeeDataError = plainErrorClass('FeeDataError');
+export const TransactionDroppedError = plainErrorClass('TransactionDroppedError');
 
 const isKind = (kind) => (error) => isBreakwaterError(error) && error.kind === kind;
-function isBreakwaterError(error) {
+export function isBreakwaterError(error) {
   return typeof error === 'object' && error !== null && error[BRAND] === true;
 }
-const isConfigError = isKind('config');
-const isRpcError = isKind('rpc');
-const isHttpError = isKind('http');
-const isTransportError = isKind('transport');
-const isDeadlineError = isKind('deadline');
-const isRetryBudgetError = isKind('budget');
-const isRateLimitedError = isKind('rateLimited');
-const isOutcomeUnknownError = isKind('outcomeUnknown');
-const isClosedError = isKind('closed');
-const isInvalidRequestError = isKind('invalidRequest');
-const isOverloadError = isKind('overload');
-const isNoEndpointError = isKind('noEndpoint');
-const isAuthError = isKind('auth');
-const isInvalidTransactionError = isKind('invalidTransaction');
-const isFeeCeilingError = isKind('feeCeiling');
-const isSignerError = isKind('signer');
-const isInvalidSignerError = isKind('invalidSigner');
-const isTransactionReplacedError = isKind('replacedByOther');
-const isNonceStateError = isKind('nonceState');
-const isFeeDataError = isKind('feeData');
-const isTransactionDroppedError = isKind('dropped');
+export const isConfigError = isKind('config');
+export const isRpcError = isKind('rpc');
+export const isHttpError = isKind('http');
+export const isTransportError = isKind('transport');
+export const isDeadlineError = isKind('deadline');
+export const isRetryBudgetError = isKind('budget');
+export const isRateLimitedError = isKind('rateLimited');
+export const isOutcomeUnknownError = isKind('outcomeUnknown');
+export const isClosedError = isKind('closed');
+export const isInvalidRequestError = isKind('invalidRequest');
+export const isOverloadError = isKind('overload');
+export const isNoEndpointError = isKind('noEndpoint');
+export const isAuthError = isKind('auth');
+export const isInvalidTransactionError = isKind('invalidTransaction');
+export const isFeeCeilingError = isKind('feeCeiling');
+export const isSignerError = isKind('signer');
+export const isInvalidSignerError = isKind('invalidSigner');
+export const isTransactionReplacedError = isKind('replacedByOther');
+export const isNonceStateError = isKind('nonceState');
+export const isFeeDataError = isKind('feeData');
+export const isTransactionDroppedError = isKind('dropped');

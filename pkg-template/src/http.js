@@ -99,7 +99,7 @@ async function readBounded(response, max) {
  * (the engine aborts an exchange it abandons, e.g. a hedge race it lost).
  * `headers` is a plain object built once per endpoint (fetch copies it).
  */
-function httpSender(url, headers, maxBytes, deliver) {
+export function httpSender(url, headers, maxBytes, deliver) {
   return (body, timeoutMs, signal, slot) => {
     const controller = new AbortController();
     httpExchange(url, headers, maxBytes, body, timeoutMs, signal, controller).then((result) => {

@@ -17,6 +17,8 @@
 // retried (probably a bug in the operation, and retrying a bug only
 // repeats it); a wrapped provider's is a network failure (fail over).
 
+import { isBreakwaterError, isTransportError } from './errors.js';
+
 const ETHERS_CODES = {
   NETWORK_ERROR: { transport: 'network' },
   BAD_DATA: { body: 'malformed' },
@@ -70,7 +72,7 @@ function retryAfterOf(error) {
   return typeof value === 'string' ? value : undefined;
 }
 
-function observe(error, depth = 0, unknown = { transport: 'aborted' }) {
+export function observe(error, depth = 0, unknown = { transport: 'aborted' }) {
   if (error === null || typeof error !== 'object' || depth > MAX_DEPTH) return unknown;
   if (error.observation && isBreakwaterError(error)) return error.observation;
   if (isTransportError(error)) return { transport: error.transport };
@@ -113,7 +115,7 @@ function observe(error, depth = 0, unknown = { transport: 'aborted' }) {
  * its URL and key, which our redactor does not know); the error itself
  * becomes the `cause` of ours.
  */
-function observeProviderFailure(error) {
+export function observeProviderFailure(error) {
   const name = error && typeof error === 'object' ? String(error.name || 'Error') : typeof error;
   const code = error && typeof error.code === 'string' ? ` ${error.code}` : '';
   const observation = observe(error, 0, { transport: 'network' });

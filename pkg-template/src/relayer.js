@@ -3,58 +3,14 @@
 // validates arguments, turns descriptors into typed errors and dispatches
 // events; it never decides whether or when to retry.
 
-const KNOWN_EVENTS = new Set([
-  'retry', 'failover', 'hedge', 'breaker', 'rateLimited', 'chainMismatch', 'overload',
-  'txSubmitted', 'txUnknown', 'txRebroadcast', 'speedUp', 'cancel', 'txIncluded', 'reorg', 'txMined', 'replaced',
-  'nonceResync', 'nonceGap',
-  // EIP-1193: `connect` { chainId } once a node answered, `disconnect` (a 4900 error) when every
-  // endpoint's breaker is open, `connect` again when one recovers. `chainChanged` is accepted but never
-  // fires: the relayer serves one chain (a node on another one is disabled: `chainMismatch`).
-  'connect', 'disconnect', 'chainChanged',
-  // EIP-1193 events only a wallet can know: forwarded as they come from every EIP-1193 upstream that emits
-  // them (`accountsChanged` gets the accounts array, `message` the { type, data } object), never invented.
-  'accountsChanged', 'message',
-]);
-const FORWARDED_EVENTS = new Set(['accountsChanged', 'message']);
-
-/** The upstream objects that are event emitters (EIP-1193 wallets), bare or as `{ provider }`. */
-function emittingUpstreams(upstreams) {
-  if (!Array.isArray(upstreams)) return [];
-  return upstreams
-    .map((u) => (u !== null && typeof u === 'object' && u.provider !== undefined ? u.provider : u))
-    .filter((p) => p !== null && typeof p === 'object' && typeof p.on === 'function');
-}
-
-// Log levels of events for the `logger` option (silent by default).
-const LOG_LEVELS = {
-  retry: 'debug', hedge: 'debug', failover: 'info', rateLimited: 'info', overload: 'warn', chainMismatch: 'error',
-  txSubmitted: 'info', txUnknown: 'warn', txRebroadcast: 'debug', speedUp: 'info', cancel: 'info',
-  txIncluded: 'debug', reorg: 'warn', txMined: 'info', replaced: 'info', nonceResync: 'warn', nonceGap: 'warn',
-  connect: 'info', disconnect: 'warn',
-};
-
-/** A one-line description of an event, for loggers (labels are already redacted). */
-function describe(event) {
-  const fields = Object.entries(event).filter(([k]) => k !== 'type')
-    .map(([k, v]) => `${k}=${typeof v === 'object' && v !== null ? JSON.stringify(v) : v}`);
-  return `breakwater-rpc ${event.type}${fields.length ? ` ${fields.join(' ')}` : ''}`;
-}
-
-/** Checks the `logger` option: console-like, with any of debug/info/warn/error. */
-function checkLogger(logger) {
-  if (logger === undefined) return undefined;
-  const ok = logger !== null && typeof logger === 'object'
-    && ['debug', 'info', 'warn', 'error'].some((level) => typeof logger[level] === 'function');
-  if (!ok) {
-    throw new ConfigError({ kind: 'config', code: -32602, field: 'logger',
-      message: 'logger: must be an object with debug/info/warn/error functions (console works)' });
-  }
-  return logger;
-}
-
-function invalid(message, field) {
-  return new InvalidRequestError({ kind: 'invalidRequest', code: -32602, message, field });
-}
+import { ClosedError, ConfigError, NonceStateError } from './errors.js';
+import { engineCall, raise, toError } from './descriptors.js';
+import { abortable, callSignal, invalid } from './calls.js';
+import { FORWARDED_EVENTS, KNOWN_EVENTS, LOG_LEVELS, checkLogger, describe, emittingUpstreams } from './events.js';
+import { httpSender } from './http.js';
+import { wrapUpstreams } from './upstreams.js';
+import { adaptSigner, knownSigner } from './signers.js';
+import { runAttempt } from './attempt.js';
 
 /** Checks a `wrap` option: a function from the bound EIP-1193 provider to the client `op` receives. */
 function checkWrap(wrap, field) {
@@ -66,37 +22,11 @@ function checkWrap(wrap, field) {
   return wrap;
 }
 
-/** Reads `{ signal }` from per-call options; throws InvalidRequestError on anything else. */
-function callSignal(options) {
-  if (options === undefined) return undefined;
-  if (options === null || typeof options !== 'object') throw invalid('call options must be an object', 'options');
-  const { signal } = options;
-  if (signal === undefined) return undefined;
-  if (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean'
-    || typeof signal.addEventListener !== 'function') {
-    throw invalid('`signal` must be an AbortSignal', 'signal');
-  }
-  return signal;
-}
-
 /**
- * Settles with `promise`, or rejects with `signal.reason` as soon as the
- * signal aborts (the platform's convention, as fetch does). The engine
- * sees the same signal and stops at its next step, sending nothing more.
+ * The FaultTolerantRelayer class bound to one wasm-bindgen glue module
+ * (web or nodejs target): each entry point creates it once.
  */
-function abortable(promise, signal) {
-  if (!signal) return promise;
-  // Once the caller has aborted, the engine's own later rejection is expected: do not let it go unhandled.
-  promise.catch(() => {});
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
-function createRelayerClass(wasm) {
+export function createRelayerClass(wasm) {
   // The HTTP exchange of URL endpoints, delivering results to this wasm instance.
   const senderFor = (url, headers, maxBytes) => httpSender(url, headers, maxBytes, wasm.deliverHttp);
 
@@ -146,10 +76,8 @@ function createRelayerClass(wasm) {
           throw invalid('`params` must be an array or an object', 'params');
         }
         signal = callSignal(options);
-        return abortable(this.#engine.request(method, params, signal), signal).then(undefined, (descriptor) => {
-          if (signal && signal.aborted && descriptor === signal.reason) throw descriptor;
-          throw toError(descriptor);
-        });
+        return abortable(this.#engine.request(method, params, signal), signal)
+          .then(undefined, (descriptor) => raise(descriptor, { signal }));
       } catch (error) {
         return Promise.reject(error);
       }
@@ -175,11 +103,8 @@ function createRelayerClass(wasm) {
       try {
         return await abortable(engine.execute(attempt, signal), signal);
       } catch (descriptor) {
-        if (signal && signal.aborted && descriptor === signal.reason) throw descriptor;
-        const original = descriptor && descriptor.operationError;
-        // A failure that must not be retried is the operation's own error: rethrow it as is.
-        if (descriptor && descriptor.reason === 'notRetryable' && original !== undefined) throw original;
-        throw toError(descriptor, original);
+        // A failure that must not be retried is the operation's own error, rethrown as it is.
+        raise(descriptor, { signal, operation: true });
       }
     }
 
@@ -197,8 +122,7 @@ function createRelayerClass(wasm) {
       try {
         settled = await abortable(this.#engine.batch(calls, signal), signal);
       } catch (descriptor) {
-        if (signal && signal.aborted && descriptor === signal.reason) throw descriptor;
-        throw toError(descriptor);
+        raise(descriptor, { signal });
       }
       return settled.map((item) => (item.status === 'fulfilled'
         ? { status: 'fulfilled', value: item.value }
@@ -438,19 +362,4 @@ function createRelayerClass(wasm) {
     }
   }
   return FaultTolerantRelayer;
-}
-
-function createApi(wasm) {
-  return {
-    FaultTolerantRelayer: createRelayerClass(wasm),
-    BreakwaterError, ConfigError, RpcError, HttpError, TransportError, DeadlineError, RetryBudgetError,
-    RateLimitedError, OutcomeUnknownError, ClosedError, InvalidRequestError, OverloadError, NoEndpointError, AuthError,
-    isBreakwaterError, isConfigError, isRpcError, isHttpError, isTransportError, isDeadlineError,
-    isRetryBudgetError, isRateLimitedError, isOutcomeUnknownError, isClosedError, isInvalidRequestError,
-    isOverloadError, isNoEndpointError, isAuthError,
-    InvalidTransactionError, FeeCeilingError, SignerError, InvalidSignerError, TransactionReplacedError,
-    NonceStateError, FeeDataError, TransactionDroppedError, isTransactionDroppedError,
-    isInvalidTransactionError, isFeeCeilingError, isSignerError, isInvalidSignerError, isTransactionReplacedError,
-    isNonceStateError, isFeeDataError,
-  };
 }

@@ -4,6 +4,8 @@
 // hex) and gets back signed bytes `{ raw }` or, from a wallet that sends
 // by itself, `{ hash }`. Keys stay inside the caller's signer.
 
+import { InvalidSignerError, isBreakwaterError } from './errors.js';
+
 function invalidSigner(message) {
   return new InvalidSignerError({ kind: 'invalidSigner', code: -32602, message });
 }
@@ -51,7 +53,7 @@ function checkedRaw(raw) {
 const adaptedSigners = new WeakMap();
 
 /** The adapter made earlier for this signer object, if any (synchronous). */
-function knownSigner(signer) {
+export function knownSigner(signer) {
   return signer !== null && typeof signer === 'object' ? adaptedSigners.get(signer) : undefined;
 }
 
@@ -151,7 +153,7 @@ async function adaptUncached(signer) {
  * none of the known kinds, or whose address cannot be read (before a nonce
  * is taken).
  */
-async function adaptSigner(signer) {
+export async function adaptSigner(signer) {
   if (signer === null || typeof signer !== 'object') {
     throw invalidSigner('the signer must be an ethers Signer, a viem local account or WalletClient, or an EIP-1193 wallet');
   }

@@ -8,6 +8,9 @@
 // observation of the provider's failure, and enforces the attempt timeout
 // (a provider call cannot be aborted, only abandoned).
 
+import { ConfigError } from './errors.js';
+import { observeProviderFailure } from './observe.js';
+
 function isProviderObject(value) {
   return value !== null && typeof value === 'object' && value.url === undefined
     && (typeof value.request === 'function' || typeof value.send === 'function');
@@ -64,7 +67,7 @@ function providerTransport(provider) {
 }
 
 /** The upstream list with provider objects replaced by call functions. */
-function wrapUpstreams(upstreams) {
+export function wrapUpstreams(upstreams) {
   if (!Array.isArray(upstreams)) return upstreams;
   const seen = new Map();
   upstreams.forEach((item, i) => {

@@ -12,12 +12,15 @@ export interface AttemptInfo {
   elapsedMs: number;
 }
 
-/** Kinds of breakwater errors. */
+/**
+ * Kinds of breakwater errors. `invalidResponse` (a node's reply without the chain id or quantity a transaction
+ * needed) has no class of its own: it is a plain BreakwaterError.
+ */
 export type ErrorKind =
   | 'config' | 'rpc' | 'http' | 'transport' | 'deadline' | 'budget' | 'rateLimited'
   | 'outcomeUnknown' | 'closed' | 'invalidRequest' | 'overload' | 'noEndpoint' | 'auth' | 'internal' | 'unknown'
   | 'invalidTransaction' | 'feeCeiling' | 'signer' | 'invalidSigner' | 'replacedByOther' | 'nonceState' | 'feeData'
-  | 'dropped';
+  | 'dropped' | 'invalidResponse';
 
 /** Base of every error this library throws. */
 export declare class BreakwaterError extends Error {

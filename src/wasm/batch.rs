@@ -11,6 +11,7 @@ use js_sys::{Array, JsString, Reflect, JSON};
 use wasm_bindgen::prelude::*;
 use web_sys::AbortSignal;
 
+use super::contract::kind;
 use super::core::Core;
 use super::descriptors::{self, Obj, CODE_INVALID_PARAMS};
 use super::fetch::{envelope, error_info, FetchCall};
@@ -64,7 +65,7 @@ impl Core {
             let params_json =
                 JSON::stringify(&params).ok().and_then(|s| s.dyn_into::<JsString>().ok()).ok_or_else(|| {
                     descriptors::simple_error(
-                        "invalidRequest",
+                        kind::INVALID_REQUEST,
                         CODE_INVALID_PARAMS,
                         "batch params cannot be encoded as JSON",
                     )
@@ -85,7 +86,7 @@ impl Core {
         if self.closed() {
             return Err(self.closed_error());
         }
-        let invalid = |m: &str| descriptors::simple_error("invalidRequest", CODE_INVALID_PARAMS, m);
+        let invalid = |m: &str| descriptors::simple_error(kind::INVALID_REQUEST, CODE_INVALID_PARAMS, m);
         if !Array::is_array(&items) {
             return Err(invalid("batch() takes an array of { method, params }"));
         }
@@ -118,7 +119,7 @@ impl Core {
                 ItemOutcome::Failed(failure) => settled(None, Some(descriptors::failure(&failure, &self.redactor, 1))),
                 ItemOutcome::Unanswered => {
                     let d = descriptors::simple_error(
-                        "http",
+                        kind::HTTP,
                         descriptors::CODE_UNAVAILABLE,
                         "the node left this batch item unanswered",
                     );

@@ -10,6 +10,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
+use super::contract::kind;
 use super::descriptors::{self, Redactor, CODE_DISCONNECTED, CODE_INVALID_PARAMS};
 use super::fetch::{FetchCall, FetchTransport};
 use super::js_runtime::JsRuntime;
@@ -73,7 +74,7 @@ impl Core {
     }
 
     pub(super) fn closed_error(&self) -> JsValue {
-        descriptors::simple_error("closed", CODE_DISCONNECTED, "the relayer is closed")
+        descriptors::simple_error(kind::CLOSED, CODE_DISCONNECTED, "the relayer is closed")
     }
 
     /// One attempt of a prepared call through the transport; nothing is
@@ -102,7 +103,7 @@ impl Core {
         FetchTransport::encode(method, params, id, signal).map_err(|e| {
             let why = get(&e, "message").as_string().unwrap_or_default();
             descriptors::simple_error(
-                "invalidRequest",
+                kind::INVALID_REQUEST,
                 CODE_INVALID_PARAMS,
                 &format!("params cannot be encoded as JSON: {why}"),
             )
@@ -178,7 +179,7 @@ impl Core {
                 names.join(", ")
             );
             for (key, value) in [
-                ("kind", JsValue::from("auth")),
+                ("kind", JsValue::from(kind::AUTH)),
                 ("message", JsValue::from(message)),
                 ("code", (descriptors::CODE_UNAUTHORIZED as f64).into()),
             ] {
@@ -246,7 +247,7 @@ impl Core {
             return Err(self.closed_error());
         }
         if endpoint >= self.pipeline.config().endpoints.len() {
-            return Err(descriptors::simple_error("invalidRequest", CODE_INVALID_PARAMS, "no such endpoint"));
+            return Err(descriptors::simple_error(kind::INVALID_REQUEST, CODE_INVALID_PARAMS, "no such endpoint"));
         }
         let call = self.encode(&method, &params, signal)?;
         let sends = (method == "eth_sendRawTransaction").then(|| Reflect::get_u32(&params, 0).ok()).flatten();

@@ -7,6 +7,7 @@
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
+use super::contract::{event_type, kind};
 use crate::config::ConfigError;
 use crate::error::{AttemptRecord, Failure, FailureDetail, StopReason};
 use crate::policy::classify::TransportFailure;
@@ -119,7 +120,7 @@ impl Redactor {
 /// A configuration error descriptor.
 pub fn config_error(err: &ConfigError) -> JsValue {
     Obj::new()
-        .set("kind", "config")
+        .set("kind", kind::CONFIG)
         .set("code", CODE_INVALID_PARAMS as f64)
         .set("field", err.field())
         .set("message", err.to_string())
@@ -178,7 +179,7 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
                 let obj = Obj::new()
                     .maybe("data", e.data.as_ref().map(|d| redactor.scrub_value(d)))
                     .set("rpcCode", e.code.map_or(JsValue::NULL, |c| (c as f64).into()));
-                ("rpc", e.code.unwrap_or(-32603), message, obj)
+                (kind::RPC, e.code.unwrap_or(-32603), message, obj)
             }
             FailureDetail::Http { status, body } => {
                 // An error status says it all; the body's shape only matters on a 2xx.
@@ -191,43 +192,45 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
                     ),
                     _ => format!("HTTP {status}{where_} ({body} body)"),
                 };
-                ("http", CODE_UNAVAILABLE, message, Obj::new().set("status", *status as f64).set("body", *body))
+                (kind::HTTP, CODE_UNAVAILABLE, message, Obj::new().set("status", *status as f64).set("body", *body))
             }
             FailureDetail::Transport(t) => {
                 let (reason, words) = transport_words(t);
                 let message = format!("{}{where_}", redactor.scrub(&words));
-                ("transport", CODE_UNAVAILABLE, message, Obj::new().set("transport", reason))
+                (kind::TRANSPORT, CODE_UNAVAILABLE, message, Obj::new().set("transport", reason))
             }
         };
         match verdict.map(|v| v.class) {
-            Some(ErrorClass::OutcomeUnknown) => ("outcomeUnknown", code, message, obj),
+            Some(ErrorClass::OutcomeUnknown) => (kind::OUTCOME_UNKNOWN, code, message, obj),
             Some(ErrorClass::Unauthorized) => {
                 let message = format!("{message}: the endpoint refused the credentials (check the API key)");
-                ("auth", CODE_UNAUTHORIZED, message, obj)
+                (kind::AUTH, CODE_UNAUTHORIZED, message, obj)
             }
             _ => (kind, code, message, obj),
         }
     });
     let own = match f.reason {
-        StopReason::Deadline => Some(("deadline", CODE_UNAVAILABLE, format!("deadline passed after {n} attempt(s)"))),
+        StopReason::Deadline => {
+            Some((kind::DEADLINE, CODE_UNAVAILABLE, format!("deadline passed after {n} attempt(s)")))
+        }
         StopReason::Budget => {
-            Some(("budget", CODE_UNAVAILABLE, format!("retry budget exhausted after {n} attempt(s)")))
+            Some((kind::BUDGET, CODE_UNAVAILABLE, format!("retry budget exhausted after {n} attempt(s)")))
         }
         StopReason::RateLimited => {
-            Some(("rateLimited", CODE_UNAVAILABLE, "every endpoint is rate limited past the deadline".to_string()))
+            Some((kind::RATE_LIMITED, CODE_UNAVAILABLE, "every endpoint is rate limited past the deadline".to_string()))
         }
         StopReason::Overload => Some((
-            "overload",
+            kind::OVERLOAD,
             CODE_UNAVAILABLE,
             "overloaded: too many requests are already waiting for an endpoint".to_string(),
         )),
         StopReason::NoEndpoint => Some((
-            "noEndpoint",
+            kind::NO_ENDPOINT,
             CODE_METHOD_NOT_FOUND,
             "no endpoint can serve this request (method not allowed, or every endpoint is on another chain)"
                 .to_string(),
         )),
-        StopReason::Closed => Some(("closed", CODE_DISCONNECTED, "the relayer is closed".to_string())),
+        StopReason::Closed => Some((kind::CLOSED, CODE_DISCONNECTED, "the relayer is closed".to_string())),
         StopReason::NotRetryable | StopReason::AttemptsExhausted => None,
     };
     let base = |kind: &str, code: i64, message: String, obj: Obj| {
@@ -262,7 +265,7 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
             base(kind, CODE_UNAVAILABLE, message, obj).build()
         }
         (None, Some((kind, code, message, obj))) => base(kind, code, message, obj).build(),
-        (None, None) => base("transport", CODE_UNAVAILABLE, "no attempt could be made".into(), Obj::new()).build(),
+        (None, None) => base(kind::TRANSPORT, CODE_UNAVAILABLE, "no attempt could be made".into(), Obj::new()).build(),
     }
 }
 
@@ -270,7 +273,7 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
 pub fn event(e: &PipelineEvent, method: &str, redactor: &Redactor) -> JsValue {
     match e {
         PipelineEvent::Retry { attempt, delay, from, class, rule } => Obj::new()
-            .set("type", "retry")
+            .set("type", event_type::RETRY)
             .set("method", method)
             .set("attempt", *attempt as f64)
             .set("delayMs", millis_f64(*delay))
@@ -279,20 +282,20 @@ pub fn event(e: &PipelineEvent, method: &str, redactor: &Redactor) -> JsValue {
             .set("rule", rule.as_str())
             .build(),
         PipelineEvent::Failover { from, to } => Obj::new()
-            .set("type", "failover")
+            .set("type", event_type::FAILOVER)
             .set("method", method)
             .set("from", redactor.label(*from))
             .set("to", redactor.label(*to))
             .build(),
         PipelineEvent::Hedge { from, to, after } => Obj::new()
-            .set("type", "hedge")
+            .set("type", event_type::HEDGE)
             .set("method", method)
             .set("from", redactor.label(*from))
             .set("to", redactor.label(*to))
             .set("afterMs", millis_f64(*after))
             .build(),
         PipelineEvent::RateLimited { endpoint, group, cooldown, long_horizon, .. } => Obj::new()
-            .set("type", "rateLimited")
+            .set("type", event_type::RATE_LIMITED)
             .set("method", method)
             .set("endpoint", redactor.label(*endpoint))
             .maybe("quotaGroup", group.clone())
@@ -300,19 +303,19 @@ pub fn event(e: &PipelineEvent, method: &str, redactor: &Redactor) -> JsValue {
             .set("longHorizon", *long_horizon)
             .build(),
         PipelineEvent::Breaker { endpoint, from, to } => Obj::new()
-            .set("type", "breaker")
+            .set("type", event_type::BREAKER)
             .set("endpoint", redactor.label(*endpoint))
             .set("from", from.as_str())
             .set("to", to.as_str())
             .build(),
         PipelineEvent::ChainMismatch { endpoint, expected, got } => Obj::new()
-            .set("type", "chainMismatch")
+            .set("type", event_type::CHAIN_MISMATCH)
             .set("endpoint", redactor.label(*endpoint))
             .set("expected", *expected as f64)
             .set("got", *got as f64)
             .build(),
         PipelineEvent::Overload { waiting } => {
-            Obj::new().set("type", "overload").set("method", method).set("waiting", *waiting as f64).build()
+            Obj::new().set("type", event_type::OVERLOAD).set("method", method).set("waiting", *waiting as f64).build()
         }
     }
 }

@@ -5,6 +5,7 @@
 
 mod batch;
 mod config;
+mod contract;
 mod core;
 mod delivery;
 mod descriptors;

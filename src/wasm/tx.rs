@@ -12,6 +12,7 @@ use js_sys::{Array, Function, Object, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
+use super::contract::kind;
 use super::descriptors::{simple_error, Obj, CODE_INVALID_PARAMS};
 use super::js_runtime::JsRuntime;
 use super::relayer::WasmRelayer;
@@ -41,7 +42,7 @@ pub struct JsSigner {
 
 impl JsSigner {
     fn from_js(value: &JsValue) -> Result<Self, JsValue> {
-        let bad = |why: &str| simple_error("invalidSigner", CODE_INVALID_PARAMS, why);
+        let bad = |why: &str| simple_error(kind::INVALID_SIGNER, CODE_INVALID_PARAMS, why);
         let address = get(value, "address").as_string().ok_or_else(|| bad("the signer has no address"))?;
         let address = request::parse_address("signer.address", &FieldValue::Text(address))
             .map_err(|e| bad(&e.to_string()))?
@@ -78,7 +79,7 @@ impl TxSigner<JsValue> for JsSigner {
     async fn sign(&self, tx: &UnsignedTx) -> Result<Signed, JsValue> {
         let promise = self.sign.call1(&JsValue::UNDEFINED, &tx_to_js(tx))?;
         let out = JsFuture::from(Promise::resolve(&promise)).await?;
-        let bad = |why: &str| simple_error("invalidSigner", CODE_INVALID_PARAMS, why);
+        let bad = |why: &str| simple_error(kind::INVALID_SIGNER, CODE_INVALID_PARAMS, why);
         if let Some(raw) = get(&out, "raw").as_string() {
             let bytes = raw.strip_prefix("0x").and_then(|h| hex::decode(h).ok()).filter(|b| !b.is_empty());
             return bytes.map(Signed::Raw).ok_or_else(|| bad("the signer returned raw bytes that are not 0x hex"));
@@ -126,14 +127,14 @@ fn failure_js(f: TxFailure<JsValue>) -> JsValue {
         TxFailure::Invalid(e) => field_error(&e),
         TxFailure::Node(e) | TxFailure::Rejected(e) => e,
         TxFailure::Signer(e) => Obj::new()
-            .set("kind", "signer")
+            .set("kind", kind::SIGNER)
             .set("code", 4001.0)
             .set("message", "the signer refused or failed; nothing was broadcast and the nonce was released")
             .set("cause", e)
             .build(),
-        TxFailure::Fees(e) => simple_error("feeData", -32603, &e.to_string()),
+        TxFailure::Fees(e) => simple_error(kind::FEE_DATA, -32603, &e.to_string()),
         TxFailure::FeeCeiling { nonce, hashes, needed, ceiling } => with_hashes(
-            "feeCeiling",
+            kind::FEE_CEILING,
             -32603,
             format!("nonce {nonce}: the next replacement must pay at least {needed} wei/gas, above the ceiling of {ceiling}; its transactions are still pending and tracked"),
             nonce,
@@ -143,14 +144,14 @@ fn failure_js(f: TxFailure<JsValue>) -> JsValue {
         .set("ceiling", format!("{ceiling}"))
         .build(),
         TxFailure::CeilingBelowNetwork { needed, ceiling } => Obj::new()
-            .set("kind", "feeCeiling")
+            .set("kind", kind::FEE_CEILING)
             .set("code", -32603.0)
             .set("message", format!("the fee ceiling of {ceiling} wei/gas is below the next block's base fee of {needed}; nothing was signed"))
             .set("needed", format!("{needed}"))
             .set("ceiling", format!("{ceiling}"))
             .build(),
         TxFailure::ReplacedByOther { nonce, hashes } => with_hashes(
-            "replacedByOther",
+            kind::REPLACED_BY_OTHER,
             -32603,
             format!("nonce {nonce} was used by a transaction that is not one of ours"),
             nonce,
@@ -158,19 +159,19 @@ fn failure_js(f: TxFailure<JsValue>) -> JsValue {
         )
         .build(),
         TxFailure::Settled(nonce) => Obj::new()
-            .set("kind", "nonceState")
+            .set("kind", kind::NONCE_STATE)
             .set("code", CODE_INVALID_PARAMS as f64)
             .set("nonce", nonce as f64)
             .set("message", format!("nonce {nonce} is already settled on chain; nothing to cancel"))
             .build(),
         TxFailure::UnknownNonce(nonce) => Obj::new()
-            .set("kind", "nonceState")
+            .set("kind", kind::NONCE_STATE)
             .set("code", CODE_INVALID_PARAMS as f64)
             .set("nonce", nonce as f64)
             .set("message", format!("no pending transaction of this account with nonce {nonce} is tracked by this relayer"))
             .build(),
         TxFailure::Dropped { nonce, hashes, error } => with_hashes(
-            "dropped",
+            kind::DROPPED,
             -32603,
             format!("nonce {nonce}: no node has our transaction any more and re-sending it is refused; the nonce is free again"),
             nonce,
@@ -179,13 +180,13 @@ fn failure_js(f: TxFailure<JsValue>) -> JsValue {
         .set("cause", error)
         .build(),
         TxFailure::NonceContention(nonce) => Obj::new()
-            .set("kind", "nonceState")
+            .set("kind", kind::NONCE_STATE)
             .set("code", -32603.0)
             .set("nonce", nonce as f64)
             .set("message", format!("another sender kept taking this account's nonces (last tried {nonce}); nothing of ours was broadcast"))
             .build(),
         TxFailure::Closed { nonce: Some(nonce), hashes } => with_hashes(
-            "closed",
+            kind::CLOSED,
             4900,
             format!("the relayer closed while nonce {nonce} was pending; its transactions may still be mined"),
             nonce,
@@ -193,7 +194,7 @@ fn failure_js(f: TxFailure<JsValue>) -> JsValue {
         )
         .build(),
         TxFailure::Closed { nonce: None, .. } => {
-            simple_error("closed", 4900, "the relayer is closed; nothing was signed or sent")
+            simple_error(kind::CLOSED, 4900, "the relayer is closed; nothing was signed or sent")
         }
     }
 }
@@ -221,7 +222,7 @@ impl WasmRelayer {
             let chain = engine.node().signing_chain().await?;
             let request = request::build(&fields, Some(chain)).map_err(|e| field_error(&e))?;
             chain::check_signer(signer.chain_id, chain)
-                .map_err(|e| simple_error("invalidSigner", CODE_INVALID_PARAMS, &e.to_string()))?;
+                .map_err(|e| simple_error(kind::INVALID_SIGNER, CODE_INVALID_PARAMS, &e.to_string()))?;
             let emit = emitter(listener.clone());
             let options = TxOptions { max_wait_blocks: max_wait_blocks as u64, ..options };
             let result = engine.send(&JsRuntime, ticket, &signer, &request, options, &emit).await;
@@ -272,7 +273,7 @@ impl WasmRelayer {
                 RawStatus::Mined => "mined",
                 RawStatus::Refused(error) => return Err(error),
                 RawStatus::Closed => {
-                    return Err(simple_error("closed", 4900, "the relayer is closed; nothing was sent"))
+                    return Err(simple_error(kind::CLOSED, 4900, "the relayer is closed; nothing was sent"))
                 }
             };
             Ok(Obj::new().set("hash", format!("{hash:#x}")).set("status", status).build())
@@ -299,10 +300,10 @@ impl WasmRelayer {
             match engine.wait_for_receipt(&JsRuntime, B256::from(bytes), options, timeout, &emit).await {
                 Ok(receipt) => Ok(receipt),
                 Err(WaitEnd::Closed) => {
-                    Err(simple_error("closed", 4900, "the relayer closed while waiting for the receipt"))
+                    Err(simple_error(kind::CLOSED, 4900, "the relayer closed while waiting for the receipt"))
                 }
                 Err(WaitEnd::TimedOut) => Err(Obj::new()
-                    .set("kind", "deadline")
+                    .set("kind", kind::DEADLINE)
                     .set("code", -32002.0)
                     .set("hash", hash.as_str())
                     .set("message", format!("no receipt for {hash} within the time limit; it may still be mined"))

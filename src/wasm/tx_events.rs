@@ -4,6 +4,7 @@
 use alloy_primitives::B256;
 use wasm_bindgen::JsValue;
 
+use super::contract::event_type;
 use super::descriptors::Obj;
 use crate::tx::engine::TxEvent;
 use crate::tx::fees::Fees;
@@ -23,19 +24,22 @@ pub fn event_js(e: &TxEvent) -> JsValue {
     let h = |h: &B256| format!("{h:#x}");
     match e {
         TxEvent::Submitted { nonce, hash, kind } => Obj::new()
-            .set("type", "txSubmitted")
+            .set("type", event_type::TX_SUBMITTED)
             .set("nonce", *nonce as f64)
             .set("hash", h(hash))
             .set("kind", kind.as_str()),
         TxEvent::OutcomeUnknown { nonce, hash } => {
-            Obj::new().set("type", "txUnknown").set("nonce", *nonce as f64).set("hash", h(hash))
+            Obj::new().set("type", event_type::TX_UNKNOWN).set("nonce", *nonce as f64).set("hash", h(hash))
         }
         TxEvent::Rebroadcast { nonce, hash } => {
-            Obj::new().set("type", "txRebroadcast").set("nonce", *nonce as f64).set("hash", h(hash))
+            Obj::new().set("type", event_type::TX_REBROADCAST).set("nonce", *nonce as f64).set("hash", h(hash))
         }
         TxEvent::Replacement { nonce, kind, hash, replaces, fees, block, since } => fees_js(
             Obj::new()
-                .set("type", if *kind == crate::tx::slot::TxKind::Cancel { "cancel" } else { "speedUp" })
+                .set(
+                    "type",
+                    if *kind == crate::tx::slot::TxKind::Cancel { event_type::CANCEL } else { event_type::SPEED_UP },
+                )
                 .set("nonce", *nonce as f64)
                 .set("hash", h(hash))
                 .set("replaces", h(replaces))
@@ -44,23 +48,23 @@ pub fn event_js(e: &TxEvent) -> JsValue {
             *fees,
         ),
         TxEvent::Included { nonce, hash, confirmations } => Obj::new()
-            .set("type", "txIncluded")
+            .set("type", event_type::TX_INCLUDED)
             .maybe("nonce", nonce.map(|n| n as f64))
             .set("hash", h(hash))
             .set("confirmations", *confirmations as f64),
         TxEvent::Reorg { nonce, hash } => {
-            Obj::new().set("type", "reorg").maybe("nonce", nonce.map(|n| n as f64)).set("hash", h(hash))
+            Obj::new().set("type", event_type::REORG).maybe("nonce", nonce.map(|n| n as f64)).set("hash", h(hash))
         }
         TxEvent::Resolved { nonce, hash, resolution } => Obj::new()
-            .set("type", if *resolution == Resolution::Mined { "txMined" } else { "replaced" })
+            .set("type", if *resolution == Resolution::Mined { event_type::TX_MINED } else { event_type::REPLACED })
             .set("nonce", *nonce as f64)
             .set("hash", h(hash))
             .set("outcome", resolution.as_str()),
         TxEvent::NonceResync { from, to } => {
-            Obj::new().set("type", "nonceResync").set("from", *from as f64).set("to", *to as f64)
+            Obj::new().set("type", event_type::NONCE_RESYNC).set("from", *from as f64).set("to", *to as f64)
         }
         TxEvent::NonceGap { from, to, repaired } => Obj::new()
-            .set("type", "nonceGap")
+            .set("type", event_type::NONCE_GAP)
             .set("from", *from as f64)
             .set("to", *to as f64)
             .set("repaired", *repaired),

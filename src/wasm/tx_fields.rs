@@ -7,6 +7,7 @@ use std::rc::Rc;
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
+use super::contract::kind;
 use super::core::Core;
 use super::descriptors::{Obj, CODE_INVALID_PARAMS};
 use super::fields::absent;
@@ -47,7 +48,7 @@ pub fn js_fields(value: &JsValue) -> Result<Vec<(String, FieldValue)>, TxFieldEr
 /// The descriptor of a bad transaction field (`InvalidTransactionError` in JS).
 pub fn field_error(e: &TxFieldError) -> JsValue {
     Obj::new()
-        .set("kind", "invalidTransaction")
+        .set("kind", kind::INVALID_TRANSACTION)
         .set("code", CODE_INVALID_PARAMS as f64)
         .set("field", e.field.as_str())
         .set("message", e.to_string())

@@ -8,6 +8,7 @@ use alloy_primitives::{hex, Address, B256};
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
+use super::contract::kind;
 use super::core::{CallFailure, Core};
 use crate::pool::SuccessValue;
 use crate::runtime::join::join_all;
@@ -100,7 +101,7 @@ impl CoreNode {
                 Ok(id)
             }
             Ok(None) => Err(last_error.unwrap_or_else(|| {
-                super::descriptors::simple_error("invalidResponse", -32603, "no endpoint reported its chain id")
+                super::descriptors::simple_error(kind::INVALID_RESPONSE, -32603, "no endpoint reported its chain id")
             })),
             Err(e) => {
                 let chains: Array = seen
@@ -113,7 +114,7 @@ impl CoreNode {
                     })
                     .collect();
                 Err(super::descriptors::Obj::new()
-                    .set("kind", "noEndpoint")
+                    .set("kind", kind::NO_ENDPOINT)
                     .set("code", super::descriptors::CODE_CHAIN_DISCONNECTED)
                     .set("message", e.to_string())
                     .set("chains", chains)
@@ -133,7 +134,7 @@ impl CoreNode {
     async fn quantity(&self, method: &str, items: &[JsValue]) -> Result<u64, JsValue> {
         let v = self.call(method, items).await?;
         v.as_string().as_deref().and_then(parse_quantity).ok_or_else(|| {
-            super::descriptors::simple_error("invalidResponse", -32603, &format!("{method} returned no quantity"))
+            super::descriptors::simple_error(kind::INVALID_RESPONSE, -32603, &format!("{method} returned no quantity"))
         })
     }
 

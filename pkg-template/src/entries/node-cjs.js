@@ -1,0 +1,11 @@
+// Entry of dist/node.cjs (Node's `require`): the same as node.js, built as
+// CommonJS. `module.exports` is a plain object of the same names (no
+// __esModule flag, no getters), as require() has always returned. The
+// glue path is relative to dist/, where scripts/build.mjs puts it.
+
+import * as errors from '../errors.js';
+import { createRelayerClass } from '../relayer.js';
+
+const wasm = require('./breakwater_rpc_node.cjs');
+
+module.exports = { FaultTolerantRelayer: createRelayerClass(wasm), ...errors, ready: Promise.resolve() };
