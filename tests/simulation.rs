@@ -131,3 +131,19 @@ fn relayers_of_one_process_sharing_a_key_behave_as_one() {
     assert!(alone.chain_checks >= 150, "alone, every relayer checks: {}", alone.chain_checks);
     assert!(sharing.success_rate() >= 0.999, "success {}", sharing.success_rate());
 }
+
+#[test]
+fn a_realm_hedge_budget_stops_fresh_relayers_hedging_onto_endpoints_as_slow() {
+    let alone = one_process("1,000 in a process: all slow alike, alone");
+    let budgeted = one_process("1,000 in a process: all slow alike, sharing + hedge budget");
+    assert!(alone.amplification >= 1.5, "alone, every fresh relayer hedges: {}", alone.amplification);
+    assert!(budgeted.amplification <= 1.15, "amplification {}", budgeted.amplification);
+    assert!(budgeted.success_rate() >= 0.999, "success {}", budgeted.success_rate());
+}
+
+#[test]
+fn sharing_a_realm_keeps_a_hung_provider_at_the_hedge_delay() {
+    let r = one_process("1,000 in a process: one provider hangs, sharing");
+    assert!(r.p99_ms <= 2_000.0, "p99 {} ms", r.p99_ms);
+    assert!(r.success_rate() >= 0.999, "success {}", r.success_rate());
+}

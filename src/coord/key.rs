@@ -6,6 +6,7 @@ use alloy_primitives::keccak256;
 
 use crate::options::EndpointSpec;
 use crate::policy::quota::QuotaConfig;
+use crate::policy::RetryBudgetConfig;
 
 /// The first 64 bits of keccak-256 over `parts` (each length-prefixed, so
 /// `("ab", "c")` and `("a", "bc")` differ).
@@ -55,6 +56,13 @@ fn tuning(config: &QuotaConfig) -> Vec<u8> {
         config.long_ejection.as_secs_f64(),
     ];
     numbers.iter().flat_map(|n| n.to_bits().to_le_bytes()).collect()
+}
+
+/// The key of a realm retry budget: members tuned alike share one.
+pub fn budget_key(config: &RetryBudgetConfig) -> u64 {
+    let numbers = [config.ratio, config.min_per_second, config.burst];
+    let bytes: Vec<u8> = numbers.iter().flat_map(|n| n.to_bits().to_le_bytes()).collect();
+    digest(&[b"budget", &bytes])
 }
 
 /// A quota group's key: its name (empty for an endpoint's implicit group),

@@ -20,6 +20,10 @@
 //!   endpoint    ─ the same URL and headers ─► one chain record: an
 //!                 endpoint's verified chain id (and when), so one member's
 //!                 check answers for all until the recheck is due
+//!   retry budget ─ the same realm-budget tuning ─► one budget that every
+//!                 member's first attempts pay into and every member's
+//!                 retries and hedges draw on (besides their own), so a
+//!                 thousand fresh relayers cannot add a thousand bursts
 //! ```
 //!
 //! Keys ([`key`]) are hashes of what identifies the thing (never a secret

@@ -11,7 +11,9 @@ use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 use std::time::Duration;
 
+use super::key::budget_key;
 use crate::policy::quota::QuotaGroup;
+use crate::policy::{RetryBudget, RetryBudgetConfig};
 use crate::time::Instant;
 
 /// A quota group as its members hold it.
@@ -46,6 +48,7 @@ impl ChainRecord {
 pub struct Realm {
     groups: RefCell<Vec<(u64, Weak<RefCell<QuotaGroup>>)>>,
     chains: RefCell<Vec<(u64, Weak<ChainRecord>)>>,
+    budgets: RefCell<Vec<(u64, Weak<RefCell<RetryBudget>>)>>,
 }
 
 impl Realm {
@@ -63,6 +66,12 @@ impl Realm {
     /// The chain record of the endpoint under `key`.
     pub fn chain_record(&self, key: u64) -> Rc<ChainRecord> {
         shared(&self.chains, key, || Rc::new(ChainRecord::default()))
+    }
+
+    /// The retry budget of the members tuned with `config` (full at `now`
+    /// when made): what their retries and hedges together may add.
+    pub fn retry_budget(&self, config: RetryBudgetConfig, now: Instant) -> Rc<RefCell<RetryBudget>> {
+        shared(&self.budgets, budget_key(&config), || Rc::new(RefCell::new(RetryBudget::new(config, now))))
     }
 
     /// Live shared states (quota groups, chain records), for tests and stats.

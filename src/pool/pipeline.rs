@@ -54,6 +54,7 @@ use crate::rpc::methods::MethodInfo;
 use crate::runtime::{AttemptTarget, Payload, Runtime};
 use crate::time::Instant;
 use context::RequestContext;
+use extra::ExtraAttempts;
 use hedge::{Decided, FirstAttempt};
 use permit::Permit;
 use unknown::{answer_of, Answer, UnknownAnswers};
@@ -101,7 +102,7 @@ pub struct Pipeline {
     config: RelayerConfig,
     classifier: Classifier,
     router: RefCell<Router>,
-    budget: RefCell<RetryBudget>,
+    budget: RefCell<ExtraAttempts>,
     slots: Notify,
     waiting: Cell<u32>,
     shutdown: Shutdown,
@@ -147,7 +148,8 @@ impl Pipeline {
         let realm = realm.filter(|_| config.pool.share_in_realm);
         let (specs, pool) = (config.endpoints.clone(), &config.pool);
         let router = Router::in_realm(specs, pool, config.max_retry_after, now, realm);
-        let budget = RefCell::new(RetryBudget::new(config.budget, now));
+        let shared = realm.zip(config.pool.realm_budget).map(|(realm, tuning)| realm.retry_budget(tuning, now));
+        let budget = RefCell::new(ExtraAttempts::new(RetryBudget::new(config.budget, now), shared));
         Pipeline {
             config,
             classifier,
@@ -184,6 +186,9 @@ impl Pipeline {
         // only with the realm's other members.
         if let Ok(mut router) = self.router.try_borrow_mut() {
             router.leave_realm();
+        }
+        if let Ok(mut budget) = self.budget.try_borrow_mut() {
+            budget.leave_realm();
         }
     }
 
@@ -495,6 +500,7 @@ pub fn detail<P>(observation: Observation<P>) -> FailureDetail<P> {
 mod context;
 #[cfg(test)]
 mod edge_tests;
+mod extra;
 mod head_poll;
 #[cfg(test)]
 mod head_poll_tests;

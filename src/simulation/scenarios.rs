@@ -39,6 +39,13 @@ fn quota_options(cu_per_second: f64, share: f64) -> RawOptions {
     o
 }
 
+/// Defaults plus a realm-wide hedge budget of 10 % (off by default).
+fn realm_hedge_budget() -> RawOptions {
+    let mut o = RawOptions::default();
+    o.pool.realm_budget = Some(crate::policy::RetryBudgetConfig { ratio: 0.1, min_per_second: 2.0, burst: 20.0 });
+    o
+}
+
 fn three() -> Vec<Provider> {
     vec![Provider::healthy(40), Provider::healthy(60), Provider::healthy(80)]
 }
@@ -136,7 +143,29 @@ pub fn one_process() -> Vec<Scenario> {
         s.realm = realm;
         s
     };
+    // Every endpoint answers in 1.5 s: past a fresh relayer's initial hedge
+    // delay (1 s), so each one's first reads hedge, on endpoints that are
+    // no faster than the first: extra attempts that cannot help.
+    let slow_alike = |name, realm| {
+        let mut s = base(name, vec![Provider::healthy(1500), Provider::healthy(1500), Provider::healthy(1500)]);
+        s.clients = 1000;
+        s.rate = 0.2;
+        s.duration = S(30);
+        s.realm = realm;
+        s.options = realm_hedge_budget;
+        s
+    };
+    let mut hung = three();
+    hung[0] = hung[0].clone().with(vec![(S(0), Mode::Hang)]);
+    let hangs = |name, realm| {
+        let mut s = base(name, hung.clone());
+        s.realm = realm;
+        s
+    };
     vec![
+        slow_alike("1,000 in a process: all slow alike, alone", false),
+        slow_alike("1,000 in a process: all slow alike, sharing + hedge budget", true),
+        hangs("1,000 in a process: one provider hangs, sharing", true),
         shared_key("100 in a process: shared key, alone", false),
         shared_key("100 in a process: shared key, sharing", true),
         all_down("100 in a process: all down 5 s, alone", false),

@@ -1,0 +1,101 @@
+//! Who pays for an extra attempt (a retry, a failover, a hedge): the
+//! relayer's own retry budget and, in a realm, the realm's one as well.
+//!
+//! Each relayer's budget bounds its own extra attempts to a share of its
+//! own traffic, but a fresh relayer starts with a full burst: a thousand
+//! relayers in one process that all hit trouble at once may add a thousand
+//! bursts of retries and hedges to the overload they react to. The realm's
+//! budget (`coord::Realm::retry_budget`) is paid by every member's
+//! requests and charged by every member's extra attempts, so together
+//! they add at most its share of the process's traffic, plus one burst.
+//! Only hedges draw on it: retries are what a request needs to succeed at
+//! all (during a total outage a realm budget on retries turned 99 % success
+//! into 90 % in the simulation); hedges are speculative. It is off unless
+//! configured (`PoolOptions::realm_budget` says why).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::policy::RetryBudget;
+use crate::time::Instant;
+
+/// The budgets an extra attempt draws on.
+pub(super) struct ExtraAttempts {
+    own: RetryBudget,
+    realm: Option<Rc<RefCell<RetryBudget>>>,
+}
+
+impl ExtraAttempts {
+    /// The relayer's own budget, and the realm's if it shares one.
+    pub(super) fn new(own: RetryBudget, realm: Option<Rc<RefCell<RetryBudget>>>) -> Self {
+        ExtraAttempts { own, realm }
+    }
+
+    /// A first attempt pays into both.
+    pub(super) fn deposit(&mut self, now: Instant) {
+        self.own.deposit(now);
+        if let Some(realm) = &self.realm {
+            realm.borrow_mut().deposit(now);
+        }
+    }
+
+    /// A retry (or failover): one token from the relayer's own budget.
+    pub(super) fn try_withdraw(&mut self, now: Instant) -> bool {
+        self.own.try_withdraw(now)
+    }
+
+    /// A hedge: one token from each, or none from either.
+    pub(super) fn try_withdraw_hedge(&mut self, now: Instant) -> bool {
+        let Some(realm) = &self.realm else { return self.own.try_withdraw(now) };
+        let mut realm = realm.borrow_mut();
+        if realm.balance(now) < 1.0 || !self.own.try_withdraw(now) {
+            return false;
+        }
+        realm.try_withdraw(now)
+    }
+
+    /// The relayer's own balance (for stats).
+    pub(super) fn balance(&mut self, now: Instant) -> f64 {
+        self.own.balance(now)
+    }
+
+    /// Stops charging the realm (the relayer closed).
+    pub(super) fn leave_realm(&mut self) {
+        self.realm = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::RetryBudgetConfig;
+
+    fn budget(ratio: f64, burst: f64) -> RetryBudget {
+        RetryBudget::new(RetryBudgetConfig { ratio, min_per_second: 0.0, burst }, Instant::ZERO)
+    }
+
+    #[test]
+    fn a_hedge_needs_a_token_from_each_and_takes_none_when_one_is_short() {
+        let now = Instant::ZERO;
+        let realm = Rc::new(RefCell::new(budget(0.2, 2.0)));
+        let mut a = ExtraAttempts::new(budget(0.2, 5.0), Some(realm.clone()));
+        let mut b = ExtraAttempts::new(budget(0.2, 5.0), Some(realm.clone()));
+        assert!(a.try_withdraw_hedge(now));
+        assert!(b.try_withdraw_hedge(now));
+        assert!(!a.try_withdraw_hedge(now), "the realm's two tokens are spent, whoever spent them");
+        assert_eq!(a.balance(now), 4.0, "a kept its own token when the realm said no");
+        assert!(a.try_withdraw(now), "a retry draws on the relayer's own budget only");
+        assert_eq!(a.balance(now), 3.0);
+        for _ in 0..5 {
+            b.deposit(now); // five first attempts pay 0.2 each into both
+        }
+        assert!(a.try_withdraw_hedge(now), "b's traffic paid for a's hedge");
+        let mut alone = ExtraAttempts::new(budget(0.2, 1.0), None);
+        assert!(alone.try_withdraw_hedge(now));
+        assert!(!alone.try_withdraw_hedge(now));
+        let mut left = ExtraAttempts::new(budget(0.2, 5.0), Some(realm.clone()));
+        left.leave_realm();
+        assert!(left.try_withdraw_hedge(now), "a relayer that left pays only its own");
+        assert!(realm.borrow_mut().balance(now) < 1.0);
+    }
+}
