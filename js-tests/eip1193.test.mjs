@@ -41,9 +41,10 @@ test('the logger gets one redacted line per event at its level; none by default;
   const dead = await node([{ status: 503 }]);
   const good = await node([{ result: '0x7' }]);
   const lines = [];
+  const events = [];
   const logger = {
     debug: (m) => lines.push(['debug', m]),
-    info: (m) => lines.push(['info', m]),
+    info: (m, e) => { lines.push(['info', m]); events.push(e); },
     warn: (m) => { lines.push(['warn', m]); throw new Error('logger bug'); },
   };
   const keyed = `${dead.url}/v3/0123456789abcdef0123456789abcdef`;
@@ -52,6 +53,9 @@ test('the logger gets one redacted line per event at its level; none by default;
   assert.ok(lines.some(([level, m]) => level === 'info' && m.startsWith('breakwater-rpc failover')), JSON.stringify(lines));
   assert.ok(lines.some(([level, m]) => level === 'warn' && m.includes('breaker') && m.includes('to=open')));
   assert.ok(lines.every(([, m]) => !m.includes('0123456789abcdef')), 'no key in any line');
+  // The second argument is the event itself, as the types say.
+  assert.ok(events.some((e) => e && e.type === 'failover' && typeof e.from === 'string'), JSON.stringify(events));
+  assert.ok(events.every((e) => !JSON.stringify(e).includes('0123456789abcdef')), 'no key in any event');
   await relayer.close();
   assert.throws(() => new FaultTolerantRelayer([good.url], { logger: 'console' }), (e) => isConfigError(e) && e.field === 'logger');
 });

@@ -116,11 +116,8 @@ pub struct PoolOptions {
     pub share_in_realm: bool,
     /// A realm-wide budget for hedges, paid by every member's first
     /// attempts and charged by every member's hedges besides its own budget
-    /// (`pool/pipeline/extra.rs`). Off by default until breakers are shared:
-    /// with a breaker per relayer, a hung node needs a few lost races per
-    /// relayer before each one stops using it, and a realm budget starves
-    /// those hedges (simulation, 1,000 relayers in one realm, one provider
-    /// hung: p99 1.1 s without, 10 s with a 10 % budget).
+    /// (`pool/pipeline/extra.rs`): 10 % of the realm's requests, a burst of
+    /// 20 and 2 per second; `None`: each relayer's own budget only.
     pub realm_budget: Option<RetryBudgetConfig>,
 }
 
@@ -159,7 +156,7 @@ impl Default for PoolOptions {
             hedge: Some(HedgeConfig::default()),
             head_poll: Duration::from_secs(12),
             share_in_realm: true,
-            realm_budget: None,
+            realm_budget: Some(RetryBudgetConfig { ratio: 0.1, min_per_second: 2.0, burst: 20.0 }),
         }
     }
 }

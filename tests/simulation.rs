@@ -135,15 +135,30 @@ fn relayers_of_one_process_sharing_a_key_behave_as_one() {
 #[test]
 fn a_realm_hedge_budget_stops_fresh_relayers_hedging_onto_endpoints_as_slow() {
     let alone = one_process("1,000 in a process: all slow alike, alone");
-    let budgeted = one_process("1,000 in a process: all slow alike, sharing + hedge budget");
+    let budgeted = one_process("1,000 in a process: all slow alike, sharing");
     assert!(alone.amplification >= 1.5, "alone, every fresh relayer hedges: {}", alone.amplification);
     assert!(budgeted.amplification <= 1.15, "amplification {}", budgeted.amplification);
     assert!(budgeted.success_rate() >= 0.999, "success {}", budgeted.success_rate());
 }
 
 #[test]
-fn sharing_a_realm_keeps_a_hung_provider_at_the_hedge_delay() {
+fn a_hung_provider_is_judged_once_for_the_realm() {
+    // One breaker for the realm: a few lost hedge races eject the node for
+    // every member, so the realm's hedge budget is never short of tokens.
     let r = one_process("1,000 in a process: one provider hangs, sharing");
-    assert!(r.p99_ms <= 2_000.0, "p99 {} ms", r.p99_ms);
+    assert!(r.p99_ms <= 1_000.0, "p99 {} ms", r.p99_ms);
+    assert!(r.amplification <= 1.05, "amplification {}", r.amplification);
     assert!(r.success_rate() >= 0.999, "success {}", r.success_rate());
+}
+
+#[test]
+fn a_total_outage_costs_the_realm_probes_not_retries() {
+    let alone = one_process("100 in a process: all down 5 s, alone");
+    let sharing = one_process("100 in a process: all down 5 s, sharing");
+    // Requests wait for the shared probe's verdict instead of failing.
+    assert!(sharing.success_rate() >= 0.99, "success {} (alone {})", sharing.success_rate(), alone.success_rate());
+    assert!(sharing.amplification <= 1.1, "amplification {} (alone {})", sharing.amplification, alone.amplification);
+    assert!(alone.amplification >= 1.3, "alone {}", alone.amplification);
+    let peak = sharing.peak_after_recovery.expect("a recovery");
+    assert!(peak <= 1.3, "post-recovery peak {peak} × demand");
 }

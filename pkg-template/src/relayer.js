@@ -341,7 +341,7 @@ export function createRelayerClass(wasm) {
         const write = this.#logger[level] || this.#logger.info || this.#logger.warn || this.#logger.error || this.#logger.debug;
         try {
           // One line: console prints a second argument over several lines.
-          write.call(this.#logger, describe(event));
+          write.call(this.#logger, describe(event), event);
         } catch {
           // A logger's bug must not break a request.
         }

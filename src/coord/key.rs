@@ -5,6 +5,7 @@
 use alloy_primitives::keccak256;
 
 use crate::options::EndpointSpec;
+use crate::policy::breaker::BreakerConfig;
 use crate::policy::quota::QuotaConfig;
 use crate::policy::RetryBudgetConfig;
 
@@ -56,6 +57,27 @@ fn tuning(config: &QuotaConfig) -> Vec<u8> {
         config.long_ejection.as_secs_f64(),
     ];
     numbers.iter().flat_map(|n| n.to_bits().to_le_bytes()).collect()
+}
+
+/// The key of an endpoint's breaker: the endpoint and the breaker's tuning
+/// (members tuned differently judge the same node by their own rules).
+pub fn breaker_key(endpoint: u64, config: &BreakerConfig) -> u64 {
+    let numbers = [
+        f64::from(config.consecutive_failures),
+        config.failure_rate,
+        config.window.as_secs_f64(),
+        f64::from(config.min_samples),
+        config.open_base.as_secs_f64(),
+        config.open_max.as_secs_f64(),
+        config.jitter,
+        f64::from(config.probe_permits),
+        f64::from(config.close_after),
+        config.observe.as_secs_f64(),
+        config.early_probe_base.as_secs_f64(),
+        config.reset_after.as_secs_f64(),
+    ];
+    let bytes: Vec<u8> = numbers.iter().flat_map(|n| n.to_bits().to_le_bytes()).collect();
+    digest(&[b"breaker", &endpoint.to_le_bytes(), &bytes])
 }
 
 /// The key of a realm retry budget: members tuned alike share one.
@@ -121,5 +143,19 @@ mod tests {
         let provider = EndpointSpec::from_url(EndpointUrl::labelled("provider"), 0);
         assert_eq!(group_key("alchemy", &[&a, &provider], &plan), None);
         assert_eq!(endpoint_key(&provider), None);
+    }
+
+    #[test]
+    fn breakers_and_budgets_are_shared_only_under_the_same_tuning() {
+        let node = endpoint_key(&spec("http://127.0.0.1:1")).unwrap();
+        let other = endpoint_key(&spec("http://127.0.0.1:2")).unwrap();
+        let tuning = BreakerConfig::default();
+        assert_eq!(breaker_key(node, &tuning), breaker_key(node, &BreakerConfig::default()));
+        assert_ne!(breaker_key(node, &tuning), breaker_key(other, &tuning));
+        let quicker = BreakerConfig { consecutive_failures: 1, ..tuning };
+        assert_ne!(breaker_key(node, &tuning), breaker_key(node, &quicker));
+        let budget = RetryBudgetConfig::default();
+        assert_eq!(budget_key(&budget), budget_key(&RetryBudgetConfig::default()));
+        assert_ne!(budget_key(&budget), budget_key(&RetryBudgetConfig { ratio: 0.1, ..budget }));
     }
 }

@@ -12,8 +12,10 @@ use std::rc::{Rc, Weak};
 use std::time::Duration;
 
 use super::key::budget_key;
+use crate::policy::breaker::Breaker;
 use crate::policy::quota::QuotaGroup;
 use crate::policy::{RetryBudget, RetryBudgetConfig};
+use crate::runtime::notify::Notify;
 use crate::time::Instant;
 
 /// A quota group as its members hold it.
@@ -49,6 +51,8 @@ pub struct Realm {
     groups: RefCell<Vec<(u64, Weak<RefCell<QuotaGroup>>)>>,
     chains: RefCell<Vec<(u64, Weak<ChainRecord>)>>,
     budgets: RefCell<Vec<(u64, Weak<RefCell<RetryBudget>>)>>,
+    breakers: RefCell<Vec<(u64, Weak<RefCell<Breaker>>)>>,
+    wake: Rc<Notify>,
 }
 
 impl Realm {
@@ -61,6 +65,18 @@ impl Realm {
     /// from now on is the one every later member gets.
     pub fn quota_group(&self, key: u64, mine: SharedGroup) -> SharedGroup {
         shared(&self.groups, key, move || mine)
+    }
+
+    /// The breaker under `key`: the one a member holds, else `mine`.
+    pub fn breaker(&self, key: u64, mine: Rc<RefCell<Breaker>>) -> Rc<RefCell<Breaker>> {
+        shared(&self.breakers, key, move || mine)
+    }
+
+    /// The realm's wake-up: a member's attempt ending on shared state (a
+    /// probe's verdict, a freed probe permit) may let another member's
+    /// waiting request go, so members wait on it as well as on their own.
+    pub fn wake(&self) -> Rc<Notify> {
+        Rc::clone(&self.wake)
     }
 
     /// The chain record of the endpoint under `key`.

@@ -232,6 +232,11 @@ impl Breaker {
         }
     }
 
+    /// Its tuning.
+    pub fn config(&self) -> &BreakerConfig {
+        &self.config
+    }
+
     /// How many times the state changed (for stats and the flapping target).
     pub fn flips(&self) -> u64 {
         self.flips

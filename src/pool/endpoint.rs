@@ -1,6 +1,8 @@
 //! The live state of one endpoint: breaker, slow start, in-flight count,
 //! latency per method class, counters, chain-id status and head.
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::time::Duration;
 
 use super::options::{EndpointSpec, PoolOptions};
@@ -95,8 +97,9 @@ pub struct EndpointState {
     pub spec: EndpointSpec,
     /// Index of its quota group in the router.
     pub group: usize,
-    /// Circuit breaker.
-    pub breaker: Breaker,
+    /// Circuit breaker, shared with the realm's other members that use the
+    /// same endpoint with the same breaker tuning (`coord::realm`).
+    pub breaker: Rc<RefCell<Breaker>>,
     /// Warm-up ramp.
     pub slow_start: SlowStart,
     /// Attempts in flight.
@@ -144,7 +147,7 @@ impl EndpointState {
         EndpointState {
             spec,
             group,
-            breaker: Breaker::new(options.breaker, now),
+            breaker: Rc::new(RefCell::new(Breaker::new(options.breaker, now))),
             slow_start: SlowStart::warm(options.slow_start),
             in_flight: 0,
             latency: [Ewma::default(); CLASSES],

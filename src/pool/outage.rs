@@ -98,7 +98,13 @@ pub enum Pace {
 impl Recovery {
     /// Starts pacing at `RECOVERY_FACTOR` × the pre-outage arrival rate.
     pub fn start(arrival_rps: f64, now: Instant) -> Self {
-        let rate = (RECOVERY_FACTOR * arrival_rps).max(RECOVERY_MIN_RPS);
+        Self::start_at(RECOVERY_FACTOR, arrival_rps, now)
+    }
+
+    /// Pacing at `factor` × the arrival rate (a realm's members, which
+    /// all come back at once, leave less room: `router/shared.rs`).
+    pub fn start_at(factor: f64, arrival_rps: f64, now: Instant) -> Self {
+        let rate = (factor * arrival_rps).max(RECOVERY_MIN_RPS);
         Recovery { bucket: TokenBucket::new(rate, 1.0, now, false), started: now, denied_at: None }
     }
 

@@ -40,6 +40,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
+use std::rc::Rc;
 use std::time::Duration;
 
 use super::events::PipelineEvent;
@@ -104,6 +105,8 @@ pub struct Pipeline {
     router: RefCell<Router>,
     budget: RefCell<ExtraAttempts>,
     slots: Notify,
+    /// The realm's wake-up (another member's attempt ended), when in one.
+    realm_wake: Option<Rc<Notify>>,
     waiting: Cell<u32>,
     shutdown: Shutdown,
     unknown_answers: RefCell<UnknownAnswers>,
@@ -148,6 +151,7 @@ impl Pipeline {
         let realm = realm.filter(|_| config.pool.share_in_realm);
         let (specs, pool) = (config.endpoints.clone(), &config.pool);
         let router = Router::in_realm(specs, pool, config.max_retry_after, now, realm);
+        let realm_wake = router.realm_wake();
         let shared = realm.zip(config.pool.realm_budget).map(|(realm, tuning)| realm.retry_budget(tuning, now));
         let budget = RefCell::new(ExtraAttempts::new(RetryBudget::new(config.budget, now), shared));
         Pipeline {
@@ -156,6 +160,7 @@ impl Pipeline {
             router: RefCell::new(router),
             budget,
             slots: Notify::default(),
+            realm_wake,
             waiting: Cell::new(0),
             shutdown: Shutdown::default(),
             unknown_answers: RefCell::new(UnknownAnswers::default()),
@@ -189,6 +194,24 @@ impl Pipeline {
         }
         if let Ok(mut budget) = self.budget.try_borrow_mut() {
             budget.leave_realm();
+        }
+    }
+
+    /// Completes when another member of the realm ends an attempt (never
+    /// outside a realm).
+    async fn realm_woken(&self) {
+        match &self.realm_wake {
+            Some(wake) => wake.notified().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Gives a slot back: wakes this pipeline's longest waiter and, in a
+    /// realm, the realm's (shared breakers and groups may let it go).
+    fn wake_waiters(&self) {
+        self.slots.notify_one();
+        if let Some(wake) = &self.realm_wake {
+            wake.notify_one();
         }
     }
 
@@ -281,7 +304,10 @@ impl Pipeline {
                         // Waiting for a slot only: no timer but the deadline's (a release wakes us).
                         let wake = until.unwrap_or(deadline);
                         either(
-                            either(runtime.sleep(wake.saturating_since(now)), self.slots.notified()),
+                            either(
+                                either(runtime.sleep(wake.saturating_since(now)), self.slots.notified()),
+                                self.realm_woken(),
+                            ),
                             self.shutdown.wait(),
                         )
                         .await;
@@ -512,6 +538,8 @@ mod latency_tests;
 mod permit;
 #[cfg(test)]
 mod queue_tests;
+#[cfg(test)]
+mod realm_tests;
 #[cfg(test)]
 mod tests;
 mod unknown;

@@ -33,6 +33,7 @@ use crate::policy::head_poll::HeadPoll;
 use crate::policy::quota::{QuotaConfig, QuotaDenied, QuotaGroup};
 use crate::policy::slow_start::RateMeter;
 use crate::rpc::methods::MethodClass;
+use crate::runtime::notify::Notify;
 use crate::time::Instant;
 
 /// A head claim more than this far beyond the best known head is ignored.
@@ -146,6 +147,11 @@ pub struct Router {
     head_poll: HeadPoll,
     /// Per endpoint, the chain record shared with the realm (if any).
     chains: Vec<Option<Rc<ChainRecord>>>,
+    /// The realm's wake-up, when in one (`router/shared.rs`).
+    wake: Option<Rc<Notify>>,
+    /// In a realm: a selection found every endpoint open since the pool
+    /// last had one that was not (`router/shared.rs`).
+    outage_seen: bool,
     /// Calls of `select` so far: the unit of the pool's per-request work
     /// (the complexity test counts it; `stats()` could show it).
     pub selections: u64,
@@ -191,6 +197,8 @@ impl Router {
             endpoints,
             groups,
             chains,
+            wake: None,
+            outage_seen: false,
             strategy: options.strategy,
             cursor: 0,
             sticky: None,
@@ -264,7 +272,8 @@ impl Router {
             let mut until: Option<Instant> = None;
             let mut slot_blocked = false;
             let mut quota_blocked = false;
-            match ep.breaker.state(now) {
+            let state = ep.breaker.borrow_mut().state(now);
+            match state {
                 BreakerState::Open { until: u } => until = Some(u),
                 BreakerState::HalfOpen => {
                     all_open = false;
@@ -272,7 +281,7 @@ impl Router {
                         // Open turned HalfOpen by the clock: pace its probes too.
                         ep.begin_warmup(now);
                     }
-                    if ep.breaker.probes_in_flight() >= ep.breaker.probe_permits() {
+                    if ep.breaker.borrow().probes_in_flight() >= ep.breaker.borrow().probe_permits() {
                         slot_blocked = true; // a probe ending releases its slot
                     }
                 }
@@ -312,6 +321,7 @@ impl Router {
         if serving == 0 {
             return Selection::NoEndpoint;
         }
+        self.note_outage(all_open && serving > 0, now);
         if eligible.is_empty() {
             if all_open {
                 if let Some(sel) = self.early_probe(now, req, draws.0) {
@@ -352,18 +362,19 @@ impl Router {
                     && self.groups[ep.group].quota.borrow_mut().check(now, ep.spec.cost(req.method, req.cost)).is_ok()
             })
             .collect();
-        candidates.sort_by_key(|&i| self.endpoints[i].breaker.early_probe_at());
+        candidates.sort_by_key(|&i| self.endpoints[i].breaker.borrow().early_probe_at());
         let first = *candidates.first()?;
         if self.outage.in_flight {
             // The probe in flight decides; its completion wakes the waiters.
             return Some(Selection::Wait { until: Some(now + self.outage.spacing()), quota: false });
         }
-        let due = self.endpoints[first].breaker.early_probe_at().max(self.outage.next_at);
+        let due = self.endpoints[first].breaker.borrow().early_probe_at().max(self.outage.next_at);
         if due > now {
             return Some(Selection::Wait { until: Some(due), quota: false });
         }
         for i in candidates {
-            if let Admission::Allowed { probe } = self.endpoints[i].breaker.try_early_probe(now, draw) {
+            let admission = self.endpoints[i].breaker.borrow_mut().try_early_probe(now, draw);
+            if let Admission::Allowed { probe } = admission {
                 let reserved = self.reserve(i, now, req, probe);
                 if let Some(mut r) = reserved {
                     self.outage.granted(now, draw);
@@ -388,14 +399,14 @@ impl Router {
         let probe = if early_probe {
             true
         } else {
-            match ep.breaker.try_acquire(now) {
+            match ep.breaker.borrow_mut().try_acquire(now) {
                 Admission::Allowed { probe } => probe,
                 Admission::Rejected { .. } => return None,
             }
         };
         let group = &mut self.groups[ep.group];
         if group.quota.borrow_mut().charge(now, cost).is_err() {
-            ep.breaker.on_neutral(probe);
+            ep.breaker.borrow_mut().on_neutral(probe);
             return None;
         }
         ep.in_flight += 1;

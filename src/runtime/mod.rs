@@ -17,6 +17,7 @@ use crate::policy::Observation;
 use crate::time::Instant;
 
 pub mod join;
+pub mod notify;
 #[cfg(any(test, feature = "sim"))]
 pub mod scripted;
 #[cfg(any(test, feature = "sim"))]

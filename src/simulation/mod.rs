@@ -161,8 +161,20 @@ pub fn run_with_counters(scenario: &Scenario, seed: u64) -> (Report, fleet::Flee
     })
     .unwrap_or_default();
 
-    let flips: u64 =
-        pipelines.iter().map(|p| p.with_router(|r| r.endpoints.iter().map(|e| e.breaker.flips()).sum::<u64>())).sum();
+    // A breaker shared by a realm's members flips once for all of them.
+    let mut seen = Vec::new();
+    let mut flips = 0u64;
+    for pipeline in &pipelines {
+        pipeline.with_router(|r| {
+            for e in &r.endpoints {
+                let breaker = Rc::as_ptr(&e.breaker);
+                if !seen.contains(&breaker) {
+                    seen.push(breaker);
+                    flips += e.breaker.borrow().flips();
+                }
+            }
+        });
+    }
     let outcomes = outcomes.borrow();
     (report(scenario, &outcomes, &fleet, flips), fleet.counters())
 }

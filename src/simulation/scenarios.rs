@@ -39,13 +39,6 @@ fn quota_options(cu_per_second: f64, share: f64) -> RawOptions {
     o
 }
 
-/// Defaults plus a realm-wide hedge budget of 10 % (off by default).
-fn realm_hedge_budget() -> RawOptions {
-    let mut o = RawOptions::default();
-    o.pool.realm_budget = Some(crate::policy::RetryBudgetConfig { ratio: 0.1, min_per_second: 2.0, burst: 20.0 });
-    o
-}
-
 fn three() -> Vec<Provider> {
     vec![Provider::healthy(40), Provider::healthy(60), Provider::healthy(80)]
 }
@@ -152,7 +145,6 @@ pub fn one_process() -> Vec<Scenario> {
         s.rate = 0.2;
         s.duration = S(30);
         s.realm = realm;
-        s.options = realm_hedge_budget;
         s
     };
     let mut hung = three();
@@ -164,7 +156,7 @@ pub fn one_process() -> Vec<Scenario> {
     };
     vec![
         slow_alike("1,000 in a process: all slow alike, alone", false),
-        slow_alike("1,000 in a process: all slow alike, sharing + hedge budget", true),
+        slow_alike("1,000 in a process: all slow alike, sharing", true),
         hangs("1,000 in a process: one provider hangs, sharing", true),
         shared_key("100 in a process: shared key, alone", false),
         shared_key("100 in a process: shared key, sharing", true),

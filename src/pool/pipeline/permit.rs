@@ -102,7 +102,7 @@ impl Pipeline {
                 }
             }
         }
-        self.slots.notify_one();
+        self.wake_waiters();
     }
 }
 
@@ -114,7 +114,7 @@ impl Drop for Permit<'_> {
             if let Ok(mut router) = self.pipeline.router.try_borrow_mut() {
                 router.release(&r);
             }
-            self.pipeline.slots.notify_one();
+            self.pipeline.wake_waiters();
         }
     }
 }

@@ -90,7 +90,7 @@ impl Router {
             let free = !ep.chain_disabled(now, self.chain_recheck)
                 && !ep.refused(now)
                 && ep.spec.serves(req.method)
-                && ep.breaker.state(now) == BreakerState::Closed
+                && ep.breaker.borrow_mut().state(now) == BreakerState::Closed
                 && ep.rest_until <= now
                 && ep.in_flight < ep.concurrency_limit(now)
                 && self.groups[ep.group].quota.borrow_mut().check(now, ep.spec.cost(req.method, req.cost)).is_ok();

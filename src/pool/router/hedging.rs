@@ -12,7 +12,9 @@ use crate::time::{duration_from_millis_f64, Instant};
 impl Router {
     /// Whether `endpoint`'s breaker is open at `now` (it takes no new attempts).
     pub fn breaker_open(&mut self, endpoint: usize, now: Instant) -> bool {
-        self.endpoints.get_mut(endpoint).is_some_and(|e| matches!(e.breaker.state(now), BreakerState::Open { .. }))
+        self.endpoints
+            .get_mut(endpoint)
+            .is_some_and(|e| matches!(e.breaker.borrow_mut().state(now), BreakerState::Open { .. }))
     }
 
     /// How long an attempt on `endpoint` runs alone before it is hedged:

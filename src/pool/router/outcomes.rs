@@ -20,7 +20,7 @@ impl Router {
         }
         if let Some(ep) = self.endpoints.get_mut(r.endpoint) {
             ep.in_flight = ep.in_flight.saturating_sub(1);
-            ep.breaker.on_neutral(r.probe);
+            ep.breaker.borrow_mut().on_neutral(r.probe);
         }
     }
 
@@ -51,15 +51,15 @@ impl Router {
                 // must not learn while the warm-up cap holds the rate down, or
                 // the cap (a share of the meter) and the meter chase each
                 // other down to the floor (found by the soak test).
-                if ep.breaker.state(now) == BreakerState::Closed && ep.warm.is_none() {
+                if ep.breaker.borrow_mut().state(now) == BreakerState::Closed && ep.warm.is_none() {
                     ep.meter.record(now);
                 }
                 ep.observe_latency(class, elapsed);
                 self.groups[ep.group].quota.borrow_mut().on_success(now, draw);
-                ep.breaker.on_success(now, r.probe)
+                ep.breaker.borrow_mut().on_success(now, r.probe)
             }
             ErrorClass::RateLimited => {
-                ep.breaker.on_neutral(r.probe);
+                ep.breaker.borrow_mut().on_neutral(r.probe);
                 let until = self.groups[ep.group].quota.borrow_mut().on_limited(
                     now,
                     verdict.retry_after,
@@ -75,17 +75,17 @@ impl Router {
                 None
             }
             ErrorClass::Unauthorized => {
-                ep.breaker.on_neutral(r.probe);
+                ep.breaker.borrow_mut().on_neutral(r.probe);
                 ep.refused_until = Some(now + REFUSED_FOR);
                 None
             }
             _ if verdict.health_failure => {
                 ep.failures += 1;
                 ep.observe_latency(class, elapsed);
-                ep.breaker.on_failure(now, r.probe, draw)
+                ep.breaker.borrow_mut().on_failure(now, r.probe, draw)
             }
             _ => {
-                ep.breaker.on_neutral(r.probe);
+                ep.breaker.borrow_mut().on_neutral(r.probe);
                 None
             }
         };

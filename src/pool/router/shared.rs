@@ -1,14 +1,17 @@
 //! A router joining its realm (`coord::realm`): its quota groups become
 //! the realm's (one bucket, cooldown and learned plan for every member
-//! using the same group), and what it learns of an endpoint's chain is
-//! recorded for the others, who adopt it instead of checking again.
+//! using the same group), its endpoints' breakers too (one judgement of a
+//! node, one half-open probe and one early probe for the realm), and what
+//! it learns of an endpoint's chain is recorded for the others, who adopt
+//! it instead of checking again.
 
 use std::rc::Rc;
 
-use super::{ChainStatus, Router};
-use crate::coord::key::{endpoint_key, group_key};
+use super::{ChainStatus, Recovery, Router};
+use crate::coord::key::{breaker_key, endpoint_key, group_key};
 use crate::coord::realm::Realm;
 use crate::policy::quota::QuotaGroup;
+use crate::runtime::notify::Notify;
 use crate::time::Instant;
 
 impl Router {
@@ -24,9 +27,19 @@ impl Router {
                 group.quota = realm.quota_group(key, Rc::clone(&group.quota));
             }
         }
-        for (i, ep) in self.endpoints.iter().enumerate() {
-            self.chains[i] = endpoint_key(&ep.spec).map(|key| realm.chain_record(key));
+        for (i, ep) in self.endpoints.iter_mut().enumerate() {
+            let Some(key) = endpoint_key(&ep.spec) else { continue };
+            self.chains[i] = Some(realm.chain_record(key));
+            let tuning = *ep.breaker.borrow().config();
+            ep.breaker = realm.breaker(breaker_key(key, &tuning), Rc::clone(&ep.breaker));
         }
+        self.wake = Some(realm.wake());
+    }
+
+    /// The realm's wake-up, if this router is in one: a member's attempt
+    /// ending may let another member's waiting request go.
+    pub fn realm_wake(&self) -> Option<Rc<Notify>> {
+        self.wake.clone()
     }
 
     /// Stops sharing: each group becomes a fresh one of this router's own
@@ -41,6 +54,13 @@ impl Router {
             }
         }
         self.chains.iter_mut().for_each(|c| *c = None);
+        for ep in &mut self.endpoints {
+            if Rc::strong_count(&ep.breaker) > 1 {
+                let mine = ep.breaker.borrow().clone();
+                ep.breaker = Rc::new(std::cell::RefCell::new(mine));
+            }
+        }
+        self.wake = None;
     }
 
     /// Takes the chain id another member learned for endpoint `i` since
@@ -56,6 +76,24 @@ impl Router {
         if let Some((chain_id, at)) = record.newer(self.endpoints[i].chain_checked_at, now, self.chain_recheck) {
             // The member that checked has told its listeners of a mismatch.
             let _ = self.chain_checked(i, chain_id, at);
+        }
+    }
+
+    /// In a realm, the probe that ends a total outage may be another
+    /// member's: a router that saw every endpoint open paces itself (1.2×
+    /// its own demand, `pool/outage.rs`) as soon as it sees one that is
+    /// not, so the realm's waiting requests do not all go at once (1.3×,
+    /// the pacing after a relayer's own probe, left the realm's peak at
+    /// 1.00–1.34× demand over four seeds; 1.2× at 1.00–1.24×). Alone, its
+    /// own outage probe starts the pacing.
+    pub(super) fn note_outage(&mut self, all_open: bool, now: Instant) {
+        if self.wake.is_none() {
+            return;
+        }
+        if all_open {
+            self.outage_seen = true;
+        } else if std::mem::take(&mut self.outage_seen) && self.recovery.is_none() {
+            self.recovery = Some(Recovery::start_at(1.2, self.arrivals.rate(), now));
         }
     }
 

@@ -184,7 +184,7 @@ fn a_tripped_breaker_removes_the_endpoint_and_probes_are_atomic() {
     let b = pick(&mut r, at(30_000), (0.5, 0.5));
     assert_eq!((a.endpoint, a.probe), (0, true));
     assert_eq!((b.endpoint, b.probe), (1, false));
-    assert_eq!(r.endpoints[0].breaker.probes_in_flight(), 1);
+    assert_eq!(r.endpoints[0].breaker.borrow().probes_in_flight(), 1);
 }
 
 #[test]
@@ -202,7 +202,10 @@ fn total_outage_hands_out_spaced_early_probes_and_otherwise_says_wait() {
         }
     }
     for e in 0..2 {
-        assert!(matches!(r.endpoints[e].breaker.state(at(0)), BreakerState::Open { .. }), "endpoint {e} open");
+        assert!(
+            matches!(r.endpoints[e].breaker.borrow_mut().state(at(0)), BreakerState::Open { .. }),
+            "endpoint {e} open"
+        );
     }
     let tried = vec![false, false];
     assert_eq!(r.select(at(100), &req(&tried), (0.5, 0.5)), Selection::Wait { until: Some(at(500)), quota: false });
@@ -230,7 +233,7 @@ fn a_rate_limit_cools_every_endpoint_of_the_group() {
     let events = r.complete(at(0), &res, &v, MethodClass::Cheap, Duration::ZERO, 0.5);
     assert!(matches!(events[0], RouterEvent::RateLimited { until, .. } if until == at(5000)));
     assert_eq!(pick(&mut r, at(1), (0.5, 0.5)).endpoint, 2, "the other URL on the same key is skipped too");
-    assert_eq!(r.endpoints[0].breaker.state(at(1)), BreakerState::Closed, "429s are not health failures");
+    assert_eq!(r.endpoints[0].breaker.borrow_mut().state(at(1)), BreakerState::Closed, "429s are not health failures");
 }
 
 #[test]
@@ -392,7 +395,7 @@ mod properties {
                 }
                 for (i, ep) in r.endpoints.iter().enumerate() {
                     prop_assert_eq!(ep.in_flight as usize, held.iter().filter(|h| h.endpoint == i).count());
-                    prop_assert!(ep.breaker.probes_in_flight() <= ep.breaker.probe_permits());
+                    prop_assert!(ep.breaker.borrow().probes_in_flight() <= ep.breaker.borrow().probe_permits());
                 }
             }
             for res in held.drain(..) {
