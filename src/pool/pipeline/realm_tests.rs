@@ -50,7 +50,7 @@ fn a_request_waiting_on_another_members_probe_goes_when_the_probe_answers() {
     // a's failure opens the node's breaker for both; at 2 s it is HalfOpen
     // and a holds its one probe (answered at 2.5 s); b arrives at 2.1 s.
     let done = rt.block_on(join_all(vec![run(a.clone(), 0), run(a.clone(), 2000), run(b.clone(), 2100)])).unwrap();
-    assert_eq!(done[0].0, false, "the 503");
+    assert!(!done[0].0, "the 503");
     assert_eq!(done[1], (true, 2500), "a's probe");
     assert!(done[2].0, "b is answered");
     assert_eq!(done[2].1, 2500, "b went when a's probe answered, not at its deadline");
