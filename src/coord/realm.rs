@@ -26,9 +26,26 @@ pub type SharedGroup = Rc<RefCell<QuotaGroup>>;
 #[derive(Debug, Default)]
 pub struct ChainRecord {
     seen: Cell<Option<(u64, Instant)>>,
+    checking: Cell<u32>,
 }
 
 impl ChainRecord {
+    /// A check of this endpoint's chain went out: until it ends, requests
+    /// that would check it too wait for its answer instead.
+    pub fn begin_check(&self) {
+        self.checking.set(self.checking.get() + 1);
+    }
+
+    /// A check ended (answered or not).
+    pub fn end_check(&self) {
+        self.checking.set(self.checking.get().saturating_sub(1));
+    }
+
+    /// Whether a check is out.
+    pub fn checking(&self) -> bool {
+        self.checking.get() > 0
+    }
+
     /// Records a check's answer at `at` (an older answer never replaces a newer one).
     pub fn record(&self, chain_id: u64, at: Instant) {
         if self.seen.get().is_none_or(|(_, known)| known <= at) {

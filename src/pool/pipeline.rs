@@ -207,11 +207,14 @@ impl Pipeline {
     }
 
     /// Gives a slot back: wakes this pipeline's longest waiter and, in a
-    /// realm, the realm's (shared breakers and groups may let it go).
-    fn wake_waiters(&self) {
-        self.slots.notify_one();
-        if let Some(wake) = &self.realm_wake {
-            wake.notify_one();
+    /// realm, the realm's (shared breakers and groups may let it go). After
+    /// an endpoint's chain check (`all`), every waiter: requests that waited
+    /// for its answer instead of checking themselves all go now.
+    fn wake_waiters(&self, all: bool) {
+        let wake = |n: &Notify| if all { n.notify_all() } else { n.notify_one() };
+        wake(&self.slots);
+        if let Some(realm) = &self.realm_wake {
+            wake(realm);
         }
     }
 

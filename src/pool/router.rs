@@ -145,8 +145,8 @@ pub struct Router {
     arrivals: RateMeter,
     recovery: Option<Recovery>,
     head_poll: HeadPoll,
-    /// Per endpoint, the chain record shared with the realm (if any).
-    chains: Vec<Option<Rc<ChainRecord>>>,
+    /// Per endpoint, its chain record: the realm's when in one, else its own.
+    chains: Vec<Rc<ChainRecord>>,
     /// The realm's wake-up, when in one (`router/shared.rs`).
     wake: Option<Rc<Notify>>,
     /// In a realm: a selection found every endpoint open since the pool
@@ -192,7 +192,7 @@ impl Router {
                 EndpointState::new(spec, group, options, now)
             })
             .collect();
-        let chains = vec![None; endpoints.len()];
+        let chains = endpoints.iter().map(|_| Rc::default()).collect();
         let mut router = Router {
             endpoints,
             groups,
@@ -255,6 +255,7 @@ impl Router {
         let mut all_quota = true;
         for i in 0..self.endpoints.len() {
             self.adopt_shared_chain(i, now);
+            let awaiting_check = self.awaiting_chain_check(i, now);
             let recheck = self.chain_recheck;
             let ep = &mut self.endpoints[i];
             if ep.chain_disabled(now, recheck)
@@ -289,6 +290,9 @@ impl Router {
             }
             if ep.rest_until > now {
                 until = Some(until.map_or(ep.rest_until, |u| u.max(ep.rest_until)));
+            }
+            if awaiting_check {
+                slot_blocked = true; // the check's answer wakes the waiters
             }
             match self.groups[ep.group].quota.borrow_mut().check(now, cost) {
                 Ok(()) => {}
@@ -417,13 +421,11 @@ impl Router {
         if self.strategy == Strategy::Sticky {
             self.sticky = Some(i);
         }
-        Some(Reservation {
-            endpoint: i,
-            probe,
-            cost,
-            check_chain: ep.chain == ChainStatus::Unknown || ep.chain_check_due(now, self.chain_recheck),
-            outage_probe: false,
-        })
+        let check_chain = ep.chain == ChainStatus::Unknown || ep.chain_check_due(now, self.chain_recheck);
+        if check_chain {
+            self.chains[i].begin_check();
+        }
+        Some(Reservation { endpoint: i, probe, cost, check_chain, outage_probe: false })
     }
 
     /// The attempt timeout for `class` on `endpoint` (adaptive, capped at

@@ -36,6 +36,17 @@ impl Notify {
         }
     }
 
+    /// Wakes every waiter (an answer all of them wait for: an endpoint's
+    /// chain check); each re-checks and most go on, so this is rare by
+    /// design, unlike a freed slot.
+    pub fn notify_all(&self) {
+        let woken: Vec<(u64, Waker)> = std::mem::take(&mut *self.queue.borrow_mut()).into_iter().collect();
+        self.woken.borrow_mut().extend(woken.iter().map(|(id, _)| *id));
+        for (_, waker) in woken {
+            waker.wake();
+        }
+    }
+
     /// Completes at a `notify_one` addressed to it.
     pub fn notified(&self) -> Notified<'_> {
         Notified { notify: self, id: None }

@@ -146,6 +146,8 @@ impl Pipeline {
                 emit(PipelineEvent::ChainMismatch { endpoint, expected, got });
                 return AttemptOutcome::OtherChain;
             }
+            // Verified: requests that waited for this answer go now.
+            self.wake_waiters(true);
         }
         let timeout = timeout.min(cx.deadline.saturating_since(runtime.now()));
         AttemptOutcome::Answered(

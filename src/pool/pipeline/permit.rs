@@ -102,7 +102,7 @@ impl Pipeline {
                 }
             }
         }
-        self.wake_waiters();
+        self.wake_waiters(reservation.check_chain);
     }
 }
 
@@ -114,7 +114,7 @@ impl Drop for Permit<'_> {
             if let Ok(mut router) = self.pipeline.router.try_borrow_mut() {
                 router.release(&r);
             }
-            self.pipeline.wake_waiters();
+            self.pipeline.wake_waiters(r.check_chain);
         }
     }
 }

@@ -403,3 +403,20 @@ fn a_value_answered_outside_http_ends_the_request_with_that_value() {
     assert_eq!(classes.last(), Some(&(ErrorClass::Success, "answered".to_string())));
     assert_eq!(ok.attempts.len(), 2, "a reset, then the answer on the other endpoint");
 }
+
+#[test]
+fn a_burst_on_a_fresh_endpoint_checks_its_chain_once() {
+    let h = harness(vec![vec![]], opts());
+    let reads = (0..10).map(|_| h.request("eth_getBalance")).collect();
+    let outcomes = h.rt.block_on(join_all(reads)).unwrap();
+    assert!(outcomes.iter().all(|o| o.is_ok()));
+    assert_eq!(h.net.chain_checks(0), 1, "one check answers for the whole burst");
+    assert_eq!(h.net.calls(0), 10);
+    // A check that gets no answer lets the waiting requests check instead.
+    let h = harness(vec![vec![], vec![]], RawOptions { attempt_timeout_ms: Some(500.0), ..opts() });
+    h.net.hang_chain_checks(0);
+    let reads = (0..4).map(|_| h.request("eth_getBalance")).collect();
+    let outcomes = h.rt.block_on(join_all(reads)).unwrap();
+    assert!(outcomes.iter().all(|o| o.is_ok()), "{outcomes:?}");
+    assert_eq!(h.net.chain_checks(1), 1, "the other endpoint, checked once too");
+}

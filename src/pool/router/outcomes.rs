@@ -18,6 +18,9 @@ impl Router {
         if r.outage_probe {
             self.outage.in_flight = false;
         }
+        if r.check_chain {
+            self.chain_check_ended(r.endpoint);
+        }
         if let Some(ep) = self.endpoints.get_mut(r.endpoint) {
             ep.in_flight = ep.in_flight.saturating_sub(1);
             ep.breaker.borrow_mut().on_neutral(r.probe);
@@ -35,6 +38,9 @@ impl Router {
         draw: f64,
     ) -> Vec<RouterEvent> {
         let mut events = Vec::new();
+        if r.check_chain {
+            self.chain_check_ended(r.endpoint);
+        }
         if r.outage_probe {
             self.outage.in_flight = false;
             if matches!(verdict.class, ErrorClass::Success | ErrorClass::AlreadyKnown) {

@@ -29,7 +29,7 @@ impl Router {
         }
         for (i, ep) in self.endpoints.iter_mut().enumerate() {
             let Some(key) = endpoint_key(&ep.spec) else { continue };
-            self.chains[i] = Some(realm.chain_record(key));
+            self.chains[i] = realm.chain_record(key);
             let tuning = *ep.breaker.borrow().config();
             ep.breaker = realm.breaker(breaker_key(key, &tuning), Rc::clone(&ep.breaker));
         }
@@ -53,7 +53,7 @@ impl Router {
                 group.quota = Rc::new(std::cell::RefCell::new(QuotaGroup::new(config, now)));
             }
         }
-        self.chains.iter_mut().for_each(|c| *c = None);
+        self.chains.iter_mut().for_each(|c| *c = Rc::default());
         for ep in &mut self.endpoints {
             if Rc::strong_count(&ep.breaker) > 1 {
                 let mine = ep.breaker.borrow().clone();
@@ -67,7 +67,7 @@ impl Router {
     /// this router last knew it (and before a recheck is due), as if its
     /// own check had answered then: no check of its own is needed.
     pub(super) fn adopt_shared_chain(&mut self, i: usize, now: Instant) {
-        let Some(record) = self.chains.get(i).and_then(Option::as_ref) else { return };
+        let Some(record) = self.chains.get(i) else { return };
         let ep = &self.endpoints[i];
         // Only what this router would check itself (never under `checkChainId: false`).
         if ep.chain != ChainStatus::Unknown && !ep.chain_check_due(now, self.chain_recheck) {
@@ -99,8 +99,24 @@ impl Router {
 
     /// Records an answer of this router's own chain check for the realm.
     pub(super) fn share_chain(&self, i: usize, chain_id: u64, at: Instant) {
-        if let Some(record) = self.chains.get(i).and_then(Option::as_ref) {
+        if let Some(record) = self.chains.get(i) {
             record.record(chain_id, at);
+        }
+    }
+
+    /// Whether a request on endpoint `i` would check its chain while a
+    /// check (this router's or, in a realm, another member's) is already
+    /// out: it waits for that answer instead of sending its own.
+    pub(super) fn awaiting_chain_check(&self, i: usize, now: Instant) -> bool {
+        let ep = &self.endpoints[i];
+        let would_check = ep.chain == ChainStatus::Unknown || ep.chain_check_due(now, self.chain_recheck);
+        would_check && self.chains[i].checking()
+    }
+
+    /// A reservation that was to check endpoint `i`'s chain came back.
+    pub(super) fn chain_check_ended(&self, i: usize) {
+        if let Some(record) = self.chains.get(i) {
+            record.end_check();
         }
     }
 }

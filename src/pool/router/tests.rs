@@ -319,14 +319,17 @@ fn a_verified_chain_is_checked_again_after_the_recheck_interval() {
     o.check_chain = true;
     o.chain_recheck = Duration::from_secs(300);
     let mut r = Router::new((0..1).map(spec).collect(), &o, Duration::from_secs(60), at(0));
-    assert!(pick(&mut r, at(0), (0.5, 0.5)).check_chain);
+    let first = pick(&mut r, at(0), (0.5, 0.5));
+    assert!(first.check_chain);
     assert_eq!(r.chain_checked(0, 1, at(0)), None);
-    r.endpoints[0].in_flight = 0;
-    assert!(!pick(&mut r, at(299_000), (0.5, 0.5)).check_chain, "verified recently");
-    r.endpoints[0].in_flight = 0;
-    assert!(pick(&mut r, at(300_000), (0.5, 0.5)).check_chain, "due again");
+    r.release(&first);
+    let recent = pick(&mut r, at(299_000), (0.5, 0.5));
+    assert!(!recent.check_chain, "verified recently");
+    r.release(&recent);
+    let due = pick(&mut r, at(300_000), (0.5, 0.5));
+    assert!(due.check_chain, "due again");
     assert!(matches!(r.chain_checked(0, 5, at(300_000)), Some(RouterEvent::ChainMismatch { expected: 1, got: 5, .. })));
-    r.endpoints[0].in_flight = 0;
+    r.release(&due);
     let tried = vec![false; 1];
     assert!(matches!(r.select(at(400_000), &req(&tried), (0.5, 0.5)), Selection::NoEndpoint), "disabled meanwhile");
     let again = pick(&mut r, at(600_000), (0.5, 0.5));
@@ -416,4 +419,32 @@ fn when_every_endpoint_serves_another_chain_the_router_says_which() {
     assert_eq!(r.all_on_other_chains(), None, "endpoint 1 is not known to be wrong yet");
     r.chain_checked(1, 5, at(0));
     assert_eq!(r.all_on_other_chains(), Some((1, vec![(0, 31337), (1, 5)])));
+}
+
+#[test]
+fn while_an_endpoints_chain_check_is_out_other_requests_wait_for_its_answer() {
+    let mut o = options(Strategy::Priority);
+    o.check_chain = true;
+    let mut r = Router::new((0..2).map(spec).collect(), &o, Duration::from_secs(60), at(0));
+    let tried = vec![false; 2];
+    let first = pick(&mut r, at(0), (0.5, 0.5));
+    assert_eq!((first.endpoint, first.check_chain), (0, true));
+    // Endpoint 0's check is out: the next request does not check it again;
+    // it takes endpoint 1 (checking that one).
+    let second = pick(&mut r, at(1), (0.5, 0.5));
+    assert_eq!((second.endpoint, second.check_chain), (1, true));
+    // Both checks out: the third waits for an answer (a release wakes it).
+    assert!(matches!(r.select(at(2), &req(&tried), (0.5, 0.5)), Selection::Wait { until: None, .. }));
+    assert_eq!(r.chain_checked(0, 1, at(3)), None);
+    let third = pick(&mut r, at(4), (0.5, 0.5));
+    assert_eq!((third.endpoint, third.check_chain), (0, false), "answered: no check of its own");
+    // A check that fails (no answer) lets the next request check instead.
+    r.release(&second);
+    let fourth = pick(&mut r, at(5), (0.5, 0.5));
+    assert_eq!(fourth.endpoint, 0, "priority");
+    let _ = (first, third, fourth);
+    let mut r = Router::new((0..1).map(spec).collect(), &o, Duration::from_secs(60), at(0));
+    let lone = pick(&mut r, at(0), (0.5, 0.5));
+    r.release(&lone); // the check never answered
+    assert!(pick(&mut r, at(1), (0.5, 0.5)).check_chain, "the next request checks");
 }
