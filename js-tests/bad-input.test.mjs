@@ -76,6 +76,33 @@ test('invalid configuration names the field at construction', () => {
   }
 });
 
+test('a typo is refused with the option it most likely meant; a refused value is never repeated', () => {
+  const refusal = (urls, options) => { try { new FaultTolerantRelayer(urls, options).close(); } catch (e) { return e; } return null; };
+  const hints = [
+    [{ maxRetrys: 3 }, 'maxRetrys', 'maxRetries'],
+    [{ breaker: { openMS: 10 } }, 'breaker.openMS', 'openMs'],
+    [{ quota: { main: { cuPerSecond: 5, burts: 2 } } }, 'quota.main.burts', 'burst'],
+    [{ classify: [{ cod: 1, class: 'fatal' }] }, 'classify[0].cod', 'code'],
+    [{ loger: console }, 'loger', 'logger'],
+  ];
+  for (const [options, field, meant] of hints) {
+    const e = refusal([URL_OK], options);
+    assert.ok(isConfigError(e), String(e));
+    assert.equal(e.field, field);
+    assert.match(e.message, new RegExp(`unknown option \\(did you mean \`${meant}\`\\?\\)`));
+  }
+  assert.doesNotMatch(refusal([URL_OK], { colour: 1 }).message, /did you mean/, 'nothing near: no guess');
+  assert.match(refusal([URL_OK], { chainId: 10n ** 30n }).message, /chainId.*out of range/);
+  // A secret in the wrong place is named by its path, never echoed.
+  const secret = refusal([{ url: URL_OK, headers: { authorization: { token: 'sk-live-123' } } }]);
+  assert.equal(secret.field, 'upstreams[0].headers.authorization');
+  assert.doesNotMatch(secret.message, /sk-live-123/);
+  const typed = refusal([URL_OK], { maxRetries: 'sk-live-123' });
+  assert.equal(typed.field, 'maxRetries');
+  assert.match(typed.message, /must be a number/);
+  assert.doesNotMatch(typed.message, /sk-live-123/);
+});
+
 test('switches that also take settings say both; duplicates name the twin', () => {
   for (const field of ['cache', 'hedge', 'adaptiveTimeout']) {
     const error = (() => { try { new FaultTolerantRelayer([URL_OK], { [field]: 'yes' }); } catch (e) { return e; } })();

@@ -15,13 +15,14 @@ const root = new URL('..', import.meta.url).pathname;
 const src = join(root, 'src');
 
 const LAYERS = [
-  ['time', 'config_error', 'url_credentials'],
+  ['time', 'config_error', 'ranges', 'url_credentials'],
   ['redact'],
   ['policy'],
   ['runtime'],
   ['rpc', 'retry'],
   ['options'],
   ['config'],
+  ['input'],
   ['error'],
   ['coord'],
   ['pool'],

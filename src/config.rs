@@ -8,6 +8,7 @@ use std::time::Duration;
 pub use crate::config_error::ConfigError;
 use crate::options::{EndpointSpec, PoolOptions};
 use crate::policy::{Backoff, RetryBudgetConfig};
+use crate::ranges;
 
 /// Which backoff family the relayer uses between attempts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -96,42 +97,12 @@ pub struct RawOptions {
     pub pool: PoolOptions,
 }
 
-/// Longest duration accepted for any option: one day. Anything longer is
-/// almost certainly a unit mistake (seconds vs milliseconds).
-const MAX_MS: f64 = 86_400_000.0;
-
-/// Shows a number in an error message without pulling float formatting
-/// (kilobytes of tables) into the wasm build.
-fn show(v: f64) -> String {
-    if v.is_nan() {
-        "NaN".into()
-    } else if v.is_infinite() {
-        if v > 0.0 { "Infinity" } else { "-Infinity" }.into()
-    } else if v.fract() == 0.0 && v.abs() < 9e15 {
-        (v as i64).to_string()
-    } else {
-        "a fractional number".into()
-    }
-}
-
 fn millis(field: &str, value: Option<f64>, default: f64, min: f64) -> Result<Duration, ConfigError> {
-    let v = value.unwrap_or(default);
-    if !v.is_finite() || v < min || v > MAX_MS {
-        let (min, max, got) = (show(min), show(MAX_MS), show(v));
-        return Err(ConfigError::new(
-            field,
-            format!("must be a number of milliseconds between {min} and {max}, got {got}"),
-        ));
-    }
-    Ok(Duration::from_micros((v * 1000.0) as u64))
+    ranges::millis(field, value.unwrap_or(default), min)
 }
 
 fn whole(field: &str, value: Option<f64>, default: u32, max: u32) -> Result<u32, ConfigError> {
-    let v = value.unwrap_or(default as f64);
-    if !v.is_finite() || v < 0.0 || v.fract() != 0.0 || v > max as f64 {
-        return Err(ConfigError::new(field, format!("must be a whole number between 0 and {max}, got {}", show(v))));
-    }
-    Ok(v as u32)
+    ranges::whole(field, value.unwrap_or(f64::from(default)), 0, max)
 }
 
 impl RelayerConfig {

@@ -3,11 +3,14 @@
 //! WebAssembly and driven by thin async shells.
 //!
 //! Layers, from the bottom up:
-//! - [`time`]: the one clock type every policy takes as an argument.
+//! - [`time`]: the one clock type every policy takes as an argument;
+//!   [`ranges`]: the numeric limits every option obeys.
 //! - [`policy`]: pure decisions (backoff, retry budget, classification).
 //! - [`runtime`]: the seam to the outside world (clock, sleep, randomness);
 //!   a deterministic simulated runtime lives here for native tests.
 //! - [`rpc`]: what the library knows about JSON-RPC methods and replies.
+//! - [`input`]: the options contract, decoded with serde and resolved into
+//!   the [`config`] types.
 //! - [`pool`]: the request pipeline that combines the policies per request.
 //! - [`tx`]: nonces, fees, outcome-unknown submission, speed-up and cancel.
 //! - `simulation` (native, feature `sim`; tests and examples only): thousands of clients against a simulated
@@ -21,9 +24,11 @@ pub mod config;
 pub mod config_error;
 pub mod coord;
 pub mod error;
+pub mod input;
 pub mod options;
 pub mod policy;
 pub mod pool;
+pub mod ranges;
 pub mod redact;
 pub mod retry;
 pub mod rpc;

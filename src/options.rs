@@ -14,6 +14,10 @@ use crate::redact::EndpointUrl;
 /// and it bounds the background load a typo could cause.
 const MIN_HEAD_POLL: Duration = Duration::from_millis(100);
 
+/// Adaptive attempt timeouts by default: 5 × an endpoint's slow-end
+/// latency, never below 2 s.
+pub const ADAPTIVE_TIMEOUT: (f64, Duration) = (5.0, Duration::from_secs(2));
+
 /// How the pool picks among eligible endpoints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Strategy {
@@ -152,7 +156,7 @@ impl Default for PoolOptions {
             cache: CacheConfig::default(),
             check_chain: true,
             chain_recheck: Duration::from_secs(300),
-            adaptive_timeout: Some((5.0, Duration::from_secs(2))),
+            adaptive_timeout: Some(ADAPTIVE_TIMEOUT),
             hedge: Some(HedgeConfig::default()),
             head_poll: Duration::from_secs(12),
             share_in_realm: true,

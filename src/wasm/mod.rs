@@ -10,7 +10,6 @@ mod core;
 mod delivery;
 mod descriptors;
 mod fetch;
-mod fields;
 mod head_poll;
 mod js_runtime;
 mod keys;

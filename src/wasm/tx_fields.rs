@@ -7,10 +7,10 @@ use std::rc::Rc;
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
+use super::config::absent;
 use super::contract::kind;
 use super::core::Core;
 use super::descriptors::{Obj, CODE_INVALID_PARAMS};
-use super::fields::absent;
 use super::tx_node::CoreNode;
 use crate::tx::engine::TxEngine;
 use crate::tx::request::{FieldValue, TxFieldError};

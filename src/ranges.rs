@@ -1,0 +1,91 @@
+//! The numeric limits every option obeys, said once: what a duration, a
+//! whole number or a bounded number may be, and how a refusal reads. The
+//! relayer's options, the pool's and the endpoints' all check through
+//! here, so no option is checked twice against two different limits.
+
+use std::time::Duration;
+
+use crate::config_error::ConfigError;
+
+/// Longest duration accepted for any option: one day. Anything longer is
+/// almost certainly a unit mistake (seconds vs milliseconds).
+pub const MAX_MS: f64 = 86_400_000.0;
+
+/// Shows a number in an error message without pulling float formatting
+/// (kilobytes of tables) into the wasm build.
+pub fn show(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "Infinity" } else { "-Infinity" }.into()
+    } else if v.fract() == 0.0 && v.abs() < 9e15 {
+        (v as i64).to_string()
+    } else {
+        "a fractional number".into()
+    }
+}
+
+/// A duration given in milliseconds, between `min` and one day.
+pub fn millis(field: &str, v: f64, min: f64) -> Result<Duration, ConfigError> {
+    if !v.is_finite() || v < min || v > MAX_MS {
+        let (min, max, got) = (show(min), show(MAX_MS), show(v));
+        return Err(ConfigError::new(
+            field,
+            format!("must be a number of milliseconds between {min} and {max}, got {got}"),
+        ));
+    }
+    Ok(Duration::from_micros((v * 1000.0) as u64))
+}
+
+/// A whole number in `[min, max]`.
+pub fn whole(field: &str, v: f64, min: u32, max: u32) -> Result<u32, ConfigError> {
+    if !v.is_finite() || v.fract() != 0.0 || v < f64::from(min) || v > f64::from(max) {
+        return Err(ConfigError::new(
+            field,
+            format!("must be a whole number between {min} and {max}, got {}", show(v)),
+        ));
+    }
+    Ok(v as u32)
+}
+
+/// A finite number in `[min, max]`.
+pub fn bounded(field: &str, v: f64, min: f64, max: f64) -> Result<f64, ConfigError> {
+    if !(v.is_finite() && v >= min && v <= max) {
+        let (min, max, got) = (show(min), show(max), show(v));
+        return Err(ConfigError::new(field, format!("must be a number between {min} and {max}, got {got}")));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_inclusive_and_refusals_say_the_range_and_the_value() {
+        assert_eq!(millis("a", 0.0, 0.0), Ok(Duration::ZERO));
+        assert_eq!(millis("a", MAX_MS, 0.0), Ok(Duration::from_secs(86_400)));
+        assert_eq!(millis("a", 1.5, 0.0), Ok(Duration::from_micros(1500)));
+        let e = millis("a", MAX_MS + 1.0, 1.0).unwrap_err();
+        assert_eq!(e.reason(), "must be a number of milliseconds between 1 and 86400000, got 86400001");
+        assert!(millis("a", 0.5, 1.0).is_err() && millis("a", f64::NAN, 0.0).is_err());
+        assert_eq!(whole("w", 1.0, 1, 3), Ok(1));
+        assert_eq!(whole("w", 3.0, 1, 3), Ok(3));
+        for bad in [0.0, 4.0, 1.5, f64::INFINITY] {
+            assert_eq!(whole("w", bad, 1, 3).unwrap_err().field(), "w");
+        }
+        assert_eq!(
+            whole("w", 2.5, 1, 3).unwrap_err().reason(),
+            "must be a whole number between 1 and 3, got a fractional number"
+        );
+        assert_eq!(bounded("b", -2.0, -2.0, 2.0), Ok(-2.0));
+        assert_eq!(bounded("b", 2.0, -2.0, 2.0), Ok(2.0));
+        assert_eq!(
+            bounded("b", 2.5, -2.0, 2.0).unwrap_err().reason(),
+            "must be a number between -2 and 2, got a fractional number"
+        );
+        assert!(bounded("b", f64::NEG_INFINITY, f64::MIN, 0.0).is_err());
+        assert_eq!(show(f64::NEG_INFINITY), "-Infinity");
+        assert_eq!(show(-7.0), "-7");
+    }
+}
