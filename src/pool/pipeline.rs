@@ -48,17 +48,19 @@ use super::notify::{either, unless_closed, Notify, Shutdown};
 use super::router::{RouteRequest, Router, Selection};
 use crate::config::RelayerConfig;
 use crate::coord::Realm;
-use crate::error::{AttemptRecord, Failure, FailureDetail, StopReason};
+use crate::error::{AttemptRecord, Failure, StopReason};
 use crate::policy::classify::{Observation, Reply};
 use crate::policy::{Classifier, ErrorClass, RetryBudget, Verdict};
 use crate::rpc::methods::MethodInfo;
 use crate::runtime::{AttemptTarget, Payload, Runtime};
 use crate::time::Instant;
+pub use attempts::detail;
+use attempts::Attempts;
 use context::RequestContext;
 use extra::ExtraAttempts;
 use hedge::{Decided, FirstAttempt};
 use permit::Permit;
-use unknown::{answer_of, Answer, UnknownAnswers};
+use unknown::{answer_of, UnknownAnswers};
 
 /// A successful answer.
 #[derive(Clone, Debug, PartialEq)]
@@ -110,33 +112,6 @@ pub struct Pipeline {
     waiting: Cell<u32>,
     shutdown: Shutdown,
     unknown_answers: RefCell<UnknownAnswers>,
-}
-
-/// Per-request bookkeeping.
-struct Attempts<P> {
-    records: Vec<AttemptRecord>,
-    tried: Vec<bool>,
-    last: Option<FailureDetail<P>>,
-    reported: Option<usize>,
-    /// The first unrecognised answer of this request, and from where.
-    unknown: Option<(usize, Answer)>,
-}
-
-impl<P> Attempts<P> {
-    fn stop(self, reason: StopReason) -> Failure<P> {
-        Failure { reason, last: self.last, attempts: self.records, reported: self.reported }
-    }
-
-    /// Keeps the most informative failure: a node's JSON-RPC answer is not
-    /// replaced by a later transport or HTTP failure elsewhere.
-    fn failed(&mut self, detail: FailureDetail<P>) {
-        let answered = matches!(self.last, Some(FailureDetail::Rpc(_)));
-        if answered && !matches!(detail, FailureDetail::Rpc(_)) {
-            return;
-        }
-        self.last = Some(detail);
-        self.reported = Some(self.records.len().saturating_sub(1));
-    }
 }
 
 impl Pipeline {
@@ -451,29 +426,6 @@ impl Pipeline {
         let ceiling = self.config.endpoints[endpoint].timeout.unwrap_or(self.config.attempt_timeout);
         self.router.borrow().attempt_timeout(endpoint, info.class, ceiling).min(remaining)
     }
-
-    /// The bookkeeping of one finished attempt: its reservation given back
-    /// with the verdict, its record kept, its endpoint marked as tried.
-    fn settle<R: Runtime, F, P>(
-        &self,
-        cx: &RequestContext<'_, R, F>,
-        ended: Instant,
-        reservation: Permit<'_>,
-        began: Instant,
-        verdict: &Verdict,
-        state: &mut Attempts<P>,
-    ) {
-        let elapsed = ended.saturating_since(began);
-        let endpoint = reservation.endpoint();
-        reservation.complete(cx, ended, verdict, elapsed);
-        state.records.push(AttemptRecord {
-            endpoint,
-            verdict: verdict.clone(),
-            started_after: began.saturating_since(cx.start),
-            elapsed,
-        });
-        state.tried[endpoint] = true;
-    }
 }
 
 /// What the router is asked for one attempt of `call`.
@@ -509,23 +461,7 @@ fn neutral() -> Verdict {
     }
 }
 
-/// The failure detail an observation leaves behind.
-pub fn detail<P>(observation: Observation<P>) -> FailureDetail<P> {
-    match observation {
-        Observation::Transport(t) => FailureDetail::Transport(t),
-        Observation::Answered(_) => FailureDetail::Http { status: 200, body: "result" },
-        Observation::Http { status, reply, .. } => match reply {
-            Reply::Error(e) => FailureDetail::Rpc(e),
-            Reply::Result(_) => FailureDetail::Http { status, body: "result" },
-            Reply::NotJson => FailureDetail::Http { status, body: "notJson" },
-            Reply::WrongId => FailureDetail::Http { status, body: "wrongId" },
-            Reply::Malformed => FailureDetail::Http { status, body: "malformed" },
-            Reply::TooLarge => FailureDetail::Http { status, body: "tooLarge" },
-            Reply::InexactNumber => FailureDetail::Http { status, body: "inexactNumber" },
-        },
-    }
-}
-
+mod attempts;
 mod context;
 #[cfg(test)]
 mod edge_tests;

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::config::RawOptions;
+use crate::error::FailureDetail;
 use crate::policy::classify::TransportFailure;
 use crate::policy::RetryBudgetConfig;
 use crate::pool::options::{EndpointSpec, Strategy};
