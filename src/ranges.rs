@@ -18,10 +18,12 @@ pub fn show(v: f64) -> String {
         "NaN".into()
     } else if v.is_infinite() {
         if v > 0.0 { "Infinity" } else { "-Infinity" }.into()
-    } else if v.fract() == 0.0 && v.abs() < 9e15 {
+    } else if v.fract() != 0.0 {
+        "a fractional number".into()
+    } else if v.abs() < 9e15 {
         (v as i64).to_string()
     } else {
-        "a fractional number".into()
+        "a very large number".into()
     }
 }
 
@@ -86,6 +88,10 @@ mod tests {
         );
         assert!(bounded("b", f64::NEG_INFINITY, f64::MIN, 0.0).is_err());
         assert_eq!(show(f64::NEG_INFINITY), "-Infinity");
+        assert_eq!(show(f64::INFINITY), "Infinity");
+        assert_eq!(show(8_999_999_999_999_999.0), "8999999999999999");
+        assert_eq!(show(9e15), "a very large number");
+        assert_eq!(show(-9e15), "a very large number");
         assert_eq!(show(-7.0), "-7");
     }
 }
