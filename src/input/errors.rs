@@ -106,6 +106,13 @@ mod tests {
         assert_eq!(distance("abc", "aBc"), 1);
         assert_eq!(distance("abc", "ab"), 2);
         assert_eq!(distance("", "ab"), 4);
+        assert_eq!(distance("abc", ""), 6, "each deletion costs a full step");
+        assert_eq!(distance("abcd", "x"), 8);
+        // The slack grows with the name: a third of its length in edits.
+        let known = ["abcdefghijklmnopqr"];
+        assert_eq!(nearest("abcdefghijklmnSTUV", &known).as_deref(), Some("abcdefghijklmnopqr"), "4 edits of 18");
+        assert_eq!(nearest("abcdefghijklRSTUVW", &known).as_deref(), Some("abcdefghijklmnopqr"), "6 edits of 18");
+        assert_eq!(nearest("abcdefghijkRSTUVWX", &known), None, "7 edits of 18");
     }
 
     #[test]

@@ -187,6 +187,11 @@ fn upstreams_are_urls_or_endpoint_objects_with_every_field_checked() {
     for (input, field) in cases {
         assert_eq!(upstream_field(input.clone()), field, "{input}");
     }
+    let reason = |v: Value| upstreams(v).expect_err("refused").reason().to_string();
+    assert_eq!(reason(json!([42])), "must be an http(s) URL string, an endpoint object or an EIP-1193 provider");
+    assert_eq!(reason(json!([{ "url": "http://a.b", "headers": 5 }])), "must be an object");
+    assert_eq!(reason(json!([{ "url": "http://a.b", "costs": ["x"] }])), "must be an object");
+    assert_eq!(reason(json!("http://a.b")), "must be an array of RPC URLs, endpoint objects or providers");
     let secret = upstreams(json!([{ "url": "http://a.b", "headers": { "authorization": 7 } }])).unwrap_err();
     assert_eq!(secret.reason(), "must be a string");
 }
