@@ -343,3 +343,17 @@ test('5,000 reads fired at once are all answered with the defaults, each sent up
   assert.equal(failed.length, 0, failed.slice(0, 2).map((r) => `${r.reason.name}: ${r.reason.message} ${JSON.stringify(r.reason.history)}`).join('; '));
   assert.equal(Number(await (await fetch(`${url}/count`, { method: 'POST' })).text()), 5000, 'each read sent upstream once');
 });
+
+test('relayers of one realm check an endpoint\'s chain once between them; fleet: false learns alone', async () => {
+  const shared = await node([{ result: '0x1' }]);
+  const a = new FaultTolerantRelayer([shared.url]);
+  const b = new FaultTolerantRelayer([shared.url]);
+  assert.equal(await a.request({ method: 'eth_blockNumber' }), '0x1');
+  assert.equal(await b.request({ method: 'eth_blockNumber' }), '0x1');
+  assert.equal(shared.chainChecks(), 1, 'the second relayer trusts the first one\'s check');
+  const loner = new FaultTolerantRelayer([shared.url], { fleet: false });
+  assert.equal(await loner.request({ method: 'eth_blockNumber' }), '0x1');
+  assert.equal(shared.chainChecks(), 2, 'fleet: false checks for itself');
+  assert.equal(loner.stats().endpoints[0].chain, 'verified');
+  await Promise.all([a.close(), b.close(), loner.close()]);
+});

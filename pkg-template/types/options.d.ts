@@ -235,6 +235,13 @@ export interface RelayerOptions {
    * @default { initialDelayMs: 1000, minDelayMs: 50 }
    */
   hedge?: boolean | { initialDelayMs?: number; minDelayMs?: number };
+  /**
+   * Share what this relayer learns with the other relayers of this JS realm (process, page or worker) that
+   * use the same endpoint URLs and headers: one quota bucket per key, one chain check and one breaker per
+   * node, one realm-wide hedge budget (docs/coordination.md). `false`: this relayer learns alone.
+   * @default true
+   */
+  fleet?: boolean;
   /** Defaults of the transaction layer (each call may override them). */
   transactions?: TransactionOptions;
   /**

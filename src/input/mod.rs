@@ -91,6 +91,9 @@ input_struct! {
         hedge: Switch<HedgeInput> = "hedge",
         /// Read by the transaction layer (`tx::option_fields`), which also
         /// reads each call's `options` the same way.
+        /// `false`: this relayer learns alone instead of sharing with the
+        /// relayers of its JS realm (`coord`); later also a store's settings.
+        fleet: bool = "fleet",
         transactions: IgnoredAny = "transactions",
         /// The JS wrapper's own (`logger`, `wrap`): known here so that a typo
         /// of them gets its hint too.

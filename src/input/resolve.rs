@@ -91,6 +91,7 @@ impl OptionsInput {
         p.head_poll = ms("headPollMs", &self.head_poll_ms)?.unwrap_or(p.head_poll);
         p.max_queue = count("maxQueue", &self.max_queue, 0, 10_000_000)?.unwrap_or(p.max_queue);
         p.dedup = self.dedup.unwrap_or(p.dedup);
+        p.share_in_realm = self.fleet.unwrap_or(p.share_in_realm);
         match self.hedge {
             None | Some(Switch::On(true)) => {}
             Some(Switch::On(false)) => p.hedge = None,

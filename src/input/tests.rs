@@ -59,7 +59,7 @@ fn every_field_reaches_its_config() {
         "quota": { "b": { "cuPerSecond": 10 }, "a": { "cuPerSecond": 5, "burst": 1, "cooldownMs": 7 } },
         "chainId": "0x89", "checkChainId": false, "chainRecheckMs": 0, "maxLagBlocks": 3,
         "headPollMs": 0, "maxQueue": 7, "dedup": false,
-        "cache": { "maxEntries": 5 }, "adaptiveTimeout": false, "hedge": { "minDelayMs": 9 },
+        "cache": { "maxEntries": 5 }, "adaptiveTimeout": false, "hedge": { "minDelayMs": 9 }, "fleet": false,
         "classify": [{ "code": -32099, "message": "busy", "class": "transient" }],
         "transactions": { "bumpPercent": 20 },
     }))
@@ -78,6 +78,8 @@ fn every_field_reaches_its_config() {
     assert_eq!((p.max_lag_blocks, p.head_poll, p.max_queue, p.dedup), (3, Duration::ZERO, 7, false));
     assert_eq!((p.cache.enabled, p.cache.max_entries), (true, 5));
     assert_eq!(p.adaptive_timeout, None);
+    assert!(!p.share_in_realm, "fleet: false learns alone");
+    assert!(options(json!({})).unwrap().0.pool.share_in_realm, "sharing is the default");
     assert_eq!(p.hedge.unwrap().min_delay, Duration::from_millis(9));
     assert_eq!(p.hedge.unwrap().initial_delay, Duration::from_secs(1));
     assert_eq!((rules[0].code, rules[0].class), (Some(-32099), ErrorClass::Transient));
@@ -97,6 +99,7 @@ fn a_refusal_names_the_full_path_and_says_what_was_expected() {
         (json!({ "budget": [1] }), "budget", "must be an object"),
         (json!({ "budget": { "ratio": "x" } }), "budget.ratio", "must be a number"),
         (json!({ "dedup": "yes" }), "dedup", "must be a boolean"),
+        (json!({ "fleet": {} }), "fleet", "must be a boolean"),
         (json!({ "cache": "yes" }), "cache", "must be a boolean or an object"),
         (json!({ "hedge": [] }), "hedge", "must be a boolean or an object"),
         (json!({ "classify": {} }), "classify", "must be an array"),
