@@ -8,7 +8,9 @@
 //!      → the whole group cools down: Retry-After (capped) if given, else a
 //!        jittered backoff that doubles with consecutive limits; limited
 //!        again with no success in between, the longer of the two
-//!      → AIMD: allowed rate × decrease (multiplicative), floored
+//!      → AIMD: allowed rate × decrease (multiplicative), floored; once per
+//!        episode: a signal for an attempt sent before the last decrease
+//!        (or within 100 ms of the last signal) lowers nothing
 //!      → long horizon ("daily/monthly limit"): ejected for `long_ejection`
 //!   on_success     after `stable_window` without a limit, allowed rate
 //!                  + increase × plan (additive), capped at the plan; growth
@@ -173,6 +175,9 @@ pub struct QuotaGroup {
     cooldown_until: Instant,
     consecutive_limits: u32,
     last_limit: Option<Instant>,
+    /// When the rate was last lowered: a limit signal for an attempt sent
+    /// before then belongs to the episode that lowered it.
+    last_decrease: Option<Instant>,
     last_increase: Instant,
     cu_charged: f64,
     limited: u64,
@@ -212,6 +217,7 @@ impl QuotaGroup {
             cooldown_until: Instant::ZERO,
             consecutive_limits: 0,
             last_limit: None,
+            last_decrease: None,
             last_increase: now,
             cu_charged: 0.0,
             limited: 0,
@@ -259,11 +265,31 @@ impl QuotaGroup {
         }
     }
 
-    /// A limit signal: cools the whole group and lowers its rate.
-    /// Returns when the group may be used again.
+    /// A limit signal for an attempt sent just now (see `on_limited_sent`).
     pub fn on_limited(
         &mut self,
         now: Instant,
+        retry_after: Option<Duration>,
+        long_horizon: bool,
+        unit_random: f64,
+    ) -> Instant {
+        self.on_limited_sent(now, now, retry_after, long_horizon, unit_random)
+    }
+
+    /// A limit signal at `now` for an attempt sent at `sent`: cools the
+    /// whole group and lowers its rate, once per episode. Returns when the
+    /// group may be used again.
+    ///
+    /// Why the send time: 429s for attempts that were already in flight
+    /// when the rate was lowered say nothing about the lowered rate (TCP
+    /// counts one loss event per window the same way). Without it, a slow
+    /// node's late answers halved the rate again and again: one over-quota
+    /// second drove a learned plan to its floor, from which it climbs back
+    /// 5 % per stable window (found by the rotating-fault soak).
+    pub fn on_limited_sent(
+        &mut self,
+        now: Instant,
+        sent: Instant,
         retry_after: Option<Duration>,
         long_horizon: bool,
         unit_random: f64,
@@ -287,7 +313,8 @@ impl QuotaGroup {
         };
         self.cooldown_until = self.cooldown_until.max(now + cooldown);
         // One decrease per burst of signals: several in-flight 429s are one event.
-        let fresh = self.last_limit.is_none_or(|t| now.saturating_since(t) >= Duration::from_millis(100));
+        let fresh = self.last_limit.is_none_or(|t| now.saturating_since(t) >= Duration::from_millis(100))
+            && self.last_decrease.is_none_or(|t| sent >= t);
         if fresh {
             if !self.allowed.is_finite() {
                 // Plan unknown: what we were sending when the provider objected is the
@@ -300,6 +327,7 @@ impl QuotaGroup {
             self.limit_rate = self.allowed;
             self.allowed = (self.allowed * self.config.decrease).max(floor);
             self.bucket.set_rate(now, self.allowed);
+            self.last_decrease = Some(now);
         }
         self.last_limit = Some(now);
         self.last_increase = now;

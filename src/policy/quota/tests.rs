@@ -56,6 +56,22 @@ fn without_retry_after_the_cooldown_is_jittered_and_doubles() {
 }
 
 #[test]
+fn signals_for_attempts_sent_before_a_decrease_belong_to_its_episode() {
+    let mut g = QuotaGroup::new(plan(100.0), at(0));
+    g.on_limited_sent(at(1000), at(950), Some(Duration::ZERO), false, 0.5);
+    assert_eq!(g.stats().allowed_rate, 50.0);
+    // A slow node's late 429s for attempts sent before the cut: no new decrease.
+    g.on_limited_sent(at(1300), at(990), Some(Duration::ZERO), false, 0.5);
+    g.on_limited_sent(at(1900), at(999), Some(Duration::ZERO), false, 0.5);
+    assert_eq!(g.stats().allowed_rate, 50.0, "still the first episode");
+    assert_eq!(g.stats().limited, 3, "every signal is counted");
+    // An attempt sent after the cut and limited again: the lowered rate is too high.
+    g.on_limited_sent(at(2000), at(1000), Some(Duration::ZERO), false, 0.5);
+    assert_eq!(g.stats().allowed_rate, 25.0, "sent at the cut: a new episode");
+    assert!(g.cooldown_until() > at(2000), "late signals still cool the group");
+}
+
+#[test]
 fn aimd_halves_on_a_limit_and_grows_back_after_stable_windows() {
     let mut g = QuotaGroup::new(plan(100.0), at(0));
     g.on_limited(at(0), Some(Duration::ZERO), false, 0.5);

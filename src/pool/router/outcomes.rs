@@ -66,8 +66,9 @@ impl Router {
             }
             ErrorClass::RateLimited => {
                 ep.breaker.borrow_mut().on_neutral(r.probe);
-                let until = self.groups[ep.group].quota.borrow_mut().on_limited(
+                let until = self.groups[ep.group].quota.borrow_mut().on_limited_sent(
                     now,
+                    Instant::from_epoch(now.since_epoch().saturating_sub(elapsed)),
                     verdict.retry_after,
                     verdict.long_horizon,
                     draw,
