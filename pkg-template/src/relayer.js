@@ -57,7 +57,11 @@ export function createRelayerClass(wasm) {
         const { logger, wrap, ...rest } = options;
         engineOptions = rest;
       }
-      this.#engine = engineCall(() => new wasm.WasmRelayer(wrapUpstreams(rpcUrls), engineOptions, (event) => this.#dispatch(event), senderFor));
+      // The engine holds its listener until close(); through a weak reference, so a relayer
+      // dropped without close() is still collected (the engine is freed with it).
+      const self = new WeakRef(this);
+      const listener = (event) => self.deref()?.#dispatch(event);
+      this.#engine = engineCall(() => new wasm.WasmRelayer(wrapUpstreams(rpcUrls), engineOptions, listener, senderFor));
       this.#emitters = emittingUpstreams(rpcUrls);
     }
 

@@ -38,7 +38,10 @@ pub struct Core {
     pub(super) pipeline: Pipeline,
     pub(super) transport: FetchTransport,
     pub(super) redactor: Redactor,
-    pub(super) listener: Option<Function>,
+    /// The wrapper's event listener, dropped by `close()`: it closes over
+    /// the JS relayer, which holds this engine, so keeping it would make a
+    /// cycle through the wasm boundary that no GC can collect.
+    pub(super) listener: RefCell<Option<Function>>,
     pub(super) next_id: Cell<f64>,
     /// Cache and shared in-flight reads (`pool/request.rs`).
     pub(super) front: Front<JsValue>,
@@ -62,10 +65,22 @@ fn tag_of(info: &MethodInfo, params: &JsValue) -> BlockTag {
 
 impl Core {
     pub(super) fn emit(&self, event: &PipelineEvent, method: &str) {
-        if let Some(listener) = &self.listener {
+        // Cloned out first: the listener may call `close()`.
+        if let Some(listener) = self.listener() {
             // A throwing listener must not break the request.
             let _ = listener.call1(&JsValue::UNDEFINED, &descriptors::event(event, method, &self.redactor));
         }
+    }
+
+    /// The event listener, while open.
+    pub(super) fn listener(&self) -> Option<Function> {
+        self.listener.borrow().clone()
+    }
+
+    /// Closes the pipeline and lets go of the wrapper's listener.
+    pub(super) fn close(&self) {
+        self.pipeline.close();
+        self.listener.borrow_mut().take();
     }
 
     /// Whether `close()` was called (the pipeline is the one place that knows).

@@ -4,7 +4,7 @@
 //! `Rc` into its future, so requests run concurrently on the JS event loop
 //! while sharing the pipeline's budget, breakers, quota and routing state.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use js_sys::{Array, Function, Promise};
@@ -90,7 +90,7 @@ impl WasmRelayer {
             pipeline,
             transport,
             redactor,
-            listener: listener.dyn_into::<Function>().ok(),
+            listener: RefCell::new(listener.dyn_into::<Function>().ok()),
             next_id: Cell::new(1.0),
             front,
         };
@@ -147,6 +147,6 @@ impl WasmRelayer {
 
     /// Stops accepting requests; attempts in flight end at their next step.
     pub fn close(&self) {
-        self.core.pipeline.close();
+        self.core.close();
     }
 }

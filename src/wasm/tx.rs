@@ -207,7 +207,7 @@ impl WasmRelayer {
     /// synchronously, before anything awaits: nonces follow call order.
     #[wasm_bindgen(js_name = sendTransaction)]
     pub fn send_transaction(&self, signer: JsValue, tx: JsValue, max_wait_blocks: f64, options: JsValue) -> Promise {
-        let (engine, listener) = (self.tx.clone(), self.core.listener.clone());
+        let (engine, listener) = (self.tx.clone(), self.core.listener());
         let ticket = engine.ticket();
         future_to_promise(async move {
             let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
@@ -243,7 +243,7 @@ impl WasmRelayer {
     /// Cancels the tracked transaction of `signer`'s account with `nonce`.
     #[wasm_bindgen(js_name = cancelTransaction)]
     pub fn cancel_transaction(&self, signer: JsValue, chain_id: f64, nonce: f64, options: JsValue) -> Promise {
-        let (engine, listener) = (self.tx.clone(), self.core.listener.clone());
+        let (engine, listener) = (self.tx.clone(), self.core.listener());
         future_to_promise(async move {
             let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
             let signer = JsSigner::from_js(&signer)?;
@@ -284,7 +284,7 @@ impl WasmRelayer {
     /// jitter and noticing reorgs; `timeoutMs` (0: none) bounds the wait.
     #[wasm_bindgen(js_name = waitForReceipt)]
     pub fn wait_for_receipt(&self, hash: String, options: JsValue, timeout_ms: f64) -> Promise {
-        let (engine, listener) = (self.tx.clone(), self.core.listener.clone());
+        let (engine, listener) = (self.tx.clone(), self.core.listener());
         future_to_promise(async move {
             let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
             let mut bytes = [0u8; 32];
