@@ -182,17 +182,19 @@ fn chain_id(v: &ChainIdInput) -> Result<u64, ConfigError> {
     let bad =
         || ConfigError::new("chainId", "must be a positive integer: a number, a bigint, or a decimal or 0x hex string");
     let parsed = match v {
-        ChainIdInput::Number(n) => (n.fract() == 0.0 && *n > 0.0 && *n < 9e15).then_some(*n as u64),
+        // Whole numbers a JS number holds exactly (below 2^53, with margin).
+        ChainIdInput::Number(n) => (n.fract() == 0.0 && *n >= 1.0 && *n < 9e15).then_some(*n as u64),
         ChainIdInput::Text(text) => {
             let text = text.trim();
-            match text.strip_prefix("0x") {
+            let n = match text.strip_prefix("0x") {
                 Some(_) => parse_quantity(text),
                 None if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => text.parse().ok(),
                 None => None,
-            }
+            };
+            n.filter(|n| *n > 0)
         }
     };
-    parsed.filter(|n| *n > 0).ok_or_else(bad)
+    parsed.ok_or_else(bad)
 }
 
 /// `classify: [{ code?, message?, status?, method?, class }]`.

@@ -89,6 +89,31 @@ fn every_field_reaches_its_config() {
     for id in [json!(137), json!("137"), json!(" 0x89 ")] {
         assert_eq!(options(json!({ "chainId": id })).unwrap().0.pool.chain_id, Some(137));
     }
+    let chain = |v: Value| options(json!({ "chainId": v })).map(|(raw, _)| raw.pool.chain_id.unwrap());
+    assert_eq!(chain(json!(1)), Ok(1));
+    assert_eq!(chain(json!(1.0)), Ok(1), "a JS number (not a bigint or a string)");
+    assert_eq!(chain(json!(8_999_999_999_999_999u64)), Ok(8_999_999_999_999_999), "as a string of digits: exact");
+    assert_eq!(
+        chain(json!(8_999_999_999_999_998.0)),
+        Ok(8_999_999_999_999_998),
+        "the largest whole numbers below 9e15"
+    );
+    assert_eq!(chain(json!("18446744073709551615")), Ok(u64::MAX), "a decimal string takes any u64");
+    for bad in [
+        json!(0),
+        json!(-1),
+        json!(1.5),
+        json!(9e15),
+        json!(-0.5),
+        json!("0"),
+        json!("0x0"),
+        json!(""),
+        json!("12a"),
+        json!("-5"),
+        json!("1.5"),
+    ] {
+        assert_eq!(chain(bad.clone()).map_err(|e| e.field().to_string()), Err("chainId".into()), "{bad}");
+    }
 }
 
 #[test]

@@ -220,6 +220,22 @@ mod tests {
         assert_eq!(b.delay(0, MS(0), 7.0), MS(100));
     }
 
+    #[test]
+    fn only_the_jitter_families_draw_random_numbers() {
+        let (base, cap) = (MS(100), MS(1000));
+        for b in [
+            Backoff::FullJitter { base, cap },
+            Backoff::EqualJitter { base, cap },
+            Backoff::DecorrelatedJitter { base, cap },
+        ] {
+            assert!(b.is_jittered(), "{b:?}");
+        }
+        for b in [Backoff::Exponential { base, cap }, Backoff::Linear { base, cap }, Backoff::Fixed { base, cap }] {
+            assert!(!b.is_jittered(), "{b:?}");
+            assert_eq!(b.delay(1, MS(0), 0.0), b.delay(1, MS(0), 0.99), "{b:?} ignores the draw");
+        }
+    }
+
     proptest! {
         #[test]
         fn jittered_delays_stay_within_their_bounds(
