@@ -26,6 +26,8 @@ echo "== queue bench smoke run (thousands in flight; numbers mean nothing)"
 node benches/queue.mjs --smoke > /dev/null
 echo "== soak smoke run (every request ends once, no timers left after close)"
 node --expose-gc benches/soak.mjs --smoke > /dev/null
+echo "== burst bench smoke run (many fresh relayers at once; a busy event loop)"
+node benches/burst.mjs --smoke > /dev/null
 echo "== memory bench smoke run (idle relayers, what closing gives back)"
 node benches/memory.mjs --smoke > /dev/null
 echo "== demo (what npm run demo runs, against its local fleet and anvil)"
