@@ -35,4 +35,4 @@
 pub mod key;
 pub mod realm;
 
-pub use realm::{ChainRecord, Realm};
+pub use realm::{EndpointRecord, Realm};

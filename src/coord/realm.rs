@@ -14,22 +14,44 @@ use std::time::Duration;
 use super::key::budget_key;
 use crate::policy::breaker::Breaker;
 use crate::policy::quota::QuotaGroup;
+use crate::policy::tail::{TailLatency, TRUSTED_TAIL_SAMPLES};
 use crate::policy::{RetryBudget, RetryBudgetConfig};
+use crate::rpc::methods::CLASSES;
 use crate::runtime::notify::Notify;
 use crate::time::Instant;
 
 /// A quota group as its members hold it.
 pub type SharedGroup = Rc<RefCell<QuotaGroup>>;
 
-/// What one member learned of an endpoint's chain: the id it reported and
-/// when. The latest check wins.
+/// What the members learned of one endpoint: its chain (the id it
+/// reported and when; the latest check wins, and whether a check is out)
+/// and the slow end of its latency per method class over every member's
+/// successes, so a fresh member hedges it on what the realm knows instead
+/// of a blind initial delay.
 #[derive(Debug, Default)]
-pub struct ChainRecord {
+pub struct EndpointRecord {
     seen: Cell<Option<(u64, Instant)>>,
     checking: Cell<u32>,
+    tails: [Cell<TailLatency>; CLASSES],
 }
 
-impl ChainRecord {
+impl EndpointRecord {
+    /// A member's successful attempt of method class `class` took `ms`.
+    pub fn observe_latency(&self, class: usize, ms: f64) {
+        if let Some(cell) = self.tails.get(class) {
+            let mut tail = cell.get();
+            tail.observe(ms);
+            cell.set(tail);
+        }
+    }
+
+    /// The slow end of every member's successes for `class` (ms), once
+    /// they are [`TRUSTED_TAIL_SAMPLES`] together: a thousand relayers with
+    /// a few requests each know together what none of them knows alone.
+    pub fn tail(&self, class: usize) -> Option<f64> {
+        self.tails.get(class).and_then(|cell| cell.get().value(TRUSTED_TAIL_SAMPLES))
+    }
+
     /// A check of this endpoint's chain went out: until it ends, requests
     /// that would check it too wait for its answer instead.
     pub fn begin_check(&self) {
@@ -66,7 +88,7 @@ impl ChainRecord {
 #[derive(Default)]
 pub struct Realm {
     groups: RefCell<Vec<(u64, Weak<RefCell<QuotaGroup>>)>>,
-    chains: RefCell<Vec<(u64, Weak<ChainRecord>)>>,
+    chains: RefCell<Vec<(u64, Weak<EndpointRecord>)>>,
     budgets: RefCell<Vec<(u64, Weak<RefCell<RetryBudget>>)>>,
     breakers: RefCell<Vec<(u64, Weak<RefCell<Breaker>>)>>,
     wake: Rc<Notify>,
@@ -97,8 +119,8 @@ impl Realm {
     }
 
     /// The chain record of the endpoint under `key`.
-    pub fn chain_record(&self, key: u64) -> Rc<ChainRecord> {
-        shared(&self.chains, key, || Rc::new(ChainRecord::default()))
+    pub fn endpoint_record(&self, key: u64) -> Rc<EndpointRecord> {
+        shared(&self.chains, key, || Rc::new(EndpointRecord::default()))
     }
 
     /// The retry budget of the members tuned with `config` (full at `now`
@@ -154,9 +176,9 @@ mod tests {
     }
 
     #[test]
-    fn a_chain_record_keeps_the_latest_answer_while_it_is_fresh() {
+    fn a_endpoint_record_keeps_the_latest_answer_while_it_is_fresh() {
         let at = |ms: f64| Instant::from_millis_f64(ms);
-        let record = ChainRecord::default();
+        let record = EndpointRecord::default();
         let recheck = Duration::from_secs(300);
         assert_eq!(record.newer(None, at(0.0), recheck), None);
         record.record(1, at(1000.0));

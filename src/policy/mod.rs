@@ -9,6 +9,7 @@ pub mod classify;
 pub mod head_poll;
 pub mod quota;
 pub mod slow_start;
+pub mod tail;
 pub mod token_bucket;
 
 pub use backoff::Backoff;

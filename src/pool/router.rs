@@ -27,7 +27,7 @@ use super::options::{EndpointSpec, PoolOptions, Strategy};
 use super::outage::{OutageProbes, Pace, Recovery};
 pub use super::route_request::RouteRequest;
 use super::strategy::{self, StrategyState};
-use crate::coord::realm::{ChainRecord, Realm, SharedGroup};
+use crate::coord::realm::{EndpointRecord, Realm, SharedGroup};
 use crate::policy::breaker::{Admission, BreakerState, Transition};
 use crate::policy::head_poll::HeadPoll;
 use crate::policy::quota::{QuotaConfig, QuotaDenied, QuotaGroup};
@@ -146,7 +146,7 @@ pub struct Router {
     recovery: Option<Recovery>,
     head_poll: HeadPoll,
     /// Per endpoint, its chain record: the realm's when in one, else its own.
-    chains: Vec<Rc<ChainRecord>>,
+    chains: Vec<Rc<EndpointRecord>>,
     /// The realm's wake-up, when in one (`router/shared.rs`).
     wake: Option<Rc<Notify>>,
     /// In a realm: a selection found every endpoint open since the pool

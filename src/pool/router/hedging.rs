@@ -18,12 +18,25 @@ impl Router {
     }
 
     /// How long an attempt on `endpoint` runs alone before it is hedged:
-    /// its [reference tail](Router::reference_tail) (a hung node has no
-    /// history of its own, so its peers' stands in); with no history
-    /// anywhere, `initial_delay`. Never below `min_delay`.
+    /// its own trusted tail; without history of its own, its [reference
+    /// tail](Router::reference_tail) (a hung node has none, so its peers'
+    /// stands in) or, with no history anywhere, `initial_delay`, but never
+    /// less than what the realm's other relayers measured of the same
+    /// endpoint: a fresh relayer must not hedge an endpoint the realm knows
+    /// is this slow onto others as slow (a busy process full of fresh
+    /// relayers would double its load). Never below `min_delay`.
     pub fn hedge_delay(&self, endpoint: usize, class: MethodClass, config: &HedgeConfig) -> Duration {
-        let tail = self.reference_tail(endpoint, class);
-        tail.map_or(config.initial_delay, duration_from_millis_f64).max(config.min_delay)
+        let own = self.endpoints.get(endpoint).and_then(|e| e.trusted_tail(class));
+        let delay = match own {
+            Some(tail) => duration_from_millis_f64(tail),
+            None => {
+                let fallback =
+                    self.reference_tail(endpoint, class).map_or(config.initial_delay, duration_from_millis_f64);
+                let realm = self.chains.get(endpoint).and_then(|record| record.tail(class as usize));
+                realm.map_or(fallback, |tail| fallback.max(duration_from_millis_f64(tail)))
+            }
+        };
+        delay.max(config.min_delay)
     }
 
     /// An attempt abandoned after `elapsed` (it lost a hedge race): its

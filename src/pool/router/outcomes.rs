@@ -53,6 +53,9 @@ impl Router {
             ErrorClass::Success | ErrorClass::AlreadyKnown => {
                 ep.successes += 1;
                 ep.tail[class as usize].observe(elapsed.as_secs_f64() * 1000.0);
+                if let Some(record) = self.chains.get(r.endpoint) {
+                    record.observe_latency(class as usize, elapsed.as_secs_f64() * 1000.0);
+                }
                 // The meter remembers the healthy rate slow start returns to: it
                 // must not learn while the warm-up cap holds the rate down, or
                 // the cap (a share of the meter) and the meter chase each

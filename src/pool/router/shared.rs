@@ -29,7 +29,7 @@ impl Router {
         }
         for (i, ep) in self.endpoints.iter_mut().enumerate() {
             let Some(key) = endpoint_key(&ep.spec) else { continue };
-            self.chains[i] = realm.chain_record(key);
+            self.chains[i] = realm.endpoint_record(key);
             let tuning = *ep.breaker.borrow().config();
             ep.breaker = realm.breaker(breaker_key(key, &tuning), Rc::clone(&ep.breaker));
         }

@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
-use super::tests::{at, options, req, spec, verdict};
+use super::tests::{at, options, pick, req, spec, verdict};
 use super::*;
 use crate::policy::{ErrorClass, Verdict};
+use crate::pool::options::HedgeConfig;
 
 fn two_in(realm: Option<&Realm>, o: &PoolOptions) -> (Router, Router) {
     let make = || Router::in_realm((0..2).map(spec).collect(), o, Duration::from_secs(60), at(0), realm);
@@ -147,4 +148,53 @@ fn a_relayer_alone_keeps_its_own_quota_state_when_it_leaves() {
     let _ = select(&mut alone, at(0));
     alone.leave_realm();
     assert_eq!(alone.groups[0].quota.borrow().stats().cu_charged, 10.0, "its stats survive close()");
+}
+
+#[test]
+fn a_fresh_member_never_hedges_an_endpoint_sooner_than_the_realm_knows_it_answers() {
+    let realm = Realm::new();
+    let o = options(Strategy::Priority);
+    let (mut a, b) = two_in(Some(&realm), &o);
+    let hedge = HedgeConfig::default();
+    let cheap = MethodClass::Cheap;
+    assert_eq!(b.hedge_delay(0, cheap, &hedge), hedge.initial_delay, "nobody knows it yet");
+    let serve = |r: &mut Router, from: u64, ms: u64, n: u64| {
+        for i in 0..n {
+            let res = pick(r, at(from + i * 3000), (0.5, 0.5));
+            assert_eq!(res.endpoint, 0);
+            r.complete(
+                at(from + i * 3000 + ms),
+                &res,
+                &verdict(ErrorClass::Success, false),
+                cheap,
+                Duration::from_millis(ms),
+                0.5,
+            );
+        }
+    };
+    // Slow alike: five members with two answers each, none trusted alone,
+    // teach the realm a 1.5 s tail; a fresh member waits that long, not its
+    // 1 s initial delay.
+    let mut members: Vec<Router> = (0..5).map(|_| two_in(Some(&realm), &o).0).collect();
+    for (k, m) in members.iter_mut().enumerate() {
+        assert_eq!(b.hedge_delay(0, cheap, &hedge), hedge.initial_delay, "not trusted yet: {k} members × 2");
+        serve(m, k as u64 * 100_000, 1500, 2);
+    }
+    let learned = b.hedge_delay(0, cheap, &hedge);
+    assert!(learned >= Duration::from_millis(1500) && learned < Duration::from_millis(1600), "{learned:?}");
+    serve(&mut a, 1_000_000, 1500, 10);
+    assert!(a.hedge_delay(0, cheap, &hedge) >= Duration::from_millis(1500), "its own history now");
+    // A fast endpoint does not make a fresh member hedge sooner than it would alone.
+    let realm = Realm::new();
+    let (mut a, b) = two_in(Some(&realm), &o);
+    serve(&mut a, 0, 200, 10);
+    assert!(a.hedge_delay(0, cheap, &hedge) < Duration::from_millis(300));
+    assert_eq!(b.hedge_delay(0, cheap, &hedge), hedge.initial_delay);
+    let ceiling = Duration::from_secs(10);
+    assert_eq!(b.attempt_timeout(0, cheap, ceiling), ceiling, "timeouts still wait for history of its own");
+    // Alone, a fresh router knows nothing of the first one's slow endpoint.
+    let (mut slow, _) = two_in(None, &o);
+    serve(&mut slow, 0, 1500, 10);
+    let (alone, _) = two_in(None, &o);
+    assert_eq!(alone.hedge_delay(0, cheap, &hedge), hedge.initial_delay);
 }

@@ -1,0 +1,33 @@
+//! The slow end of an endpoint's latency, learned from its successes: what
+//! hedge delays and adaptive timeouts are measured against.
+
+/// A high-percentile latency estimate: jumps up quickly, decays slowly, so
+/// it tracks the slow end of what an endpoint does, not its average.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TailLatency {
+    estimate: Option<f64>,
+    samples: u32,
+}
+
+impl TailLatency {
+    /// Folds in one successful attempt's latency (ms).
+    pub fn observe(&mut self, ms: f64) {
+        if !ms.is_finite() || ms < 0.0 {
+            return;
+        }
+        self.samples = self.samples.saturating_add(1);
+        self.estimate = Some(match self.estimate {
+            None => ms,
+            Some(e) if ms > e => e + 0.3 * (ms - e),
+            Some(e) => e + 0.02 * (ms - e),
+        });
+    }
+
+    /// The estimate once at least `min_samples` were seen.
+    pub fn value(&self, min_samples: u32) -> Option<f64> {
+        self.estimate.filter(|_| self.samples >= min_samples)
+    }
+}
+
+/// Successes before an endpoint's tail latency is trusted.
+pub const TRUSTED_TAIL_SAMPLES: u32 = 10;
