@@ -5,6 +5,7 @@
 //! it learns of an endpoint's chain is recorded for the others, who adopt
 //! it instead of checking again.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::{ChainStatus, Recovery, Router};
@@ -42,23 +43,26 @@ impl Router {
         self.wake.clone()
     }
 
-    /// Stops sharing: each group becomes a fresh one of this router's own
-    /// (a closed relayer must not keep the realm's state alive) and chain
-    /// records are let go.
+    /// Stops sharing: each group becomes a fresh one of this router's own,
+    /// each breaker a private copy, and chain records are let go, always,
+    /// even when this router was the last member holding them: a closed
+    /// relayer lives on until the host collects it, and while it held the
+    /// realm's objects the registry still handed them to new relayers,
+    /// breakers open from an outage long over and cooldowns included (new
+    /// relayers then waited seconds on a healthy fleet; found by the fault
+    /// bench running its scenarios one after another in one process).
     pub fn leave_realm(&mut self) {
         let now = Instant::ZERO;
         for group in &mut self.groups {
-            if Rc::strong_count(&group.quota) > 1 {
-                let config = *group.quota.borrow().config();
-                group.quota = Rc::new(std::cell::RefCell::new(QuotaGroup::new(config, now)));
-            }
+            let config = *group.quota.borrow().config();
+            // The last holder moves its state to a new allocation (the
+            // registry's weak reference dies with the old one); others start afresh.
+            group.quota = detach(&mut group.quota, || QuotaGroup::new(config, now));
         }
         self.chains.iter_mut().for_each(|c| *c = Rc::default());
         for ep in &mut self.endpoints {
-            if Rc::strong_count(&ep.breaker) > 1 {
-                let mine = ep.breaker.borrow().clone();
-                ep.breaker = Rc::new(std::cell::RefCell::new(mine));
-            }
+            let mine = ep.breaker.borrow().clone();
+            ep.breaker = detach(&mut ep.breaker, || mine);
         }
         self.wake = None;
     }
@@ -118,5 +122,16 @@ impl Router {
         if let Some(record) = self.chains.get(i) {
             record.end_check();
         }
+    }
+}
+
+/// A shared `Rc` made private: moved to a new allocation when this was its
+/// last strong holder (so a registry's weak reference to it dies), else
+/// replaced by `otherwise()`.
+fn detach<T>(shared: &mut Rc<RefCell<T>>, otherwise: impl FnOnce() -> T) -> Rc<RefCell<T>> {
+    let placeholder = Rc::new(RefCell::new(otherwise()));
+    match Rc::try_unwrap(std::mem::replace(shared, placeholder.clone())) {
+        Ok(cell) => Rc::new(cell),
+        Err(_) => placeholder,
     }
 }

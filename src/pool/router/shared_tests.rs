@@ -198,3 +198,26 @@ fn a_fresh_member_never_hedges_an_endpoint_sooner_than_the_realm_knows_it_answer
     let (alone, _) = two_in(None, &o);
     assert_eq!(alone.hedge_delay(0, cheap, &hedge), hedge.initial_delay);
 }
+
+#[test]
+fn a_member_that_left_hands_nothing_on_even_while_it_lives() {
+    let realm = Realm::new();
+    let o = keyed(f64::INFINITY);
+    let make = || Router::in_realm(grouped((0..2).map(spec)), &o, Duration::from_secs(60), at(0), Some(&realm));
+    let mut a = make();
+    // The only member: its key cools for 30 s and endpoint 0's breaker opens.
+    let Selection::Reserved(res) = select(&mut a, at(0)) else { panic!("a reservation") };
+    let limited = Verdict { retry_after: Some(Duration::from_secs(30)), ..verdict(ErrorClass::RateLimited, false) };
+    a.complete(at(10), &res, &limited, MethodClass::Cheap, Duration::from_millis(10), 0.5);
+    for t in 0..5 {
+        a.endpoints[0].breaker.borrow_mut().on_failure(at(20 + t), false, 0.5);
+    }
+    assert!(a.breaker_open(0, at(30)));
+    // Closed, but not yet collected (a host frees it whenever it likes).
+    a.leave_realm();
+    assert_eq!(realm.live(), (0, 0), "nothing of the realm's is held by a member that left");
+    let mut b = make();
+    assert!(!b.breaker_open(0, at(40)), "a fresh member does not inherit the old breaker");
+    assert!(matches!(select(&mut b, at(40)), Selection::Reserved(_)), "nor the old cooldown");
+    assert!(a.breaker_open(0, at(40)), "the member that left keeps its own copy");
+}
