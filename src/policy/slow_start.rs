@@ -166,6 +166,32 @@ mod tests {
     }
 
     #[test]
+    fn the_config_refuses_shares_and_rates_that_make_no_sense() {
+        let ok = SlowStartConfig::default();
+        assert!(ok.validate().is_ok());
+        assert!(SlowStartConfig { floor: 1.0, ..ok }.validate().is_ok(), "a floor of 1 is no ramp at all");
+        for floor in [0.0, -0.1, 1.1, f64::NAN] {
+            assert_eq!(SlowStartConfig { floor, ..ok }.validate().unwrap_err().field(), "slowStart.floor", "{floor}");
+        }
+        for min_rps in [0.0, -1.0, f64::INFINITY, f64::NAN] {
+            assert_eq!(
+                SlowStartConfig { min_rps, ..ok }.validate().unwrap_err().field(),
+                "slowStart.minRps",
+                "{min_rps}"
+            );
+        }
+    }
+
+    #[test]
+    fn warming_until_the_ramp_is_done() {
+        let mut s =
+            SlowStart::new(SlowStartConfig { warmup: Duration::from_secs(10), floor: 0.2, min_rps: 1.0 }, at(0));
+        assert!(s.warming(at(0)) && s.warming(at(9_999)));
+        assert!(!s.warming(at(10_000)));
+        assert!(!SlowStart::warm(SlowStartConfig::default()).warming(at(0)), "the endpoints a relayer starts with");
+    }
+
+    #[test]
     fn zero_warmup_is_always_full() {
         let mut s = SlowStart::new(SlowStartConfig { warmup: Duration::ZERO, floor: 0.1, min_rps: 1.0 }, at(0));
         assert_eq!(s.factor(at(0)), 1.0);
@@ -189,5 +215,17 @@ mod tests {
             m.record(at(i * 100)); // 10 per second for 10 s
         }
         assert!((m.rate() - 10.0).abs() < 0.5, "{}", m.rate());
+        // The first full window sets the rate; later ones move it 30 % of the way.
+        let mut m = RateMeter::new(at(0));
+        assert!(!m.has_rate());
+        for i in 0..20 {
+            m.record(at(i * 50)); // 20 in the first second
+        }
+        m.record(at(1000));
+        assert!((m.rate() - 20.0).abs() < 1e-9, "{}", m.rate());
+        for i in 1..=5 {
+            m.record(at(1000 + i * 200)); // the 1 s mark and four more: 5 in the second window
+        }
+        assert!((m.rate() - (20.0 + 0.3 * (5.0 - 20.0))).abs() < 1e-9, "{}", m.rate());
     }
 }

@@ -117,6 +117,38 @@ mod tests {
     }
 
     #[test]
+    fn rate_and_burst_changes_apply_from_now_and_refuse_nonsense() {
+        let mut b = TokenBucket::new(10.0, 5.0, at(0), false);
+        assert_eq!(b.rate(), 10.0);
+        b.set_rate(at(100), 20.0);
+        assert_eq!(b.rate(), 20.0);
+        assert!((b.available(at(100)) - 1.0).abs() < 1e-9, "the first 100 ms refilled at the old rate");
+        assert!((b.available(at(200)) - 3.0).abs() < 1e-9, "then at the new one");
+        for bad in [-1.0, f64::NAN] {
+            b.set_rate(at(200), bad);
+            assert_eq!(b.rate(), 0.0, "{bad}: a broken rate stops refills");
+        }
+        b.set_rate(at(200), 0.0);
+        assert_eq!(b.rate(), 0.0);
+        let mut c = TokenBucket::new(1.0, 10.0, at(0), true);
+        c.set_burst(at(0), 4.0);
+        assert_eq!(c.available(at(0)), 4.0, "tokens above the new burst are dropped");
+        assert!(c.try_take(at(0), 4.0).is_ok());
+        assert!((c.available(at(10_000)) - 4.0).abs() < 1e-9, "refills stop at the new burst");
+        for bad in [0.0, -3.0, f64::INFINITY, f64::NAN] {
+            c.set_burst(at(10_000), bad);
+            assert!((c.available(at(10_000)) - 4.0).abs() < 1e-9, "{bad} is ignored");
+        }
+        c.set_burst(at(10_000), 8.0);
+        assert!((c.available(at(14_000)) - 8.0).abs() < 1e-9, "a larger burst fills up to it");
+        assert_eq!(
+            TokenBucket::new(-5.0, 1.0, at(0), false).rate(),
+            f64::INFINITY,
+            "a broken rate at birth: unlimited"
+        );
+    }
+
+    #[test]
     fn unlimited_and_zero_rates() {
         let mut b = TokenBucket::new(f64::INFINITY, 1.0, at(0), false);
         for _ in 0..1000 {
