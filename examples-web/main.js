@@ -157,6 +157,7 @@ $('#send-tx').addEventListener('click', async () => {
   txStatus.textContent = 'sending…';
   try {
     const gasPrice = BigInt(await relayer.request({ method: 'eth_gasPrice' }));
+    await fetch('./control/chain/hold', { method: 'POST' }); // no block until the spike
     const submitted = new Promise((resolve) => { relayer.once('txSubmitted', () => resolve()); });
     const sending = relayer.sendTransactionWithSpeedup(ACCOUNT, {
       to: '0x000000000000000000000000000000000000dEaD', value: 1n, chainId: config.chainId,
@@ -172,6 +173,7 @@ $('#send-tx').addEventListener('click', async () => {
     txStatus.textContent = `${e.name}: ${e.message}`;
     txStatus.dataset.outcome = 'error';
   } finally {
+    await fetch('./control/chain/resume', { method: 'POST' }).catch(() => {});
     $('#send-tx').disabled = false;
   }
 });

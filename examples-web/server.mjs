@@ -46,10 +46,22 @@ export async function startDashboard({ port = 0, dist = join(here, 'dist') } = {
       const control = path.match(/^\/control\/(\w+)\/(\w+)$/);
       if (control && req.method === 'POST') {
         const [, target, action] = control;
+        // hold → (send a transaction) → spike: no block can be mined between the
+        // send and the spike, so the transaction meets it whatever the timing
+        // (a block every second used to take it first, now and then).
+        if (target === 'chain' && action === 'hold') {
+          await rpc('evm_setIntervalMining', [0]);
+          return send(200, JSON.stringify({ ok: true }));
+        }
         if (target === 'chain' && action === 'spike') {
           const base = BigInt(await rpc('eth_gasPrice'));
           await rpc('anvil_setNextBlockBaseFeePerGas', [`0x${(base * 20n).toString(16)}`]);
+          await rpc('evm_setIntervalMining', [1]);
           return send(200, JSON.stringify({ ok: true, baseFee: String(base * 20n) }));
+        }
+        if (target === 'chain' && action === 'resume') {
+          await rpc('evm_setIntervalMining', [1]);
+          return send(200, JSON.stringify({ ok: true }));
         }
         if (!nodes[target] || !actions[action]) return send(404, JSON.stringify({ error: 'unknown control' }));
         await actions[action](target);
