@@ -137,5 +137,10 @@ mod tests {
         assert_eq!(hint_from_message("{\"backoff_seconds\": 1.5}"), Some(Duration::from_millis(1500)));
         assert_eq!(hint_from_message("execution reverted"), None);
         assert_eq!(hint_from_message("try again in a moment"), None);
+        assert_eq!(hint_from_message("try again in 0ms"), Some(Duration::ZERO), "zero is a hint too");
+        // A number too large for a duration is no hint; a later marker may still be one.
+        let huge = "9".repeat(400);
+        assert_eq!(hint_from_message(&format!("try again in {huge} ms")), None);
+        assert_eq!(hint_from_message(&format!("try again in {huge} ms, or retry in 2s")), Some(Duration::from_secs(2)));
     }
 }
