@@ -39,6 +39,8 @@ test('invalid configuration names the field at construction', () => {
     [[{ url: URL_OK, wieght: 2 }], undefined, 'upstreams[0].wieght'],
     [[{ url: URL_OK, quotaGroup: 'missing' }], undefined, 'upstreams[0].quotaGroup'],
     [[{ url: URL_OK, headers: { 'x-api-key': 42 } }], undefined, 'upstreams[0].headers.x-api-key'],
+    [[{ url: URL_OK, headers: { 'bad header': 'x' } }], undefined, 'upstreams[0].headers.bad header'],
+    [[{ url: URL_OK, headers: { 'x-api-key': 'key€' } }], undefined, 'upstreams[0].headers.x-api-key'],
     [[{ url: URL_OK, methods: { allow: 'eth_call' } }], undefined, 'upstreams[0].methods.allow'],
     [[{ url: URL_OK, methods: { allow: [] } }], undefined, 'upstreams[0].methods.allow'],
     [[{ url: URL_OK, costs: { eth_call: -5 } }], undefined, 'upstreams[0].costs.eth_call'],

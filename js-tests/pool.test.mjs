@@ -357,3 +357,29 @@ test('relayers of one realm check an endpoint\'s chain once between them; fleet:
   assert.equal(loner.stats().endpoints[0].chain, 'verified');
   await Promise.all([a.close(), b.close(), loner.close()]);
 });
+
+test('a relayer that expects another chain hears of the mismatch even when another relayer made the check', async () => {
+  const shared = await node([{ result: '0x1' }]);
+  const first = new FaultTolerantRelayer([shared.url]);
+  assert.equal(await first.request({ method: 'eth_blockNumber' }), '0x1');
+  const second = new FaultTolerantRelayer([shared.url], { chainId: 5 });
+  const mismatches = [];
+  second.on('chainMismatch', (e) => mismatches.push(e));
+  await assert.rejects(second.request({ method: 'eth_blockNumber' }), (e) => isNoEndpointError(e));
+  assert.equal(shared.chainChecks(), 1, 'the first relayer\'s check answered for both');
+  assert.equal(mismatches.length, 1);
+  assert.equal(String(mismatches[0].expected), '5');
+  assert.equal(String(mismatches[0].got), '1');
+  await Promise.all([first.close(), second.close()]);
+});
+
+test('an app that only listens for disconnect hears of a total outage', async () => {
+  const a = await node([{ status: 503 }]);
+  const b = await node([{ status: 503 }]);
+  const relayer = new FaultTolerantRelayer([a.url, b.url], { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 2, breaker: { consecutiveFailures: 1 } });
+  const seen = [];
+  relayer.on('disconnect', (e) => seen.push(e.code));
+  for (let i = 0; i < 3; i += 1) await relayer.request({ method: 'eth_blockNumber' }).catch(() => {});
+  assert.deepEqual(seen, [4900], 'one disconnect, with no connect listener ever added');
+  await relayer.close();
+});

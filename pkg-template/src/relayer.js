@@ -38,6 +38,7 @@ export function createRelayerClass(wasm) {
     #wrap;
     #chainId;
     #connected = false;
+    #down = false; // every breaker open: disconnect was emitted, connect not yet again
     #open = new Set();
     #emitters = [];
     #closer = new AbortController(); // aborts executeRpcWithRetry attempts in flight on close()
@@ -324,12 +325,16 @@ export function createRelayerClass(wasm) {
       if (event.to === 'open') this.#open.add(event.endpoint);
       else this.#open.delete(event.endpoint);
       const all = this.#open.size > 0 && this.#open.size >= this.#engine.endpoints().length;
-      if (all && this.#connected) {
+      // Whether or not anyone listened for `connect` first: an app that only
+      // listens for `disconnect` must hear about a total outage.
+      if (all && !this.#down) {
+        this.#down = true;
         this.#connected = false;
         const error = new ClosedError({ kind: 'closed', code: 4900, message: 'every endpoint is unreachable (all breakers open)' });
         this.#emit({ type: 'disconnect', error, code: 4900, message: error.message });
-      } else if (!all && !this.#connected && event.to === 'closed') {
-        this.#markConnected(this.#chainId);
+      } else if (!all && event.to === 'closed') {
+        this.#down = false;
+        if (!this.#connected) this.#markConnected(this.#chainId);
       }
     }
 

@@ -58,9 +58,10 @@ fn field(path: String) -> String {
 }
 
 /// The known name a typo most likely meant: the closest by edits (case
-/// differences count half), if close enough to be a slip.
+/// differences count half), if within a third of the name (rounded up,
+/// at least two: `maxRetry` → `maxRetries`).
 pub fn nearest(unknown: &str, known: &[&str]) -> Option<String> {
-    let limit = (unknown.chars().count() / 3).max(2) * 2;
+    let limit = unknown.chars().count().div_ceil(3).max(2) * 2;
     known
         .iter()
         .map(|k| (distance(unknown, k), k))
@@ -101,6 +102,8 @@ mod tests {
         assert_eq!(nearest("maxRetrys", &known).as_deref(), Some("maxRetries"));
         assert_eq!(nearest("maxdelayms", &known).as_deref(), Some("maxDelayMs"), "case slips are near");
         assert_eq!(nearest("deadline", &known).as_deref(), Some("deadlineMs"));
+        assert_eq!(nearest("maxRetry", &known).as_deref(), Some("maxRetries"), "three edits of eight");
+        assert_eq!(nearest("maxEntry", &["maxEntries", "latestTtlMs"]).as_deref(), Some("maxEntries"));
         assert_eq!(nearest("logger", &known), None);
         assert_eq!(distance("abc", "abc"), 0);
         assert_eq!(distance("abc", "aBc"), 1);

@@ -262,8 +262,9 @@ impl EndpointInput {
             (None, false) => return Err(ConfigError::new(field("url"), "is required")),
         };
         let headers = self.headers.map(|Entries(h)| h).unwrap_or_default();
-        for (_, value) in &headers {
+        for (name, value) in &headers {
             url.add_secret(value);
+            check_header(&field(&format!("headers.{name}")), name, value)?;
         }
         if let Some(label) = &self.label {
             url.set_label(label);
@@ -285,4 +286,24 @@ impl EndpointInput {
         spec.timeout = ms(&field("timeoutMs"), &self.timeout_ms)?.filter(|d| !d.is_zero());
         Ok((spec, provider))
     }
+}
+
+/// A header fetch would refuse at every request (so every attempt would
+/// fail as a transport error) is refused here, once, naming it. The value
+/// is never repeated: it is usually a key.
+fn check_header(field: &str, name: &str, value: &str) -> Result<(), ConfigError> {
+    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if name.is_empty() || !name.chars().all(token) {
+        return Err(ConfigError::new(
+            field,
+            "is not a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only)",
+        ));
+    }
+    if value.chars().any(|c| u32::from(c) > 0xFF || matches!(c, '\0' | '\r' | '\n')) {
+        return Err(ConfigError::new(
+            field,
+            "must be a valid HTTP header value (Latin-1 characters, no line breaks; the value is not shown)",
+        ));
+    }
+    Ok(())
 }

@@ -220,6 +220,20 @@ fn upstreams_are_urls_or_endpoint_objects_with_every_field_checked() {
     assert_eq!(reason(json!([{ "url": "http://a.b", "headers": 5 }])), "must be an object");
     assert_eq!(reason(json!([{ "url": "http://a.b", "costs": ["x"] }])), "must be an object");
     assert_eq!(reason(json!("http://a.b")), "must be an array of RPC URLs, endpoint objects or providers");
+    for (headers, field) in [
+        (json!({ "Bad Header": "x" }), "upstreams[0].headers.Bad Header"),
+        (json!({ "": "x" }), "upstreams[0].headers."),
+        (json!({ "x-api-key": "ABCé€" }), "upstreams[0].headers.x-api-key"),
+        (json!({ "x-api-key": "a\r\nX-Evil: 1" }), "upstreams[0].headers.x-api-key"),
+    ] {
+        let e = upstreams(json!([{ "url": "http://a.b", "headers": headers }])).expect_err("refused");
+        assert_eq!(e.field(), field);
+        assert!(!e.to_string().contains("ABC") && !e.to_string().contains("Evil"), "{e}");
+    }
+    assert!(
+        upstreams(json!([{ "url": "http://a.b", "headers": { "X-Key_1": "abc é ~" } }])).is_ok(),
+        "Latin-1 is fine"
+    );
     let secret = upstreams(json!([{ "url": "http://a.b", "headers": { "authorization": 7 } }])).unwrap_err();
     assert_eq!(secret.reason(), "must be a string");
 }

@@ -45,7 +45,7 @@ use std::time::Duration;
 
 use super::events::PipelineEvent;
 use super::notify::{either, unless_closed, Notify, Shutdown};
-use super::router::{RouteRequest, Router, Selection};
+use super::router::{RouteRequest, Router, RouterEvent, Selection};
 use crate::config::RelayerConfig;
 use crate::coord::Realm;
 use crate::error::{AttemptRecord, Failure, StopReason};
@@ -181,6 +181,25 @@ impl Pipeline {
         }
     }
 
+    /// Asks the router for an endpoint; a chain mismatch it learned from
+    /// another member of the realm meanwhile is told to this relayer's listeners.
+    fn select(
+        &self,
+        emit: &dyn Fn(PipelineEvent),
+        now: Instant,
+        request: &RouteRequest<'_>,
+        draws: (f64, f64),
+    ) -> Selection {
+        let mut router = self.router.borrow_mut();
+        let selection = router.select(now, request, draws);
+        for event in router.take_adopted() {
+            if let RouterEvent::ChainMismatch { endpoint, expected, got } = event {
+                emit(PipelineEvent::ChainMismatch { endpoint, expected, got });
+            }
+        }
+        selection
+    }
+
     /// Gives a slot back: wakes this pipeline's longest waiter and, in a
     /// realm, the realm's (shared breakers and groups may let it go). After
     /// an endpoint's chain check (`all`), every waiter: requests that waited
@@ -259,7 +278,7 @@ impl Pipeline {
                 permit
             } else {
                 let draws = (runtime.random_unit(), runtime.random_unit());
-                let selection = self.router.borrow_mut().select(now, &request, draws);
+                let selection = self.select(emit, now, &request, draws);
                 match selection {
                     Selection::Reserved(r) => Permit::new(self, r),
                     Selection::NoEndpoint => {
@@ -394,7 +413,7 @@ impl Pipeline {
             if !delay.is_zero() && state.tried.iter().any(|t| !t) {
                 let request = route(&call, &info, &state.tried, true, Some(endpoint));
                 let draws = (runtime.random_unit(), runtime.random_unit());
-                let selection = self.router.borrow_mut().select(ended, &request, draws);
+                let selection = self.select(emit, ended, &request, draws);
                 if let Selection::Reserved(r) = selection {
                     preselected = Some(Permit::new(self, r));
                 }

@@ -152,6 +152,9 @@ pub struct Router {
     /// In a realm: a selection found every endpoint open since the pool
     /// last had one that was not (`router/shared.rs`).
     outage_seen: bool,
+    /// Mismatches found by adopting another member's chain check during a
+    /// selection, for the pipeline to tell this relayer's listeners.
+    adopted: Vec<RouterEvent>,
     /// Calls of `select` so far: the unit of the pool's per-request work
     /// (the complexity test counts it; `stats()` could show it).
     pub selections: u64,
@@ -199,6 +202,7 @@ impl Router {
             chains,
             wake: None,
             outage_seen: false,
+            adopted: Vec::new(),
             strategy: options.strategy,
             cursor: 0,
             sticky: None,

@@ -312,7 +312,7 @@ impl Pipeline {
         tried[primary] = true;
         let request = route(&cx.call, info, &tried, true, Some(primary));
         let draws = (runtime.random_unit(), runtime.random_unit());
-        let Selection::Reserved(r) = self.router.borrow_mut().select(now, &request, draws) else { return None };
+        let Selection::Reserved(r) = self.select(cx.emit, now, &request, draws) else { return None };
         let permit = Permit::new(self, r);
         let timeout = self.attempt_timeout(permit.endpoint(), info, deadline.saturating_since(now));
         let stranded = self.router.borrow_mut().breaker_open(primary, now);

@@ -8,7 +8,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::{ChainStatus, Recovery, Router};
+use super::{ChainStatus, Recovery, Router, RouterEvent};
 use crate::coord::key::{breaker_key, endpoint_key, group_key};
 use crate::coord::realm::Realm;
 use crate::policy::quota::QuotaGroup;
@@ -78,8 +78,11 @@ impl Router {
             return;
         }
         if let Some((chain_id, at)) = record.newer(self.endpoints[i].chain_checked_at, now, self.chain_recheck) {
-            // The member that checked has told its listeners of a mismatch.
-            let _ = self.chain_checked(i, chain_id, at);
+            // A mismatch by this router's own expectation is news for its own
+            // listeners too (the member that checked may expect another chain).
+            if let Some(event) = self.chain_checked(i, chain_id, at) {
+                self.adopted.push(event);
+            }
         }
     }
 
@@ -99,6 +102,11 @@ impl Router {
         } else if std::mem::take(&mut self.outage_seen) && self.recovery.is_none() {
             self.recovery = Some(Recovery::start_at(1.2, self.arrivals.rate(), now));
         }
+    }
+
+    /// The mismatches adopted since the last call (see `adopt_shared_chain`).
+    pub fn take_adopted(&mut self) -> Vec<RouterEvent> {
+        std::mem::take(&mut self.adopted)
     }
 
     /// Records an answer of this router's own chain check for the realm.

@@ -221,3 +221,23 @@ fn a_member_that_left_hands_nothing_on_even_while_it_lives() {
     assert!(matches!(select(&mut b, at(40)), Selection::Reserved(_)), "nor the old cooldown");
     assert!(a.breaker_open(0, at(40)), "the member that left keeps its own copy");
 }
+
+#[test]
+fn a_mismatch_found_by_adopting_another_members_check_is_news_for_this_member() {
+    let realm = Realm::new();
+    let o = PoolOptions { check_chain: true, ..options(Strategy::Priority) };
+    let mut a = Router::in_realm((0..1).map(spec).collect(), &o, Duration::from_secs(60), at(0), Some(&realm));
+    let wants_5 = PoolOptions { chain_id: Some(5), ..o.clone() };
+    let mut b = Router::in_realm((0..1).map(spec).collect(), &wants_5, Duration::from_secs(60), at(0), Some(&realm));
+    let Selection::Reserved(first) = a.select(at(0), &req(&[false]), (0.5, 0.5)) else { panic!() };
+    assert_eq!(a.chain_checked(0, 1, at(10)), None, "chain 1 is what a expects");
+    a.release(&first);
+    assert!(matches!(b.select(at(20), &req(&[false]), (0.5, 0.5)), Selection::NoEndpoint));
+    let adopted = b.take_adopted();
+    assert!(
+        matches!(adopted.as_slice(), [RouterEvent::ChainMismatch { endpoint: 0, expected: 5, got: 1 }]),
+        "{adopted:?}"
+    );
+    assert!(b.take_adopted().is_empty(), "told once");
+    assert!(a.take_adopted().is_empty());
+}
