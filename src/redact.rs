@@ -62,11 +62,16 @@ impl EndpointUrl {
         let mut label = format!("{scheme}://{host_port}");
         for segment in path.split('/').filter(|s| !s.is_empty()) {
             label.push('/');
-            if looks_like_secret(segment) {
-                secrets.push(segment.to_string());
-                label.push_str(MASK);
-            } else {
+            if reads_as_route(segment) {
                 label.push_str(segment);
+            } else {
+                // Masked segments of four characters or more are scrubbed from
+                // messages too (a node may echo its URL); shorter ones are hidden
+                // in the label only: scrubbing a two-letter word would garble text.
+                if segment.len() >= 4 || looks_like_secret(segment) {
+                    secrets.push(segment.to_string());
+                }
+                label.push_str(MASK);
             }
         }
         if let Some(query) = query.filter(|q| !q.is_empty()) {
@@ -161,6 +166,73 @@ impl EndpointUrl {
     }
 }
 
+/// Path words that name a route, a network or a version, never a key
+/// (`/v3/<key>`, `/eth-mainnet/…`, `/rpc`): a segment made of them, a
+/// version (`v3`), a number (a chain id) or anything of three characters
+/// or fewer is shown; every other segment is masked, however it looks
+/// (`/rpc/mysecretpassword`, `/v2/shortkey`), since a key's shape cannot
+/// be guessed. A `label` names an endpoint readably.
+const ROUTE_WORDS: &[&str] = &[
+    "rpc",
+    "api",
+    "jsonrpc",
+    "json",
+    "http",
+    "https",
+    "ws",
+    "wss",
+    "node",
+    "nodes",
+    "ext",
+    "evm",
+    "eth",
+    "ethereum",
+    "mainnet",
+    "testnet",
+    "devnet",
+    "sepolia",
+    "holesky",
+    "hoodi",
+    "goerli",
+    "polygon",
+    "matic",
+    "amoy",
+    "arbitrum",
+    "arb",
+    "optimism",
+    "op",
+    "base",
+    "avalanche",
+    "avax",
+    "bsc",
+    "bnb",
+    "fantom",
+    "gnosis",
+    "linea",
+    "scroll",
+    "zksync",
+    "blast",
+    "mantle",
+    "celo",
+    "public",
+    "archive",
+    "full",
+    "chain",
+    "one",
+    "nova",
+    "c",
+    "bc",
+];
+
+fn reads_as_route(segment: &str) -> bool {
+    let lower = segment.to_ascii_lowercase();
+    let version = lower.strip_prefix('v').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let number = segment.len() <= 12 && segment.bytes().all(|b| b.is_ascii_digit());
+    let short = segment.len() <= 3 && segment.bytes().all(|b| b.is_ascii_alphanumeric());
+    let words = lower.split(['-', '_', '.']).all(|w| ROUTE_WORDS.contains(&w));
+    version || number || short || words
+}
+
 /// A path segment that is probably a key: long, URL-safe, and mixing
 /// letters with digits (or very long). Short words such as `v3`, `rpc` or
 /// `mainnet` stay readable.
@@ -194,6 +266,12 @@ mod tests {
             ("http://127.0.0.1:8545/?apikey=abc123def", "http://127.0.0.1:8545?apikey=***"),
             ("https://x.quiknode.pro/0123456789abcdef0123456789abcdef/", "https://x.quiknode.pro/***"),
             ("http://localhost:8545", "http://localhost:8545"),
+            // Short or word-like keys are keys too: only route words are shown.
+            ("https://mainnet.infura.io/v3/MYKEY", "https://mainnet.infura.io/v3/***"),
+            ("https://eth-mainnet.g.alchemy.com/v2/shortkey", "https://eth-mainnet.g.alchemy.com/v2/***"),
+            ("http://127.0.0.1:8545/rpc/mysecretpassword", "http://127.0.0.1:8545/rpc/***"),
+            ("https://node.example/eth-mainnet/ext/bc/C/rpc", "https://node.example/eth-mainnet/ext/bc/C/rpc"),
+            ("https://node.example/137/v1/rpc", "https://node.example/137/v1/rpc"),
         ];
         for (url, label) in cases {
             let e = EndpointUrl::parse(url, "upstreams[0]").unwrap();
