@@ -112,6 +112,25 @@ mod tests {
     }
 
     #[test]
+    fn two_digit_years_and_the_edges_of_each_field() {
+        let date = |d: &str| parse_http_date(d);
+        // RFC 850 years: 70–99 are 19xx, 00–69 are 20xx; three digits are taken as written.
+        assert_eq!(date("Thursday, 01-Jan-70 00:00:00 GMT"), Some(0));
+        assert_eq!(date("Friday, 31-Dec-99 23:59:59 GMT"), date("Fri, 31 Dec 1999 23:59:59 GMT"));
+        assert_eq!(date("Sunday, 01-Jan-69 00:00:00 GMT"), date("Sun, 01 Jan 2069 00:00:00 GMT"));
+        assert_eq!(date("Saturday, 01-Jan-00 00:00:00 GMT"), date("Sat, 01 Jan 2000 00:00:00 GMT"));
+        assert_eq!(date("Sat, 01 Jan 100 00:00:00 GMT"), None, "year 100 is before 1970");
+        // The last valid value of each field, and one past it.
+        assert!(date("Sun, 06 Nov 1994 23:59:60 GMT").is_some(), "a leap second");
+        assert_eq!(date("Sun, 06 Nov 1994 23:59:61 GMT"), None);
+        assert_eq!(date("Sun, 06 Nov 1994 23:60:00 GMT"), None);
+        assert_eq!(date("Sun, 06 Nov 1994 24:00:00 GMT"), None);
+        assert!(date("Sun, 31 Dec 9999 23:59:59 GMT").is_some());
+        assert_eq!(date("Sun, 00 Nov 1994 08:49:37 GMT"), None);
+        assert!(date("Sun, 31 Dec 1994 08:49:37 GMT").is_some());
+    }
+
+    #[test]
     fn garbage_is_none_not_a_panic() {
         for bad in [
             "",
