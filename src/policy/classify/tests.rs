@@ -321,3 +321,92 @@ fn only_refused_and_unresolved_connections_are_undelivered() {
     }
     assert!(!rpc("eth_call", 200, Some(-32000), "x").undelivered);
 }
+
+#[test]
+fn every_code_in_the_table_is_recognised_by_itself() {
+    // An independent list (not read from the table), so a code mistyped in
+    // the table (a dropped minus sign) fails here.
+    let call: &[(i64, &str)] = &[
+        (429, "quota.codes"),
+        (-32007, "quota.codes"),
+        (-32012, "quota.codes"),
+        (-32029, "quota.codes"),
+        (-32055, "quota.codes"),
+        (3, "revert.code"),
+        (-32015, "revert.code"),
+        (-39001, "lag.code"),
+        (-32601, "capability.codes"),
+        (-32604, "capability.codes"),
+        (4200, "capability.codes"),
+        (4444, "capability.codes"),
+        (-40100, "auth.codes"),
+        (-38026, "simulate.limit"),
+        (-32602, "fatal.codes"),
+        (-32600, "fatal.codes"),
+        (-32700, "fatal.codes"),
+        (-32006, "fatal.codes"),
+        (4001, "fatal.codes"),
+        (4100, "fatal.codes"),
+        (-32005, "fallback.limit"),
+        (-32002, "fallback.server"),
+        (-32016, "fallback.server"),
+        (-32017, "fallback.server"),
+        (4900, "fallback.server"),
+        (4901, "fallback.server"),
+    ];
+    for &(code, rule) in call {
+        assert_eq!(rpc("eth_call", 200, Some(code), "").rule, rule, "{code}");
+    }
+    for code in -38025..=-38010 {
+        assert_eq!(rpc("eth_call", 200, Some(code), "").rule, "simulate.input", "{code}");
+    }
+    for code in [-32003, -32004, -32006, -32009] {
+        assert_eq!(rpc("eth_sendRawTransaction", 200, Some(code), "").rule, "send.rejected_codes", "{code}");
+    }
+    assert_eq!(rpc("eth_call", 200, Some(-32003), "").rule, "fallback.unknown", "a send's code, on a call");
+}
+
+#[test]
+fn only_a_rate_limit_that_names_a_long_horizon_is_one() {
+    assert!(!rpc("eth_call", 200, Some(429), "too many requests").long_horizon, "a plain limit");
+    assert!(rpc("eth_call", 200, Some(-32005), "daily request count exceeded").long_horizon);
+    assert!(!rpc("eth_call", 200, Some(3), "execution reverted: daily limit").long_horizon, "not a limit at all");
+}
+
+#[test]
+fn a_user_rule_binds_to_its_method_and_only_transient_ones_count_against_health() {
+    let rule = |method: Option<&str>, class| UserRule {
+        code: Some(-32099),
+        message: None,
+        status: None,
+        method: method.map(str::to_string),
+        class,
+    };
+    let c = Classifier::with_rules(vec![rule(Some("eth_call"), ErrorClass::Fatal), rule(None, ErrorClass::Transient)]);
+    let obs: Observation<()> = Observation::Http {
+        status: 200,
+        retry_after: None,
+        reply: Reply::Error(RpcErrorInfo {
+            code: Some(-32099),
+            message: "custom".into(),
+            data: None,
+            backoff_hint: None,
+        }),
+    };
+    let on_call = c.classify("eth_call", &obs, Duration::ZERO);
+    assert_eq!((on_call.class, on_call.rule.as_ref(), on_call.health_failure), (ErrorClass::Fatal, "user[0]", false));
+    let elsewhere = c.classify("eth_getBalance", &obs, Duration::ZERO);
+    assert_eq!(
+        (elsewhere.class, elsewhere.rule.as_ref()),
+        (ErrorClass::Transient, "user[1]"),
+        "rule 0 is eth_call's only"
+    );
+    assert!(elsewhere.health_failure, "a transient user rule counts against the endpoint's health");
+}
+
+#[test]
+fn bodies_that_are_not_an_answer_say_which_way_they_are_not() {
+    assert_eq!(http(200, None, Reply::WrongId).rule, "body.wrong_id");
+    assert_eq!(http(200, None, Reply::NotJson).rule, "body.not_json");
+    assert_eq!(http(200, None, Reply::Malformed).rule, "body.malformed");
+}
