@@ -110,6 +110,7 @@ fn every_field_reaches_its_config() {
         json!(""),
         json!("12a"),
         json!("-5"),
+        json!("+5"),
         json!("1.5"),
     ] {
         assert_eq!(chain(bad.clone()).map_err(|e| e.field().to_string()), Err("chainId".into()), "{bad}");
@@ -231,8 +232,8 @@ fn upstreams_are_urls_or_endpoint_objects_with_every_field_checked() {
         assert!(!e.to_string().contains("ABC") && !e.to_string().contains("Evil"), "{e}");
     }
     assert!(
-        upstreams(json!([{ "url": "http://a.b", "headers": { "X-Key_1": "abc é ~" } }])).is_ok(),
-        "Latin-1 is fine"
+        upstreams(json!([{ "url": "http://a.b", "headers": { "X-Key_1": "abc é ~ ÿ" } }])).is_ok(),
+        "Latin-1 is fine, ÿ (U+00FF) included"
     );
     let secret = upstreams(json!([{ "url": "http://a.b", "headers": { "authorization": 7 } }])).unwrap_err();
     assert_eq!(secret.reason(), "must be a string");
