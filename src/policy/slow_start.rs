@@ -227,5 +227,11 @@ mod tests {
             m.record(at(1000 + i * 200)); // the 1 s mark and four more: 5 in the second window
         }
         assert!((m.rate() - (20.0 + 0.3 * (5.0 - 20.0))).abs() < 1e-9, "{}", m.rate());
+        // A window that lasts two seconds counts per second.
+        for t in [2200, 2400, 2600, 2800] {
+            m.record(at(t));
+        }
+        m.record(at(4000));
+        assert!((m.rate() - (15.5 + 0.3 * (2.5 - 15.5))).abs() < 1e-9, "5 in 2 s: {}", m.rate());
     }
 }
