@@ -410,3 +410,20 @@ fn bodies_that_are_not_an_answer_say_which_way_they_are_not() {
     assert_eq!(http(200, None, Reply::NotJson).rule, "body.not_json");
     assert_eq!(http(200, None, Reply::Malformed).rule, "body.malformed");
 }
+
+#[test]
+fn a_user_rule_on_a_status_matches_that_status_only() {
+    let c = Classifier::with_rules(vec![UserRule {
+        code: None,
+        message: None,
+        status: Some(503),
+        method: None,
+        class: ErrorClass::Fatal,
+    }]);
+    let status = |s: u16| {
+        let obs: Observation<()> = Observation::Http { status: s, retry_after: None, reply: Reply::NotJson };
+        c.classify("eth_call", &obs, Duration::ZERO)
+    };
+    assert_eq!(status(503).rule, "user[0]");
+    assert_ne!(status(500).rule, "user[0]", "another status is the table's");
+}
