@@ -33,7 +33,7 @@ use serde::Deserializer;
 
 use decode::input_struct;
 pub use decode::{ChainIdInput, Entries, FromMap, List, Num, Switch, UpstreamInput, UpstreamList};
-pub use errors::decode;
+pub use errors::{decode, nearest};
 
 use crate::config::RawOptions;
 use crate::config_error::ConfigError;

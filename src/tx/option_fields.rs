@@ -8,6 +8,10 @@ use std::time::Duration;
 use super::request::{parse_uint, FieldValue, TxFieldError};
 use super::TxOptions;
 
+/// The option names, for typo hints.
+const NAMES: [&str; 6] =
+    ["pollIntervalMs", "bumpPercent", "feeCeiling", "confirmations", "rebroadcastEveryPolls", "repairGaps"];
+
 /// Longest poll interval accepted (one day).
 const MAX_POLL_MS: u64 = 86_400_000;
 
@@ -45,7 +49,11 @@ impl TxOptions {
                     FieldValue::Bool(on) => o.repair_gaps = *on,
                     _ => return Err(err("must be a boolean")),
                 },
-                _ => return Err(err("is not a transaction option (a typo?)")),
+                _ => {
+                    let hint =
+                        crate::input::nearest(key, &NAMES).map_or(String::new(), |n| format!(" did you mean `{n}`?"));
+                    return Err(err(&format!("is not a transaction option (a typo?{hint})")));
+                }
             }
         }
         Ok(o)
@@ -109,5 +117,8 @@ mod tests {
         let typo = apply(&[("bumpPercnt", FieldValue::Number(20.0))]).expect_err("unknown");
         assert_eq!(typo.field, "transactions.bumpPercnt");
         assert!(typo.reason.contains("typo"));
+        assert!(typo.reason.contains("did you mean `bumpPercent`?"), "{}", typo.reason);
+        let far = apply(&[("colour", FieldValue::Number(1.0))]).expect_err("unknown");
+        assert_eq!(far.reason, "is not a transaction option (a typo?)", "nothing near: no guess");
     }
 }

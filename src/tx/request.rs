@@ -195,7 +195,8 @@ pub fn parse_data(field: &str, value: &FieldValue) -> Result<Vec<u8>, TxFieldErr
 pub fn build(fields: &[(String, FieldValue)], default_chain: Option<u64>) -> Result<TxRequest, TxFieldError> {
     if let Some((name, _)) = fields.iter().find(|(n, _)| !KNOWN_FIELDS.contains(&n.as_str())) {
         let shown = if name.is_empty() { "(empty key)" } else { name.as_str() };
-        return Err(bad(shown, "is not a transaction field (a typo?)"));
+        let hint = crate::input::nearest(name, KNOWN_FIELDS).map_or(String::new(), |n| format!(" did you mean `{n}`?"));
+        return Err(bad(shown, format!("is not a transaction field (a typo?{hint})")));
     }
     let get = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or(FieldValue::Absent);
     if get("nonce") != FieldValue::Absent {
@@ -284,6 +285,15 @@ mod tests {
 
     fn field_of(list: &[(&str, FieldValue)], chain: Option<u64>) -> String {
         build(&fields(list), chain).unwrap_err().field
+    }
+
+    #[test]
+    fn an_unknown_field_is_refused_with_the_one_it_most_likely_meant() {
+        let e = build(&fields(&[("maxFeePerGass", text("0x1"))]), Some(1)).unwrap_err();
+        assert_eq!(e.field, "maxFeePerGass");
+        assert!(e.reason.contains("did you mean `maxFeePerGas`?"), "{}", e.reason);
+        let far = build(&fields(&[("colour", text("0x1"))]), Some(1)).unwrap_err();
+        assert_eq!(far.reason, "is not a transaction field (a typo?)");
     }
 
     #[test]
