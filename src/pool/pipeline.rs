@@ -45,7 +45,7 @@ use std::time::Duration;
 
 use super::events::PipelineEvent;
 use super::notify::{either, unless_closed, Notify, Shutdown};
-use super::router::{RouteRequest, Router, RouterEvent, Selection};
+use super::router::{RouteRequest, Router, Selection};
 use crate::config::RelayerConfig;
 use crate::coord::Realm;
 use crate::error::{AttemptRecord, Failure, StopReason};
@@ -178,37 +178,6 @@ impl Pipeline {
         match &self.realm_wake {
             Some(wake) => wake.notified().await,
             None => std::future::pending().await,
-        }
-    }
-
-    /// Asks the router for an endpoint; a chain mismatch it learned from
-    /// another member of the realm meanwhile is told to this relayer's listeners.
-    fn select(
-        &self,
-        emit: &dyn Fn(PipelineEvent),
-        now: Instant,
-        request: &RouteRequest<'_>,
-        draws: (f64, f64),
-    ) -> Selection {
-        let mut router = self.router.borrow_mut();
-        let selection = router.select(now, request, draws);
-        for event in router.take_adopted() {
-            if let RouterEvent::ChainMismatch { endpoint, expected, got } = event {
-                emit(PipelineEvent::ChainMismatch { endpoint, expected, got });
-            }
-        }
-        selection
-    }
-
-    /// Gives a slot back: wakes this pipeline's longest waiter and, in a
-    /// realm, the realm's (shared breakers and groups may let it go). After
-    /// an endpoint's chain check (`all`), every waiter: requests that waited
-    /// for its answer instead of checking themselves all go now.
-    fn wake_waiters(&self, all: bool) {
-        let wake = |n: &Notify| if all { n.notify_all() } else { n.notify_one() };
-        wake(&self.slots);
-        if let Some(realm) = &self.realm_wake {
-            wake(realm);
         }
     }
 
@@ -498,6 +467,7 @@ mod permit;
 mod queue_tests;
 #[cfg(test)]
 mod realm_tests;
+mod selection;
 #[cfg(test)]
 mod tests;
 mod unknown;

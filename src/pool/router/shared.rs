@@ -54,15 +54,13 @@ impl Router {
     pub fn leave_realm(&mut self) {
         let now = Instant::ZERO;
         for group in &mut self.groups {
-            let config = *group.quota.borrow().config();
             // The last holder moves its state to a new allocation (the
             // registry's weak reference dies with the old one); others start afresh.
-            group.quota = detach(&mut group.quota, || QuotaGroup::new(config, now));
+            detach(&mut group.quota, |q| QuotaGroup::new(*q.config(), now));
         }
         self.chains.iter_mut().for_each(|c| *c = Rc::default());
         for ep in &mut self.endpoints {
-            let mine = ep.breaker.borrow().clone();
-            ep.breaker = detach(&mut ep.breaker, || mine);
+            detach(&mut ep.breaker, Clone::clone);
         }
         self.wake = None;
     }
@@ -135,11 +133,10 @@ impl Router {
 
 /// A shared `Rc` made private: moved to a new allocation when this was its
 /// last strong holder (so a registry's weak reference to it dies), else
-/// replaced by `otherwise()`.
-fn detach<T>(shared: &mut Rc<RefCell<T>>, otherwise: impl FnOnce() -> T) -> Rc<RefCell<T>> {
-    let placeholder = Rc::new(RefCell::new(otherwise()));
-    match Rc::try_unwrap(std::mem::replace(shared, placeholder.clone())) {
-        Ok(cell) => Rc::new(cell),
-        Err(_) => placeholder,
+/// replaced by `fresh(shared state)`.
+fn detach<T>(shared: &mut Rc<RefCell<T>>, fresh: impl FnOnce(&T) -> T) {
+    let replacement = Rc::new(RefCell::new(fresh(&shared.borrow())));
+    if let Ok(cell) = Rc::try_unwrap(std::mem::replace(shared, replacement)) {
+        *shared = Rc::new(cell);
     }
 }

@@ -1,0 +1,41 @@
+//! The pipeline's side of the router's waiting line: asking for an
+//! endpoint (and passing on what the router learned from the realm while
+//! it chose), and waking the requests that wait for a slot or an answer.
+
+use super::{Pipeline, PipelineEvent};
+use crate::pool::notify::Notify;
+use crate::pool::router::{RouteRequest, RouterEvent, Selection};
+use crate::time::Instant;
+
+impl Pipeline {
+    /// Asks the router for an endpoint; a chain mismatch it learned from
+    /// another member of the realm meanwhile is told to this relayer's listeners.
+    pub(super) fn select(
+        &self,
+        emit: &dyn Fn(PipelineEvent),
+        now: Instant,
+        request: &RouteRequest<'_>,
+        draws: (f64, f64),
+    ) -> Selection {
+        let mut router = self.router.borrow_mut();
+        let selection = router.select(now, request, draws);
+        for event in router.take_adopted() {
+            if let RouterEvent::ChainMismatch { endpoint, expected, got } = event {
+                emit(PipelineEvent::ChainMismatch { endpoint, expected, got });
+            }
+        }
+        selection
+    }
+
+    /// Gives a slot back: wakes this pipeline's longest waiter and, in a
+    /// realm, the realm's (shared breakers and groups may let it go). After
+    /// an endpoint's chain check (`all`), every waiter: requests that waited
+    /// for its answer instead of checking themselves all go now.
+    pub(super) fn wake_waiters(&self, all: bool) {
+        let wake = |n: &Notify| if all { n.notify_all() } else { n.notify_one() };
+        wake(&self.slots);
+        if let Some(realm) = &self.realm_wake {
+            wake(realm);
+        }
+    }
+}
