@@ -7,37 +7,15 @@
 // slow and a naive hedger hedges them all.
 //   node benches/burst.mjs           500, 3,000 and 5,000 relayers; writes benches/BURST.md
 //   node benches/burst.mjs --smoke   50 relayers (npm test: every part still works)
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { FaultTolerantRelayer } from '../pkg/dist/node.mjs';
+import { startSlowNode } from './slow-node.mjs';
 
 const smoke = process.argv.includes('--smoke');
 const sizes = smoke ? [50] : [500, 3000, 5000];
 
-const NODE = `
-const http = require('node:http');
-let calls = 0;
-const server = http.createServer((req, res) => {
-  const chunks = [];
-  req.on('data', (c) => chunks.push(c));
-  req.on('end', () => {
-    if (req.url === '/count') { res.end(String(calls)); return; }
-    if (req.url === '/reset') { calls = 0; res.end('0'); return; }
-    let body; try { body = JSON.parse(Buffer.concat(chunks)); } catch { body = {}; }
-    calls += 1;
-    const result = body.method === 'eth_chainId' ? '0x1' : '0x64';
-    setTimeout(() => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result })); }, 20);
-  });
-});
-server.keepAliveTimeout = 60000;
-server.listen(0, '127.0.0.1', () => console.log(server.address().port));
-`;
-
-const child = spawn(process.execPath, ['-e', NODE], { stdio: ['ignore', 'pipe', 'inherit'] });
-const port = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(Number(String(d).trim()))));
-const url = `http://127.0.0.1:${port}`;
-const calls = async () => Number(await (await fetch(`${url}/count`, { method: 'POST' })).text());
-const reset = () => fetch(`${url}/reset`, { method: 'POST' }).then((r) => r.text());
+const node = await startSlowNode();
+const { url, calls, reset } = node;
 const post = (path, method, id) => fetch(`${url}${path}`, {
   method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id, method, params: [] }),
 }).then((r) => r.json());
@@ -116,7 +94,7 @@ for (const n of sizes) {
 }
 const many = await manyInFlight(smoke ? 500 : 10000);
 const cpu = await cpuBound(smoke ? 300 : 3000);
-child.kill();
+node.stop();
 
 const f0 = (v) => v.toFixed(0);
 let table = '| relayers | raw fetch: time / upstream calls | breakwater-rpc: time / upstream calls (hedges) | calls ÷ raw | time ÷ raw | failed |\n|---|---|---|---|---|---|\n';

@@ -9,50 +9,17 @@
 // Reported: wall time, CPU µs per request (this process: the relayer's
 // work plus fetch's), upstream calls and failures; ours with the defaults
 // and with `maxQueue` raised so nothing is refused.
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FaultTolerantRelayer } from '../pkg/dist/node.mjs';
+import { startSlowNode } from './slow-node.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const smoke = process.argv.includes('--smoke');
 const levelArg = process.argv.indexOf('--levels');
 const skipRaw = process.argv.includes('--no-raw');
 const levels = levelArg > 0 ? process.argv[levelArg + 1].split(',').map(Number) : smoke ? [10, 200] : [10, 1000, 10000, 100000];
-
-// The node: another process, answers every call after 20 ms, counts calls.
-const NODE = `
-const http = require('node:http');
-let calls = 0;
-const server = http.createServer((req, res) => {
-  const chunks = [];
-  req.on('data', (c) => chunks.push(c));
-  req.on('end', () => {
-    let body; try { body = JSON.parse(Buffer.concat(chunks)); } catch { body = {}; }
-    if (req.url === '/count') { res.end(String(calls)); return; }
-    if (req.url === '/reset') { calls = 0; res.end('0'); return; }
-    calls += 1;
-    const result = body.method === 'eth_chainId' ? '0x1' : '0x64';
-    setTimeout(() => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result })); }, 20);
-  });
-});
-server.keepAliveTimeout = 60000;
-server.maxConnections = 0;
-server.listen(0, '127.0.0.1', () => console.log(server.address().port));
-`;
-
-async function startNode() {
-  const child = spawn(process.execPath, ['-e', NODE], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(Number(String(d).trim()))));
-  const url = `http://127.0.0.1:${port}`;
-  return {
-    url,
-    calls: async () => Number(await (await fetch(`${url}/count`, { method: 'POST' })).text()),
-    reset: () => fetch(`${url}/reset`, { method: 'POST' }).then((r) => r.text()),
-    stop: () => child.kill(),
-  };
-}
 
 const address = (i) => `0x${i.toString(16).padStart(40, '0')}`;
 const body = (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'eth_getBalance', params: [address(i), 'latest'] });
@@ -91,7 +58,7 @@ async function measure(n, total, one) {
   return { ms, cpuUsPerRequest: (cpu.user + cpu.system) / total, failed, reasons };
 }
 
-const node = await startNode();
+const node = await startSlowNode();
 const rows = [];
 try {
   for (const n of levels) {
