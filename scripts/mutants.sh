@@ -8,6 +8,8 @@
 #
 #   scripts/mutants.sh src/pool/pipeline/unknown.rs src/url_credentials.rs
 #   scripts/mutants.sh --shard 3/20          (the three core directories)
+#   scripts/mutants.sh --together pool-rest src/pool/cache.rs src/pool/dedup.rs
+#                      (one run, one baseline build, a summary row per file)
 #
 # Needs cargo-mutants 27 (`cargo install cargo-mutants --version 27.0.0 --locked`).
 set -euo pipefail
@@ -35,7 +37,29 @@ run() {
 
 [ -f mutants/SUMMARY.md ] || printf '| date | files | caught | missed | timeout | unviable |\n|---|---|---|---|---|---|\n' > mutants/SUMMARY.md
 
-if [ "${1:-}" = "--shard" ]; then
+# One SUMMARY.md row per file of a run that covered several.
+summarize_files() {
+  local name="$1" out="mutants/$1"; shift
+  for file in "$@"; do
+    local row="| $(date -u +%F) | $(echo "$file" | sed 's|^src/||; s|/|-|g; s|\.rs$||') (in $name)"
+    for kind in caught missed timeout unviable; do
+      row="$row | $(grep -c "^$file:" "$out/mutants.out/$kind.txt" 2>/dev/null || true)"
+    done
+    echo "$row |" >> mutants/SUMMARY.md
+  done
+}
+
+if [ "${1:-}" = "--together" ]; then
+  name="$2"; shift 2
+  args=()
+  for file in "$@"; do args+=(--file "$file"); done
+  out="mutants/$name"
+  rm -rf "$out"
+  code=0
+  cargo mutants --jobs 1 --minimum-test-timeout 20 --output "$out" "${args[@]}" -- --lib || code=$?
+  [ "$code" -eq 0 ] || [ "$code" -eq 2 ] || [ "$code" -eq 3 ] || exit "$code"
+  summarize_files "$name" "$@"
+elif [ "${1:-}" = "--shard" ]; then
   shard="$2"
   run "shard-${shard/\//-of-}" --shard "$shard" --file 'src/policy/**' --file 'src/pool/**' --file 'src/tx/**'
 else

@@ -137,8 +137,26 @@ fn a_realm_hedge_budget_stops_fresh_relayers_hedging_onto_endpoints_as_slow() {
     let alone = one_process("1,000 in a process: all slow alike, alone");
     let budgeted = one_process("1,000 in a process: all slow alike, sharing");
     assert!(alone.amplification >= 1.5, "alone, every fresh relayer hedges: {}", alone.amplification);
-    assert!(budgeted.amplification <= 1.15, "amplification {}", budgeted.amplification);
+    // What the realm learned (tails, typical latency) says no hedge could
+    // win against endpoints this alike; the budget caps what is left.
+    assert!(budgeted.amplification <= 1.05, "amplification {}", budgeted.amplification);
     assert!(budgeted.success_rate() >= 0.999, "success {}", budgeted.success_rate());
+}
+
+#[test]
+fn no_hedge_storm_when_every_endpoint_slows_down_alike() {
+    // Every endpoint 30× slower for 10 s: each attempt outlives its tail,
+    // and every peer is as slow, so hedges could only add load.
+    let sharing = one_process("1,000 in a process: every endpoint slows down 10 s, sharing");
+    assert!(sharing.amplification <= 1.02, "amplification {}", sharing.amplification);
+    assert_eq!(sharing.success_rate(), 1.0);
+    // Busy relayers alone know their own endpoints well enough to see it.
+    let busy = one_process("20 busy relayers: every endpoint slows down 10 s, alone");
+    assert!(busy.amplification <= 1.05, "amplification {}", busy.amplification);
+    assert_eq!(busy.success_rate(), 1.0);
+    // Fresh relayers that opted out of sharing hedge on their initial delay.
+    let alone = one_process("1,000 in a process: every endpoint slows down 10 s, alone");
+    assert!(alone.amplification >= 1.2, "alone {}", alone.amplification);
 }
 
 #[test]
@@ -147,7 +165,7 @@ fn a_hung_provider_is_judged_once_for_the_realm() {
     // every member, so the realm's hedge budget is never short of tokens.
     let r = one_process("1,000 in a process: one provider hangs, sharing");
     assert!(r.p99_ms <= 1_000.0, "p99 {} ms", r.p99_ms);
-    assert!(r.amplification <= 1.05, "amplification {}", r.amplification);
+    assert!(r.amplification <= 1.02, "amplification {}", r.amplification);
     assert!(r.success_rate() >= 0.999, "success {}", r.success_rate());
 }
 

@@ -80,6 +80,18 @@ pub fn breaker_key(endpoint: u64, config: &BreakerConfig) -> u64 {
     digest(&[b"breaker", &endpoint.to_le_bytes(), &bytes])
 }
 
+/// The key of the recovery pacing shared by members of one fleet of
+/// endpoints (the same set, in any order): they come back from a total
+/// outage together, so one pacer holds their requests together. `None`
+/// when an endpoint has no key (a wrapped provider) or there is none.
+pub fn pacer_key(endpoints: &[&EndpointSpec]) -> Option<u64> {
+    let keys = endpoints.iter().map(|spec| endpoint_key(spec)).collect::<Option<Vec<u64>>>()?;
+    if keys.is_empty() {
+        return None;
+    }
+    Some(digest(&[b"pacer", &unordered(keys.into_iter()).to_le_bytes()]))
+}
+
 /// The key of a realm retry budget: members tuned alike share one.
 pub fn budget_key(config: &RetryBudgetConfig) -> u64 {
     let numbers = [config.ratio, config.min_per_second, config.burst];

@@ -7,6 +7,7 @@
 //! holds it, and dead entries are swept as new ones are added (the list
 //! never grows past the live keys plus what was added since the last sweep).
 
+use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 use std::time::Duration;
@@ -14,7 +15,7 @@ use std::time::Duration;
 use super::key::budget_key;
 use crate::policy::breaker::Breaker;
 use crate::policy::quota::QuotaGroup;
-use crate::policy::tail::{TailLatency, TRUSTED_TAIL_SAMPLES};
+use crate::policy::tail::{Ewma, TailLatency, TRUSTED_TAIL_SAMPLES};
 use crate::policy::{RetryBudget, RetryBudgetConfig};
 use crate::rpc::methods::CLASSES;
 use crate::runtime::notify::Notify;
@@ -24,25 +25,71 @@ use crate::time::Instant;
 pub type SharedGroup = Rc<RefCell<QuotaGroup>>;
 
 /// What the members learned of one endpoint: its chain (the id it
-/// reported and when; the latest check wins, and whether a check is out)
-/// and the slow end of its latency per method class over every member's
+/// reported and when; the latest check wins, and whether a check is out),
+/// the slow end of its latency per method class over every member's
 /// successes, so a fresh member hedges it on what the realm knows instead
-/// of a blind initial delay.
+/// of a blind initial delay, and, per class, how long it has had attempts
+/// out without answering any ([`EndpointRecord::silent_for`]).
 #[derive(Debug, Default)]
 pub struct EndpointRecord {
     seen: Cell<Option<(u64, Instant)>>,
     checking: Cell<u32>,
     tails: [Cell<TailLatency>; CLASSES],
+    typical: [Cell<Ewma>; CLASSES],
+    /// Per class: attempts out now, and since when none has been answered
+    /// (the last answer, or when the first of them went out).
+    busy: [Cell<u32>; CLASSES],
+    quiet_since: [Cell<Instant>; CLASSES],
 }
 
 impl EndpointRecord {
+    /// A member's attempt of method class `class` went out at `now`.
+    pub fn attempt_began(&self, class: usize, now: Instant) {
+        if let (Some(busy), Some(quiet)) = (self.busy.get(class), self.quiet_since.get(class)) {
+            if busy.get() == 0 {
+                quiet.set(now);
+            }
+            busy.set(busy.get() + 1);
+        }
+    }
+
+    /// A member's attempt of `class` ended: answered at `answered` (any
+    /// reply of the node's own), or not (timed out, dropped, abandoned).
+    pub fn attempt_ended(&self, class: usize, answered: Option<Instant>) {
+        if let (Some(busy), Some(quiet)) = (self.busy.get(class), self.quiet_since.get(class)) {
+            busy.set(busy.get().saturating_sub(1));
+            if let Some(at) = answered {
+                quiet.set(quiet.get().max(at));
+            }
+        }
+    }
+
+    /// How long, at `now`, the endpoint has had attempts of `class` out and
+    /// answered none of them (zero while it has none out): an endpoint
+    /// silent this long is as slow right now as the attempt a hedge would
+    /// rescue, so a hedge onto it cannot help.
+    pub fn silent_for(&self, class: usize, now: Instant) -> Duration {
+        match (self.busy.get(class), self.quiet_since.get(class)) {
+            (Some(busy), Some(quiet)) if busy.get() > 0 => now.saturating_since(quiet.get()),
+            _ => Duration::ZERO,
+        }
+    }
+
     /// A member's successful attempt of method class `class` took `ms`.
     pub fn observe_latency(&self, class: usize, ms: f64) {
-        if let Some(cell) = self.tails.get(class) {
-            let mut tail = cell.get();
-            tail.observe(ms);
-            cell.set(tail);
+        if let (Some(tail), Some(typical)) = (self.tails.get(class), self.typical.get(class)) {
+            let (mut t, mut m) = (tail.get(), typical.get());
+            t.observe(ms);
+            m.observe(ms);
+            tail.set(t);
+            typical.set(m);
         }
+    }
+
+    /// Every member's recent typical latency for `class` (ms), trusted as
+    /// the tail is (once there are [`TRUSTED_TAIL_SAMPLES`] successes).
+    pub fn typical(&self, class: usize) -> Option<f64> {
+        self.tail(class).and(self.typical.get(class).and_then(|cell| cell.get().value()))
     }
 
     /// The slow end of every member's successes for `class` (ms), once
@@ -91,6 +138,8 @@ pub struct Realm {
     chains: RefCell<Vec<(u64, Weak<EndpointRecord>)>>,
     budgets: RefCell<Vec<(u64, Weak<RefCell<RetryBudget>>)>>,
     breakers: RefCell<Vec<(u64, Weak<RefCell<Breaker>>)>>,
+    /// States of kinds defined in the layers above (the pool's recovery pacer).
+    others: RefCell<Vec<(u64, Weak<dyn Any>)>>,
     wake: Rc<Notify>,
 }
 
@@ -127,6 +176,21 @@ impl Realm {
     /// when made): what their retries and hedges together may add.
     pub fn retry_budget(&self, config: RetryBudgetConfig, now: Instant) -> Rc<RefCell<RetryBudget>> {
         shared(&self.budgets, budget_key(&config), || Rc::new(RefCell::new(RetryBudget::new(config, now))))
+    }
+
+    /// The state of type `T` under `key`: the one a member holds, else
+    /// `mine`. For state whose type this layer does not know (the pool's
+    /// recovery pacer); keys of different kinds must differ.
+    pub fn other<T: 'static>(&self, key: u64, mine: Rc<T>) -> Rc<T> {
+        let mut map = self.others.borrow_mut();
+        let alive = map.iter().filter(|(k, _)| *k == key).find_map(|(_, weak)| weak.upgrade()?.downcast::<T>().ok());
+        if let Some(alive) = alive {
+            return alive;
+        }
+        map.retain(|(_, weak)| weak.strong_count() > 0);
+        let erased: Rc<dyn Any> = mine.clone();
+        map.push((key, Rc::downgrade(&erased)));
+        mine
     }
 
     /// Live shared states (quota groups, chain records), for tests and stats.
@@ -188,5 +252,30 @@ mod tests {
         assert_eq!(record.newer(Some(at(900.0)), at(2000.0), recheck), Some((1, at(1000.0))));
         assert_eq!(record.newer(None, at(301_000.0), recheck), None, "due for a recheck: not trusted");
         assert_eq!(record.newer(None, at(10_000_000.0), Duration::ZERO), Some((1, at(1000.0))), "never due");
+    }
+
+    #[test]
+    fn an_endpoint_is_silent_while_it_has_attempts_out_and_answers_none() {
+        let at = |ms: f64| Instant::from_millis_f64(ms);
+        let ms = Duration::from_millis;
+        let record = EndpointRecord::default();
+        assert_eq!(record.silent_for(0, at(5000.0)), Duration::ZERO, "nothing out: not silent");
+        record.attempt_began(0, at(1000.0));
+        record.attempt_began(0, at(1200.0));
+        assert_eq!(record.silent_for(0, at(1500.0)), ms(500), "since the first went out");
+        assert_eq!(record.silent_for(1, at(1500.0)), Duration::ZERO, "another class is not this one");
+        record.attempt_ended(0, Some(at(1600.0)));
+        assert_eq!(record.silent_for(0, at(1700.0)), ms(100), "since the last answer");
+        record.attempt_ended(0, Some(at(1550.0))); // an answer observed out of order
+        assert_eq!(record.silent_for(0, at(1700.0)), Duration::ZERO, "nothing out any more");
+        record.attempt_began(0, at(2000.0));
+        record.attempt_began(0, at(2100.0));
+        record.attempt_ended(0, None); // timed out: no answer
+        assert_eq!(record.silent_for(0, at(2500.0)), ms(500), "an unanswered end is no answer");
+        record.attempt_ended(0, None);
+        record.attempt_ended(0, None); // one too many never wraps
+        assert_eq!(record.silent_for(0, at(9000.0)), Duration::ZERO);
+        record.attempt_began(9, at(1.0)); // no such class: ignored
+        assert_eq!(record.silent_for(9, at(2.0)), Duration::ZERO);
     }
 }

@@ -1,5 +1,6 @@
 //! The slow end of an endpoint's latency, learned from its successes: what
-//! hedge delays and adaptive timeouts are measured against.
+//! hedge delays and adaptive timeouts are measured against; and its typical
+//! latency, which says whether a hedge onto it could win.
 
 /// A high-percentile latency estimate: jumps up quickly, decays slowly, so
 /// it tracks the slow end of what an endpoint does, not its average.
@@ -26,6 +27,32 @@ impl TailLatency {
     /// The estimate once at least `min_samples` were seen.
     pub fn value(&self, min_samples: u32) -> Option<f64> {
         self.estimate.filter(|_| self.samples >= min_samples)
+    }
+}
+
+/// Exponentially weighted moving average with a fixed smoothing factor:
+/// an endpoint's typical latency now (it follows a slowdown within a few
+/// answers), beside its slow end.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Ewma(Option<f64>);
+
+impl Ewma {
+    const ALPHA: f64 = 0.2;
+
+    /// Folds in one sample.
+    pub fn observe(&mut self, value: f64) {
+        if !value.is_finite() {
+            return;
+        }
+        self.0 = Some(match self.0 {
+            Some(v) => v + Self::ALPHA * (value - v),
+            None => value,
+        });
+    }
+
+    /// The average, if any sample was seen.
+    pub fn value(&self) -> Option<f64> {
+        self.0
     }
 }
 

@@ -23,31 +23,7 @@ pub enum ChainStatus {
     Mismatch(u64),
 }
 
-/// Exponentially weighted moving average with a fixed smoothing factor.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Ewma(Option<f64>);
-
-impl Ewma {
-    const ALPHA: f64 = 0.2;
-
-    /// Folds in one sample.
-    pub fn observe(&mut self, value: f64) {
-        if !value.is_finite() {
-            return;
-        }
-        self.0 = Some(match self.0 {
-            Some(v) => v + Self::ALPHA * (value - v),
-            None => value,
-        });
-    }
-
-    /// The average, if any sample was seen.
-    pub fn value(&self) -> Option<f64> {
-        self.0
-    }
-}
-
-pub use crate::policy::tail::{TailLatency, TRUSTED_TAIL_SAMPLES};
+pub use crate::policy::tail::{Ewma, TailLatency, TRUSTED_TAIL_SAMPLES};
 
 /// An attempt timeout from a slow-end latency (ms): `multiplier` × it,
 /// between `floor` and `ceiling`; the ceiling without a latency or when

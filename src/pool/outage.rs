@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::policy::breaker::BreakerConfig;
+use crate::policy::slow_start::RateMeter;
 use crate::policy::token_bucket::TokenBucket;
 use crate::time::Instant;
 
@@ -19,6 +20,26 @@ pub struct Recovery {
     bucket: TokenBucket,
     started: Instant,
     denied_at: Option<Instant>,
+}
+
+/// A pool's demand and its pacing after a total outage, together: in a
+/// realm, members of the same fleet of endpoints hold one (their requests
+/// come back from an outage together, so one pacer at 1.2× their summed
+/// demand keeps the herd down however many members there are).
+#[derive(Clone, Debug)]
+pub struct Pacer {
+    /// Logical requests per second (not counted while pacing: the
+    /// backlog is not demand).
+    pub arrivals: RateMeter,
+    /// The pacing in force, if any.
+    pub recovery: Option<Recovery>,
+}
+
+impl Pacer {
+    /// A pacer with no demand measured yet.
+    pub fn new(now: Instant) -> Self {
+        Pacer { arrivals: RateMeter::new(now), recovery: None }
+    }
 }
 
 /// Lowest pool rate after a total outage (a quiet wallet still gets a

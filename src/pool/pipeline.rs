@@ -432,6 +432,7 @@ fn route<'r>(
         tried,
         only_untried,
         after,
+        hedge_of: None,
     }
 }
 

@@ -3,6 +3,8 @@
 //! own module because the router and the strategies both read it (the
 //! strategies rank endpoints for it; the router owns neither).
 
+use std::time::Duration;
+
 use crate::rpc::methods::MethodClass;
 
 /// What one attempt wants.
@@ -22,4 +24,7 @@ pub struct RouteRequest<'a> {
     pub only_untried: bool,
     /// The endpoint that just failed, if any.
     pub after: Option<usize>,
+    /// For a hedge: how long the attempt it races has run. Endpoints
+    /// silent about as long skip it (a hedge onto them cannot help).
+    pub hedge_of: Option<Duration>,
 }

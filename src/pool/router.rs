@@ -19,19 +19,19 @@
 //! caller to wait until the earliest probe, so requests ride out a short
 //! outage instead of failing for the whole open time.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
 use super::endpoint::{ChainStatus, EndpointState};
 use super::options::{EndpointSpec, PoolOptions, Strategy};
-use super::outage::{OutageProbes, Pace, Recovery};
+use super::outage::{OutageProbes, Pace, Pacer, Recovery};
 pub use super::route_request::RouteRequest;
 use super::strategy::{self, StrategyState};
 use crate::coord::realm::{EndpointRecord, Realm, SharedGroup};
 use crate::policy::breaker::{Admission, BreakerState, Transition};
 use crate::policy::head_poll::HeadPoll;
 use crate::policy::quota::{QuotaConfig, QuotaDenied, QuotaGroup};
-use crate::policy::slow_start::RateMeter;
 use crate::rpc::methods::MethodClass;
 use crate::runtime::notify::Notify;
 use crate::time::Instant;
@@ -73,6 +73,8 @@ pub struct Reservation {
     pub check_chain: bool,
     /// This is the pool's one early probe of a total outage.
     pub outage_probe: bool,
+    /// The method class of the attempt (the endpoint's silence is kept per class).
+    pub class: MethodClass,
 }
 
 /// The router's answer.
@@ -142,8 +144,8 @@ pub struct Router {
     max_retry_after: Duration,
     outage: OutageProbes,
     adaptive_timeout: Option<(f64, Duration)>,
-    arrivals: RateMeter,
-    recovery: Option<Recovery>,
+    /// Demand and recovery pacing: the realm's when in one (`router/shared.rs`).
+    pacer: Rc<RefCell<Pacer>>,
     head_poll: HeadPoll,
     /// Per endpoint, its chain record: the realm's when in one, else its own.
     chains: Vec<Rc<EndpointRecord>>,
@@ -212,8 +214,7 @@ impl Router {
             max_retry_after,
             outage: OutageProbes::new(&options.breaker, now),
             adaptive_timeout: options.adaptive_timeout,
-            arrivals: RateMeter::new(now),
-            recovery: None,
+            pacer: Rc::new(RefCell::new(Pacer::new(now))),
             head_poll,
             selections: 0,
         };
@@ -225,17 +226,19 @@ impl Router {
 
     /// Counts one logical request (the demand recovery pacing is relative to).
     pub fn note_arrival(&mut self, now: Instant) {
-        if self.recovery.is_none() {
-            self.arrivals.record(now);
+        let mut pacer = self.pacer.borrow_mut();
+        if pacer.recovery.is_none() {
+            pacer.arrivals.record(now);
         }
     }
 
     /// Recovery pacing: `Ok` if one more attempt fits, else the wait.
     fn recovery_check(&mut self, now: Instant) -> Result<(), Duration> {
-        let Some(rec) = self.recovery.as_mut() else { return Ok(()) };
+        let mut pacer = self.pacer.borrow_mut();
+        let Some(rec) = pacer.recovery.as_mut() else { return Ok(()) };
         match rec.check(now) {
             Pace::Over => {
-                self.recovery = None;
+                pacer.recovery = None;
                 Ok(())
             }
             Pace::Go => Ok(()),
@@ -269,6 +272,10 @@ impl Router {
             {
                 continue;
             }
+            if req.hedge_of.is_some_and(|waited| self.too_silent_to_hedge_onto(i, req.class, waited, now)) {
+                continue;
+            }
+            let ep = &mut self.endpoints[i];
             if req.wants_latest && ep.lagging(self.max_lag, now, LAG_MEMORY) {
                 continue;
             }
@@ -418,8 +425,10 @@ impl Router {
             return None;
         }
         ep.in_flight += 1;
+        self.chains[i].attempt_began(req.class as usize, now);
+        let ep = &mut self.endpoints[i];
         ep.warm_take(now);
-        if let Some(rec) = self.recovery.as_mut() {
+        if let Some(rec) = self.pacer.borrow_mut().recovery.as_mut() {
             rec.take(now);
         }
         if self.strategy == Strategy::Sticky {
@@ -429,7 +438,7 @@ impl Router {
         if check_chain {
             self.chains[i].begin_check();
         }
-        Some(Reservation { endpoint: i, probe, cost, check_chain, outage_probe: false })
+        Some(Reservation { endpoint: i, probe, cost, check_chain, outage_probe: false, class: req.class })
     }
 
     /// The attempt timeout for `class` on `endpoint` (adaptive, capped at

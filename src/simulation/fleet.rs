@@ -27,6 +27,9 @@ pub enum Mode {
     Hang,
     /// Healthy and down alternately, switching every `period`.
     Flapping(Duration),
+    /// Healthy, but every answer takes this many times its latency (a
+    /// congested chain, a slow network: every provider slows down alike).
+    Slow(f64),
 }
 
 /// One simulated provider.
@@ -180,7 +183,8 @@ impl Transport for Fleet {
             _ => true,
         };
         // Jittered latency: 50–150 % of the base.
-        let latency = p.latency.mul_f64(0.5 + self.rng.borrow_mut().next_unit());
+        let slower = if let Mode::Slow(factor) = mode { factor } else { 1.0 };
+        let latency = p.latency.mul_f64((0.5 + self.rng.borrow_mut().next_unit()) * slower);
         if latency >= target.timeout {
             self.runtime.sleep(target.timeout).await;
             return Observation::Transport(TransportFailure::Timeout);

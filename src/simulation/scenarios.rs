@@ -147,6 +147,19 @@ pub fn one_process() -> Vec<Scenario> {
         s.realm = realm;
         s
     };
+    // Every endpoint fast, then 30 times slower for 10 s (a congested
+    // chain): every attempt outlives the tails the realm learned, and a
+    // hedge onto a peer exactly as slow cannot help.
+    let slow_down = |name, clients, rate, realm| {
+        let slowing =
+            |p: Provider| p.with(vec![(S(0), Mode::Healthy), (S(10), Mode::Slow(30.0)), (S(20), Mode::Healthy)]);
+        let mut s = base(name, three().into_iter().map(slowing).collect());
+        s.duration = S(30);
+        s.clients = clients;
+        s.rate = rate;
+        s.realm = realm;
+        s
+    };
     let mut hung = three();
     hung[0] = hung[0].clone().with(vec![(S(0), Mode::Hang)]);
     let hangs = |name, realm| {
@@ -157,6 +170,9 @@ pub fn one_process() -> Vec<Scenario> {
     vec![
         slow_alike("1,000 in a process: all slow alike, alone", false),
         slow_alike("1,000 in a process: all slow alike, sharing", true),
+        slow_down("1,000 in a process: every endpoint slows down 10 s, alone", 1000, 0.5, false),
+        slow_down("1,000 in a process: every endpoint slows down 10 s, sharing", 1000, 0.5, true),
+        slow_down("20 busy relayers: every endpoint slows down 10 s, alone", 20, 25.0, false),
         hangs("1,000 in a process: one provider hangs, sharing", true),
         shared_key("100 in a process: shared key, alone", false),
         shared_key("100 in a process: shared key, sharing", true),

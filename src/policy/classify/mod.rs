@@ -198,6 +198,23 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// Whether the node itself answered: the classes only a reply can
+    /// produce. A transient or capability verdict may come from the
+    /// transport (a timeout, a reset) or from the pipeline (an abandoned
+    /// hedge), so it does not count as hearing back.
+    pub fn is_reply(&self) -> bool {
+        matches!(
+            self.class,
+            ErrorClass::Success
+                | ErrorClass::AlreadyKnown
+                | ErrorClass::Fatal
+                | ErrorClass::RateLimited
+                | ErrorClass::Unauthorized
+                | ErrorClass::NonceTooLow
+                | ErrorClass::ReplacementUnderpriced
+        )
+    }
+
     fn new(class: ErrorClass, rule: impl Into<Cow<'static, str>>, health_failure: bool) -> Self {
         Verdict {
             class,

@@ -50,6 +50,7 @@ use crate::policy::classify::{Observation, Reply};
 use crate::policy::{ErrorClass, Verdict};
 use crate::pool::events::PipelineEvent;
 use crate::pool::options::Strategy;
+use crate::pool::route_request::RouteRequest;
 use crate::pool::router::{RouterEvent, Selection};
 use crate::runtime::{AttemptTarget, Payload, Purpose, Runtime};
 use crate::time::Instant;
@@ -201,7 +202,7 @@ impl Pipeline {
             let done = first_attempt.await;
             return self.finish(cx, primary, began, done);
         }
-        let Some((second, timeout)) = self.reserve_hedge(cx, state, endpoint) else {
+        let Some((second, timeout)) = self.reserve_hedge(cx, state, endpoint, after) else {
             let done = first_attempt.await;
             return self.finish(cx, primary, began, done);
         };
@@ -294,14 +295,19 @@ impl Pipeline {
         }
     }
 
-    /// A second endpoint for a hedge, reserved, with its attempt timeout;
-    /// `None` (nothing reserved) when no endpoint is free right now or the
-    /// budget has no token (none is needed for a stranded primary).
+    /// A second endpoint for a hedge of a primary that has run `waited`,
+    /// reserved, with its attempt timeout; `None` (nothing reserved) when
+    /// no endpoint is free right now and answering (none silent about as
+    /// long, see [`Router::too_silent_to_hedge_onto`]) or the budget has no
+    /// token (none is needed for a stranded primary).
+    ///
+    /// [`Router::too_silent_to_hedge_onto`]: crate::pool::router::Router::too_silent_to_hedge_onto
     fn reserve_hedge<R: Runtime, F, P>(
         &self,
         cx: &RequestContext<'_, R, F>,
         state: &Attempts<P>,
         primary: usize,
+        waited: Duration,
     ) -> Option<(Permit<'_>, Duration)> {
         let (runtime, info, deadline) = (cx.runtime, &cx.info, cx.deadline);
         if self.shutdown.is_triggered() {
@@ -310,7 +316,7 @@ impl Pipeline {
         let now = runtime.now();
         let mut tried = state.tried.clone();
         tried[primary] = true;
-        let request = route(&cx.call, info, &tried, true, Some(primary));
+        let request = RouteRequest { hedge_of: Some(waited), ..route(&cx.call, info, &tried, true, Some(primary)) };
         let draws = (runtime.random_unit(), runtime.random_unit());
         let Selection::Reserved(r) = self.select(cx.emit, now, &request, draws) else { return None };
         let permit = Permit::new(self, r);

@@ -7,6 +7,7 @@ use crate::config::RawOptions;
 use crate::policy::breaker::BreakerState;
 use crate::policy::RetryBudgetConfig;
 use crate::pool::options::{HedgeConfig, Strategy};
+use crate::rpc::methods::method_info;
 use crate::runtime::scripted::{Behaviour, Behaviour::*};
 
 fn slow(ms: u64, then: Behaviour) -> Behaviour {
@@ -79,8 +80,47 @@ fn with_history_the_hedge_fires_at_the_nodes_own_slow_end() {
     assert!(hedges(&h).is_empty(), "a node at its usual pace is never hedged");
     let (ok, took) = timed(&h, "eth_getBalance");
     assert_eq!(ok.unwrap().endpoint, 1);
-    assert_eq!(took, 205, "hedged at its 200 ms tail instead of the 1 s initial delay");
-    assert_eq!(hedges(&h), vec![(0, 1, 200)]);
+    assert_eq!(
+        took, 405,
+        "hedged once a hedge could win (its 200 ms typical latency plus as much again for a peer not measured), \
+         not at the 1 s initial delay"
+    );
+    assert_eq!(hedges(&h), vec![(0, 1, 400)]);
+}
+
+#[test]
+fn with_a_faster_peer_known_the_hedge_fires_at_the_nodes_own_slow_end() {
+    // Node 0 answers in 200 ms until it hangs; node 1's 5 ms answers are known.
+    let mut script = vec![slow(200, Answer("0x1")); 12];
+    script.push(Hang);
+    let h = harness(vec![script, vec![slow(5, Answer("0x2")); 12]], hedging());
+    for _ in 0..12 {
+        assert_eq!(h.run("eth_getBalance").unwrap().endpoint, 0);
+    }
+    let class = method_info("eth_getBalance").class;
+    for _ in 0..10 {
+        let mut r = h.pipeline.router.borrow_mut();
+        r.endpoints[1].tail[class as usize].observe(5.0);
+        r.endpoints[1].observe_latency(class, Duration::from_millis(5));
+    }
+    let (ok, took) = timed(&h, "eth_getBalance");
+    assert_eq!(ok.unwrap().endpoint, 1);
+    assert_eq!(took, 210, "hedged at 205 ms (200 typical + 5), just past its 200 ms tail");
+}
+
+#[test]
+fn a_hedge_waits_until_it_could_win_when_every_endpoint_is_alike() {
+    // Both nodes answer in 100 ms, node 0 now in 150: a hedge onto node 1
+    // at node 0's tail would answer after node 0 anyway.
+    let mut slow_once = vec![slow(100, Answer("0x1")); 12];
+    slow_once.push(slow(150, Answer("0x1")));
+    let h = harness(vec![slow_once, vec![slow(100, Answer("0x2")); 12]], hedging());
+    for _ in 0..12 {
+        h.run("eth_getBalance").unwrap();
+    }
+    let (ok, took) = timed(&h, "eth_getBalance");
+    assert_eq!((ok.unwrap().endpoint, took), (0, 150), "no hedge: node 1 could not have answered first");
+    assert!(hedges(&h).is_empty());
 }
 
 #[test]

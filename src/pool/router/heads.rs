@@ -82,6 +82,7 @@ impl Router {
             tried: &[],
             only_untried: false,
             after: None,
+            hedge_of: None,
         };
         let mut polls = Vec::new();
         for i in 0..self.endpoints.len() {

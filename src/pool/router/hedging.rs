@@ -24,7 +24,8 @@ impl Router {
     /// less than what the realm's other relayers measured of the same
     /// endpoint: a fresh relayer must not hedge an endpoint the realm knows
     /// is this slow onto others as slow (a busy process full of fresh
-    /// relayers would double its load). Never below `min_delay`.
+    /// relayers would double its load). Never below `min_delay`, and never
+    /// before a hedge [could win](Router::hedge_could_win_after).
     pub fn hedge_delay(&self, endpoint: usize, class: MethodClass, config: &HedgeConfig) -> Duration {
         let own = self.endpoints.get(endpoint).and_then(|e| e.trusted_tail(class));
         let delay = match own {
@@ -36,7 +37,60 @@ impl Router {
                 realm.map_or(fallback, |tail| fallback.max(duration_from_millis_f64(tail)))
             }
         };
-        delay.max(config.min_delay)
+        let could_win = self.hedge_could_win_after(endpoint, class).map_or(Duration::ZERO, duration_from_millis_f64);
+        delay.max(could_win).max(config.min_delay)
+    }
+
+    /// How long (ms) an attempt on `endpoint` must have run before a hedge
+    /// could beat it: its typical latency plus the fastest peer's (a peer
+    /// whose latency is unknown is taken to be alike: most hedges onto it
+    /// lose, and a lost race teaches nothing of its speed). A
+    /// hedge sent earlier answers, typically, after the primary would have
+    /// anyway, unless the primary is far out in its tail. So endpoints
+    /// alike in speed with tight jitter, or all slowed down together (a
+    /// congested chain: each one's typical latency follows within a few
+    /// answers), get no hedge that could only add load, while a primary
+    /// that hangs outright still is hedged at this point. `None` when the
+    /// endpoint's own latency is unknown (no trusted history, own or the
+    /// realm's: a fresh relayer, or a node that hung from the start).
+    pub fn hedge_could_win_after(&self, endpoint: usize, class: MethodClass) -> Option<f64> {
+        let mine = self.typical_latency(endpoint, class)?;
+        let fastest_peer = (0..self.endpoints.len())
+            .filter(|&i| i != endpoint)
+            .filter_map(|i| self.typical_latency(i, class))
+            .reduce(f64::min)
+            .unwrap_or(mine);
+        Some(mine + fastest_peer)
+    }
+
+    /// `endpoint`'s recent typical latency for `class` (ms): this relayer's
+    /// own once its tail is trusted, else the realm's, else `None`.
+    fn typical_latency(&self, endpoint: usize, class: MethodClass) -> Option<f64> {
+        let ep = self.endpoints.get(endpoint)?;
+        let own = ep.trusted_tail(class).and(ep.latency[class as usize].value());
+        own.or_else(|| self.chains.get(endpoint).and_then(|record| record.typical(class as usize)))
+    }
+
+    /// Whether `endpoint` has had attempts of `class` out (any realm
+    /// member's) and answered none of them, at `now`, for at least half of
+    /// what the primary a hedge would race has `waited` and past the
+    /// endpoint's own slow end: it is as slow right now as the attempt the
+    /// hedge would rescue. When every endpoint is slower than its tail
+    /// alike, the slowdown is not the primary's (a busy chain, the user's
+    /// network, a fleet-wide overload) and a hedge only adds load. A
+    /// healthy peer of a hung node keeps answering, so it is never silent.
+    pub fn too_silent_to_hedge_onto(
+        &self,
+        endpoint: usize,
+        class: MethodClass,
+        waited: Duration,
+        now: Instant,
+    ) -> bool {
+        let Some(record) = self.chains.get(endpoint) else { return false };
+        let silent = record.silent_for(class as usize, now);
+        let own = self.endpoints.get(endpoint).and_then(|e| e.trusted_tail(class));
+        let tail = own.into_iter().chain(record.tail(class as usize)).fold(0.0, f64::max);
+        !silent.is_zero() && silent >= waited / 2 && silent.as_secs_f64() * 1000.0 >= tail
     }
 
     /// An attempt abandoned after `elapsed` (it lost a hedge race): its

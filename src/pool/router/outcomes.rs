@@ -21,6 +21,9 @@ impl Router {
         if r.check_chain {
             self.chain_check_ended(r.endpoint);
         }
+        if let Some(record) = self.chains.get(r.endpoint) {
+            record.attempt_ended(r.class as usize, None);
+        }
         if let Some(ep) = self.endpoints.get_mut(r.endpoint) {
             ep.in_flight = ep.in_flight.saturating_sub(1);
             ep.breaker.borrow_mut().on_neutral(r.probe);
@@ -44,8 +47,14 @@ impl Router {
         if r.outage_probe {
             self.outage.in_flight = false;
             if matches!(verdict.class, ErrorClass::Success | ErrorClass::AlreadyKnown) {
-                self.recovery = Some(Recovery::start(self.arrivals.rate(), now));
+                let mut pacer = self.pacer.borrow_mut();
+                if pacer.recovery.is_none() {
+                    pacer.recovery = Some(Recovery::start(pacer.arrivals.rate(), now));
+                }
             }
+        }
+        if let Some(record) = self.chains.get(r.endpoint) {
+            record.attempt_ended(r.class as usize, verdict.is_reply().then_some(now));
         }
         let Some(ep) = self.endpoints.get_mut(r.endpoint) else { return events };
         ep.in_flight = ep.in_flight.saturating_sub(1);

@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::{ChainStatus, Recovery, Router, RouterEvent};
-use crate::coord::key::{breaker_key, endpoint_key, group_key};
+use crate::coord::key::{breaker_key, endpoint_key, group_key, pacer_key};
 use crate::coord::realm::Realm;
 use crate::policy::quota::QuotaGroup;
 use crate::runtime::notify::Notify;
@@ -33,6 +33,10 @@ impl Router {
             self.chains[i] = realm.endpoint_record(key);
             let tuning = *ep.breaker.borrow().config();
             ep.breaker = realm.breaker(breaker_key(key, &tuning), Rc::clone(&ep.breaker));
+        }
+        let specs: Vec<_> = self.endpoints.iter().map(|e| &e.spec).collect();
+        if let Some(key) = pacer_key(&specs) {
+            self.pacer = realm.other(key, Rc::clone(&self.pacer));
         }
         self.wake = Some(realm.wake());
     }
@@ -62,6 +66,7 @@ impl Router {
         for ep in &mut self.endpoints {
             detach(&mut ep.breaker, Clone::clone);
         }
+        detach(&mut self.pacer, Clone::clone);
         self.wake = None;
     }
 
@@ -85,20 +90,23 @@ impl Router {
     }
 
     /// In a realm, the probe that ends a total outage may be another
-    /// member's: a router that saw every endpoint open paces itself (1.2×
-    /// its own demand, `pool/outage.rs`) as soon as it sees one that is
-    /// not, so the realm's waiting requests do not all go at once (1.3×,
-    /// the pacing after a relayer's own probe, left the realm's peak at
-    /// 1.00–1.34× demand over four seeds; 1.2× at 1.00–1.24×). Alone, its
-    /// own outage probe starts the pacing.
+    /// member's: the first member that saw every endpoint open and now sees
+    /// one that is not starts the pacing (1.2× the demand, `pool/outage.rs`)
+    /// of the pacer its fleet shares, so the realm's waiting requests go
+    /// at one pace together, not each member's at its own (per-member
+    /// pacing left the realm's peak at 1.00–1.59× demand over eight seeds).
+    /// Alone, its own outage probe starts the pacing.
     pub(super) fn note_outage(&mut self, all_open: bool, now: Instant) {
         if self.wake.is_none() {
             return;
         }
         if all_open {
             self.outage_seen = true;
-        } else if std::mem::take(&mut self.outage_seen) && self.recovery.is_none() {
-            self.recovery = Some(Recovery::start_at(1.2, self.arrivals.rate(), now));
+        } else if std::mem::take(&mut self.outage_seen) {
+            let mut pacer = self.pacer.borrow_mut();
+            if pacer.recovery.is_none() {
+                pacer.recovery = Some(Recovery::start_at(1.2, pacer.arrivals.rate(), now));
+            }
         }
     }
 

@@ -173,22 +173,23 @@ fn a_fresh_member_never_hedges_an_endpoint_sooner_than_the_realm_knows_it_answer
         }
     };
     // Slow alike: five members with two answers each, none trusted alone,
-    // teach the realm a 1.5 s tail; a fresh member waits that long, not its
-    // 1 s initial delay.
+    // teach the realm a 1.5 s tail and typical latency; a fresh member
+    // waits until a hedge could win (its 1.5 s plus as much again for a
+    // peer nobody measured), not its 1 s initial delay.
     let mut members: Vec<Router> = (0..5).map(|_| two_in(Some(&realm), &o).0).collect();
     for (k, m) in members.iter_mut().enumerate() {
         assert_eq!(b.hedge_delay(0, cheap, &hedge), hedge.initial_delay, "not trusted yet: {k} members × 2");
         serve(m, k as u64 * 100_000, 1500, 2);
     }
     let learned = b.hedge_delay(0, cheap, &hedge);
-    assert!(learned >= Duration::from_millis(1500) && learned < Duration::from_millis(1600), "{learned:?}");
+    assert!(learned >= Duration::from_millis(3000) && learned < Duration::from_millis(3100), "{learned:?}");
     serve(&mut a, 1_000_000, 1500, 10);
     assert!(a.hedge_delay(0, cheap, &hedge) >= Duration::from_millis(1500), "its own history now");
     // A fast endpoint does not make a fresh member hedge sooner than it would alone.
     let realm = Realm::new();
     let (mut a, b) = two_in(Some(&realm), &o);
     serve(&mut a, 0, 200, 10);
-    assert!(a.hedge_delay(0, cheap, &hedge) < Duration::from_millis(300));
+    assert!(a.hedge_delay(0, cheap, &hedge) < Duration::from_millis(450), "200 ms twice, as a peer is alike");
     assert_eq!(b.hedge_delay(0, cheap, &hedge), hedge.initial_delay);
     let ceiling = Duration::from_secs(10);
     assert_eq!(b.attempt_timeout(0, cheap, ceiling), ceiling, "timeouts still wait for history of its own");
@@ -240,4 +241,113 @@ fn a_mismatch_found_by_adopting_another_members_check_is_news_for_this_member() 
     );
     assert!(b.take_adopted().is_empty(), "told once");
     assert!(a.take_adopted().is_empty());
+}
+
+#[test]
+fn a_hedge_skips_an_endpoint_the_realm_waits_on_in_silence() {
+    let realm = Realm::new();
+    let o = options(Strategy::Priority);
+    let (mut a, mut b) = two_in(Some(&realm), &o);
+    let (primary_tried, fresh) = ([true, false], [false, false]);
+    let elsewhere = RouteRequest { only_untried: true, ..req(&primary_tried) };
+    // Member a's read waits on endpoint 1 from 0 ms, unanswered.
+    let Selection::Reserved(waiting) = a.select(at(0), &elsewhere, (0.5, 0.5)) else { panic!("endpoint 1 is free") };
+    assert_eq!(waiting.endpoint, 1);
+    // Member b's primary on endpoint 0 has run 1 s; its hedge would go to endpoint 1.
+    let hedge = RouteRequest { hedge_of: Some(Duration::from_secs(1)), ..elsewhere };
+    let reserved = |r: &mut Router, now| match r.select(now, &hedge, (0.5, 0.5)) {
+        Selection::Reserved(res) => {
+            r.release(&res);
+            true
+        }
+        _ => false,
+    };
+    assert!(reserved(&mut b, at(400)), "silent 400 ms, under half of what the primary waited: hedged");
+    assert!(!reserved(&mut b, at(600)), "silent 600 ms, past half of it: no faster, no hedge");
+    assert!(!reserved(&mut b, at(1000)));
+    assert!(
+        matches!(b.select(at(1000), &req(&fresh), (0.5, 0.5)), Selection::Reserved(_)),
+        "a first attempt still goes"
+    );
+    // An answer ends the silence.
+    let second = match a.select(at(900), &elsewhere, (0.5, 0.5)) {
+        Selection::Reserved(r) => r,
+        other => panic!("{other:?}"),
+    };
+    a.complete(
+        at(950),
+        &waiting,
+        &verdict(ErrorClass::Success, false),
+        MethodClass::Cheap,
+        Duration::from_millis(950),
+        0.5,
+    );
+    assert!(reserved(&mut b, at(1000)), "endpoint 1 answered 50 ms ago: hedged");
+    // Only the endpoint's own replies count: a timeout is more silence.
+    a.complete(
+        at(1900),
+        &second,
+        &verdict(ErrorClass::Transient, true),
+        MethodClass::Cheap,
+        Duration::from_secs(1),
+        0.5,
+    );
+    let third = match a.select(at(2000), &elsewhere, (0.5, 0.5)) {
+        Selection::Reserved(r) => r,
+        other => panic!("{other:?}"),
+    };
+    assert!(!reserved(&mut b, at(3000)), "out since 2 s, unanswered");
+    a.release(&third);
+    assert!(reserved(&mut b, at(3000)), "nothing out: nothing to be silent about");
+    // An endpoint usually this slow is not slow right now.
+    for i in 0..10 {
+        let t = 10_000 + i * 2_000;
+        let Selection::Reserved(r) = a.select(at(t), &elsewhere, (0.5, 0.5)) else { panic!() };
+        a.complete(
+            at(t + 1500),
+            &r,
+            &verdict(ErrorClass::Success, false),
+            MethodClass::Cheap,
+            Duration::from_millis(1500),
+            0.5,
+        );
+    }
+    let Selection::Reserved(usual) = a.select(at(40_000), &elsewhere, (0.5, 0.5)) else { panic!() };
+    assert!(reserved(&mut b, at(41_200)), "silent 1.2 s, within its 1.5 s tail: hedged");
+    assert!(!reserved(&mut b, at(41_600)), "silent past its tail");
+    a.release(&usual);
+    // Alone, a router cannot see another's attempts.
+    let (mut c, mut d) = two_in(None, &o);
+    let Selection::Reserved(_) = c.select(at(0), &elsewhere, (0.5, 0.5)) else { panic!() };
+    assert!(reserved(&mut d, at(1000)));
+}
+
+#[test]
+fn members_come_back_from_a_total_outage_at_one_pace() {
+    let realm = Realm::new();
+    let o = options(Strategy::Priority);
+    let (mut a, mut b) = two_in(Some(&realm), &o);
+    // 10 requests a second each, for 3 s: 20 a second together.
+    for i in 0..30 {
+        a.note_arrival(at(i * 100));
+        b.note_arrival(at(i * 100 + 50));
+    }
+    // Member a sees the fleet down, then back: it starts the fleet's pacing.
+    a.note_outage(true, at(3000));
+    a.note_outage(false, at(3100));
+    let mut granted = 0;
+    for ms in (3100..4100).step_by(5) {
+        for r in [&mut a, &mut b] {
+            if let Selection::Reserved(res) = r.select(at(ms), &req(&[false, false]), (0.5, 0.5)) {
+                r.release(&res);
+                granted += 1;
+            }
+        }
+    }
+    assert!((22..=26).contains(&granted), "1.2 × 20/s for both in the first second: {granted}");
+    // Alone, a member's pacing is its own.
+    let (mut c, mut d) = two_in(None, &o);
+    c.pacer.borrow_mut().recovery = Some(Recovery::start(0.0, at(0)));
+    assert!(matches!(c.select(at(10), &req(&[false, false]), (0.5, 0.5)), Selection::Wait { .. }));
+    assert!(matches!(d.select(at(10), &req(&[false, false]), (0.5, 0.5)), Selection::Reserved(_)));
 }

@@ -39,6 +39,7 @@ pub(super) fn req<'a>(tried: &'a [bool]) -> RouteRequest<'a> {
         tried,
         only_untried: false,
         after: None,
+        hedge_of: None,
     }
 }
 
