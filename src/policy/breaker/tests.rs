@@ -231,3 +231,110 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn states_are_spelled_for_js_and_the_tuning_is_kept() {
+    let spelled: Vec<_> = [BreakerState::Closed, BreakerState::Open { until: at(5) }, BreakerState::HalfOpen]
+        .into_iter()
+        .map(BreakerState::as_str)
+        .collect();
+    assert_eq!(spelled, ["closed", "open", "halfOpen"]);
+    let b = Breaker::new(BreakerConfig { close_after: 7, ..config() }, at(0));
+    assert_eq!(*b.config(), BreakerConfig { close_after: 7, ..config() });
+}
+
+#[test]
+fn a_failure_rate_of_zero_is_refused() {
+    assert_eq!(BreakerConfig { failure_rate: 0.0, ..config() }.validate().unwrap_err().field(), "breaker.failureRate");
+    assert!(BreakerConfig { failure_rate: 1.0, ..config() }.validate().is_ok());
+}
+
+#[test]
+fn an_early_probe_still_out_blocks_the_next_even_when_it_is_due() {
+    let mut b = Breaker::new(config(), at(0));
+    trip(&mut b, at(0));
+    assert_eq!(b.try_early_probe(at(500), 0.5), Admission::Allowed { probe: true });
+    assert_eq!(b.early_probe_at(), at(1000));
+    assert!(matches!(b.try_early_probe(at(1500), 0.5), Admission::Rejected { .. }), "the first is still out");
+}
+
+#[test]
+fn only_probes_move_an_open_or_half_open_breaker() {
+    // A straggler sent before the trip succeeds while Open: still Open.
+    let mut b = Breaker::new(config(), at(0));
+    trip(&mut b, at(0));
+    assert_eq!(b.on_success(at(10), false), None);
+    assert!(matches!(b.state(at(10)), BreakerState::Open { .. }));
+    // In HalfOpen, a non-probe success does not count towards closing.
+    assert_eq!(b.state(at(30_000)), BreakerState::HalfOpen);
+    assert_eq!(b.try_acquire(at(30_000)), Admission::Allowed { probe: true });
+    assert_eq!(b.on_success(at(30_001), true), None, "one of two");
+    assert_eq!(b.on_success(at(30_002), false), None, "not a probe");
+    assert_eq!(b.state(at(30_002)), BreakerState::HalfOpen);
+}
+
+#[test]
+fn ejections_are_remembered_until_a_long_healthy_period() {
+    let mut b = Breaker::new(config(), at(0));
+    trip(&mut b, at(0));
+    b.try_acquire(at(30_000));
+    b.on_failure(at(30_000), true, 0.5); // second ejection: 60 s
+    for t in [90_000, 90_001] {
+        b.try_acquire(at(t));
+        b.on_success(at(t), true);
+    }
+    assert_eq!(b.state(at(90_001)), BreakerState::Closed);
+    b.on_success(at(90_002), false); // healthy, but only just closed
+    trip(&mut b, at(90_003));
+    assert_eq!(b.state(at(90_003)), BreakerState::Open { until: at(90_003 + 120_000) }, "third ejection: 4× capped");
+}
+
+#[test]
+fn the_failure_rate_counts_exactly_the_window_and_its_samples() {
+    // Rate only: consecutive failures never trip here.
+    let cfg = BreakerConfig { consecutive_failures: 1000, min_samples: 6, ..config() };
+    // Exactly min_samples, half failures: trips.
+    let mut b = Breaker::new(cfg, at(0));
+    for i in 0..3 {
+        b.on_success(at(i), false);
+        b.on_failure(at(i), false, 0.5);
+    }
+    assert!(matches!(b.state(at(3)), BreakerState::Open { .. }), "6 samples, 50 %");
+    // One failure in six: under the rate.
+    let mut b = Breaker::new(cfg, at(0));
+    for i in 0..5 {
+        b.on_success(at(i), false);
+    }
+    b.on_failure(at(5), false, 0.5);
+    assert_eq!(b.state(at(5)), BreakerState::Closed, "1 of 6 is under 50 %");
+    // A sample exactly one window old still counts.
+    let mut b = Breaker::new(cfg, at(0));
+    for _ in 0..3 {
+        b.on_success(at(0), false);
+    }
+    b.on_failure(at(10_000), false, 0.5);
+    b.on_failure(at(10_000), false, 0.5);
+    b.on_failure(at(10_000), false, 0.5);
+    assert!(matches!(b.state(at(10_000)), BreakerState::Open { .. }), "the 10 s old samples are in the 10 s window");
+    // The window holds at most MAX_SAMPLES: with that many needed, they all count.
+    let cfg = BreakerConfig { min_samples: MAX_SAMPLES as u32, ..cfg };
+    let mut b = Breaker::new(cfg, at(0));
+    for _ in 0..MAX_SAMPLES / 2 {
+        b.on_success(at(0), false);
+        b.on_failure(at(0), false, 0.5);
+    }
+    assert!(matches!(b.state(at(0)), BreakerState::Open { .. }), "{MAX_SAMPLES} samples kept");
+}
+
+#[test]
+fn the_open_time_jitter_is_uniform_over_its_range() {
+    let cfg = BreakerConfig { jitter: 0.2, ..config() };
+    for (r, secs) in [(0.0, 24.0), (0.5, 30.0), (0.75, 33.0)] {
+        let mut b = Breaker::new(cfg, at(0));
+        for _ in 0..3 {
+            b.on_failure(at(0), false, r);
+        }
+        let BreakerState::Open { until } = b.state(at(0)) else { panic!("not open") };
+        assert!((until.since_epoch().as_secs_f64() - secs).abs() < 1e-6, "r={r}: {until:?}");
+    }
+}

@@ -163,3 +163,59 @@ fn growth_pauses_below_the_rate_that_was_limited() {
     g.on_success(at(100_000), 0.5);
     assert_eq!(g.stats().allowed_rate, 90.0);
 }
+
+#[test]
+fn every_bound_of_the_tuning_is_checked() {
+    let ok = |cfg: QuotaConfig| cfg.validate("q").is_ok();
+    let field = |cfg: QuotaConfig| cfg.validate("q").unwrap_err().field().to_string();
+    let p = plan(1.0);
+    assert!(ok(QuotaConfig { cu_per_second: 0.001, burst: 0.0, ..p }), "a tiny plan, no burst");
+    assert_eq!(field(QuotaConfig { cu_per_second: f64::NAN, ..p }), "q.cuPerSecond");
+    assert_eq!(field(QuotaConfig { burst: f64::INFINITY, ..p }), "q.burst");
+    for (share, good) in [(0.0, false), (0.5, true), (1.0, true), (1.01, false)] {
+        assert_eq!(ok(QuotaConfig { share, ..p }), good, "share {share}");
+    }
+    for (decrease, good) in [(0.0, false), (0.5, true), (0.999, true), (1.0, false)] {
+        assert_eq!(ok(QuotaConfig { decrease, ..p }), good, "decrease {decrease}");
+    }
+    for (increase, good) in [(0.0, false), (0.05, true), (1.0, true), (1.5, false)] {
+        assert_eq!(ok(QuotaConfig { increase, ..p }), good, "increase {increase}");
+    }
+    assert_eq!(field(QuotaConfig { increase: 0.0, ..p }), "q.increase");
+    for (min_fraction, good) in [(0.0, false), (0.05, true), (1.0, true), (1.5, false)] {
+        assert_eq!(ok(QuotaConfig { min_fraction, ..p }), good, "minFraction {min_fraction}");
+    }
+    assert_eq!(field(QuotaConfig { min_fraction: 0.0, ..p }), "q.minFraction");
+}
+
+#[test]
+fn checking_asks_the_bucket_without_spending() {
+    let mut g = QuotaGroup::new(plan(100.0), at(0));
+    for _ in 0..10 {
+        g.charge(at(0), 10.0).unwrap();
+    }
+    assert_eq!(g.check(at(0), 10.0), Err(QuotaDenied::Exhausted(Duration::from_millis(100))));
+    assert_eq!(g.check(at(100), 10.0), Ok(()));
+    assert_eq!(g.check(at(100), 10.0), Ok(()), "a check takes nothing");
+    assert!(g.charge(at(100), 10.0).is_ok());
+}
+
+#[test]
+fn a_decrease_slows_the_bucket_itself() {
+    let mut g = QuotaGroup::new(plan(100.0), at(0));
+    g.on_limited(at(0), Some(Duration::ZERO), false, 0.5); // 100 → 50 CU/s
+    while g.charge(at(0), 10.0).is_ok() {}
+    let granted = (1..=100).filter(|i| g.charge(at(i * 10), 10.0).is_ok()).count();
+    assert_eq!(granted, 5, "50 CU/s over one second: five 10-CU calls");
+}
+
+#[test]
+fn a_learned_plan_brings_a_burst_of_about_a_second_of_it() {
+    let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
+    for i in 0..100 {
+        g.charge(at(i * 100), 10.0).unwrap(); // 100 CU/s
+    }
+    g.on_limited(at(10_000), Some(Duration::ZERO), false, 0.5); // ceiling 100, allowed 50
+    let at_once = (0..100).take_while(|_| g.charge(at(60_000), 10.0).is_ok()).count();
+    assert_eq!(at_once, 10, "after a long calm, a burst of 100 CU");
+}
