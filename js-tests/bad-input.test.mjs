@@ -60,6 +60,10 @@ test('invalid configuration names the field at construction', () => {
     [[URL_OK], { headPollMs: 50 }, 'headPollMs'],
     [[URL_OK], { headPollMs: -1 }, 'headPollMs'],
     [[URL_OK], { dedup: 'yes' }, 'dedup'],
+    [[URL_OK], { fleet: 'yes' }, 'fleet'],
+    [[URL_OK], { fleet: { budget: { ratio: -0.1 } } }, 'fleet.budget.ratio'],
+    [[URL_OK], { fleet: { budget: { burst: 0 } } }, 'fleet.budget.burst'],
+    [[URL_OK], { fleet: { budget: 0.1 } }, 'fleet.budget'],
     [[URL_OK], { adaptiveTimeout: { multiplier: 0.5 } }, 'adaptiveTimeout.multiplier'],
     [[URL_OK], { adaptiveTimeout: { floorMs: -1 } }, 'adaptiveTimeout.floorMs'],
     [[URL_OK, 'http://127.0.0.1:8546', ` ${URL_OK} `], undefined, 'upstreams[2]'],
@@ -86,6 +90,7 @@ test('a typo is refused with the option it most likely meant; a refused value is
     [{ quota: { main: { cuPerSecond: 5, burts: 2 } } }, 'quota.main.burts', 'burst'],
     [{ classify: [{ cod: 1, class: 'fatal' }] }, 'classify[0].cod', 'code'],
     [{ loger: console }, 'loger', 'logger'],
+    [{ fleet: { budgte: { ratio: 0.1 } } }, 'fleet.budgte', 'budget'],
   ];
   for (const [options, field, meant] of hints) {
     const e = refusal([URL_OK], options);

@@ -170,6 +170,15 @@ fn a_hung_provider_is_judged_once_for_the_realm() {
 }
 
 #[test]
+fn a_browning_out_provider_is_judged_once_for_the_realm() {
+    // Retries draw on the realm's budget too; a shared breaker moves every
+    // member off the 503s, so few are needed.
+    let r = one_process("1,000 in a process: brownout (30 % 503), sharing");
+    assert!(r.amplification <= 1.05, "amplification {}", r.amplification);
+    assert!(r.success_rate() >= 0.999, "success {}", r.success_rate());
+}
+
+#[test]
 fn a_total_outage_costs_the_realm_probes_not_retries() {
     let alone = one_process("100 in a process: all down 5 s, alone");
     let sharing = one_process("100 in a process: all down 5 s, sharing");

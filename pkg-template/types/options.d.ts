@@ -230,7 +230,8 @@ export interface RelayerOptions {
    * eth_getLogs) whose attempt runs longer than its endpoint's usual slow end gets a second attempt on
    * another endpoint; the first success wins and the other is aborted. Paid from the retry budget.
    * The delay is the endpoint's slow-end latency (or, without history of its own, the slowest other
-   * endpoint's; with none anywhere, `initialDelayMs`), at least `minDelayMs`. Never under
+   * endpoint's; with none anywhere, `initialDelayMs`), at least `minDelayMs`, and never before a hedge
+   * could win (the endpoint's typical latency plus the fastest peer's). Never under
    * `strategy: 'sticky'` (a hedge would move the session to another node). `false` never hedges.
    * @default { initialDelayMs: 1000, minDelayMs: 50 }
    */
@@ -238,10 +239,12 @@ export interface RelayerOptions {
   /**
    * Share what this relayer learns with the other relayers of this JS realm (process, page or worker) that
    * use the same endpoint URLs and headers: one quota bucket per key, one chain check and one breaker per
-   * node, one realm-wide hedge budget (docs/coordination.md). `false`: this relayer learns alone.
-   * @default true
+   * node, one recovery pace after an outage, and one realm-wide budget that every member's retries and
+   * hedges draw on besides their own (docs/coordination.md). `false`: this relayer learns alone.
+   * `budget`: the realm budget's tuning (`false`: none, only each relayer's own).
+   * @default true (budget: { ratio: 0.1, minPerSecond: 2, burst: 20 })
    */
-  fleet?: boolean;
+  fleet?: boolean | { budget?: boolean | RetryBudgetOptions };
   /** Defaults of the transaction layer (each call may override them). */
   transactions?: TransactionOptions;
   /**

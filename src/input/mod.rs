@@ -92,8 +92,8 @@ input_struct! {
         /// Read by the transaction layer (`tx::option_fields`), which also
         /// reads each call's `options` the same way.
         /// `false`: this relayer learns alone instead of sharing with the
-        /// relayers of its JS realm (`coord`); later also a store's settings.
-        fleet: bool = "fleet",
+        /// relayers of its JS realm (`coord`); settings: how it shares.
+        fleet: Switch<FleetInput> = "fleet",
         transactions: IgnoredAny = "transactions",
         /// The JS wrapper's own (`logger`, `wrap`): known here so that a typo
         /// of them gets its hint too.
@@ -180,6 +180,13 @@ input_struct! {
     AdaptiveInput {
         multiplier: Num = "multiplier",
         floor_ms: Num = "floorMs",
+    }
+}
+
+input_struct! {
+    /// `fleet: { budget }`: how a relayer shares with its realm.
+    FleetInput {
+        budget: Switch<BudgetInput> = "budget",
     }
 }
 

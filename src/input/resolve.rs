@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use super::{
-    BreakerInput, CacheInput, ChainIdInput, EndpointInput, Entries, List, Num, OptionsInput, QuotaInput, RuleInput,
-    Switch, UpstreamInput, UpstreamList,
+    BreakerInput, BudgetInput, CacheInput, ChainIdInput, EndpointInput, Entries, List, Num, OptionsInput, QuotaInput,
+    RuleInput, Switch, UpstreamInput, UpstreamList,
 };
 use crate::config::RawOptions;
 use crate::config_error::ConfigError;
@@ -27,6 +27,15 @@ fn num(v: &Option<Num>) -> Option<f64> {
 }
 
 /// A duration field (`None`: absent), 0 to one day.
+/// A budget's settings over `defaults` (fields left out keep theirs).
+fn retry_budget(b: &BudgetInput, defaults: RetryBudgetConfig) -> RetryBudgetConfig {
+    RetryBudgetConfig {
+        ratio: num(&b.ratio).unwrap_or(defaults.ratio),
+        min_per_second: num(&b.min_per_second).unwrap_or(defaults.min_per_second),
+        burst: num(&b.burst).unwrap_or(defaults.burst),
+    }
+}
+
 fn ms(field: &str, v: &Option<Num>) -> Result<Option<Duration>, ConfigError> {
     num(v).map(|v| millis(field, v, 0.0)).transpose()
 }
@@ -38,14 +47,7 @@ fn count(field: &str, v: &Option<Num>, min: u32, max: u32) -> Result<Option<u32>
 impl OptionsInput {
     /// The relayer's raw options and its classification rules.
     pub fn resolve(self) -> Result<(RawOptions, Vec<UserRule>), ConfigError> {
-        let budget = self.budget.as_ref().map(|b| {
-            let d = RetryBudgetConfig::default();
-            RetryBudgetConfig {
-                ratio: num(&b.ratio).unwrap_or(d.ratio),
-                min_per_second: num(&b.min_per_second).unwrap_or(d.min_per_second),
-                burst: num(&b.burst).unwrap_or(d.burst),
-            }
-        });
+        let budget = self.budget.as_ref().map(|b| retry_budget(b, RetryBudgetConfig::default()));
         let rules = self.classify.as_ref().map_or(Ok(Vec::new()), rules)?;
         let raw = RawOptions {
             max_retries: num(&self.max_retries),
@@ -91,7 +93,18 @@ impl OptionsInput {
         p.head_poll = ms("headPollMs", &self.head_poll_ms)?.unwrap_or(p.head_poll);
         p.max_queue = count("maxQueue", &self.max_queue, 0, 10_000_000)?.unwrap_or(p.max_queue);
         p.dedup = self.dedup.unwrap_or(p.dedup);
-        p.share_in_realm = self.fleet.unwrap_or(p.share_in_realm);
+        match &self.fleet {
+            None => {}
+            Some(Switch::On(share)) => p.share_in_realm = *share,
+            Some(Switch::Settings(fleet)) => match (&fleet.budget, p.realm_budget) {
+                (None | Some(Switch::On(true)), _) => {}
+                (Some(Switch::On(false)), _) => p.realm_budget = None,
+                (Some(Switch::Settings(b)), Some(d)) => p.realm_budget = Some(retry_budget(b, d)),
+                (Some(Switch::Settings(b)), None) => {
+                    p.realm_budget = Some(retry_budget(b, RetryBudgetConfig::default()))
+                }
+            },
+        }
         match self.hedge {
             None | Some(Switch::On(true)) => {}
             Some(Switch::On(false)) => p.hedge = None,

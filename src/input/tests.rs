@@ -125,7 +125,10 @@ fn a_refusal_names_the_full_path_and_says_what_was_expected() {
         (json!({ "budget": [1] }), "budget", "must be an object"),
         (json!({ "budget": { "ratio": "x" } }), "budget.ratio", "must be a number"),
         (json!({ "dedup": "yes" }), "dedup", "must be a boolean"),
-        (json!({ "fleet": {} }), "fleet", "must be a boolean"),
+        (json!({ "fleet": 1 }), "fleet", "must be a boolean or an object"),
+        (json!({ "fleet": { "budget": 0.1 } }), "fleet.budget", "must be a boolean or an object"),
+        (json!({ "fleet": { "budget": { "ratio": "x" } } }), "fleet.budget.ratio", "must be a number"),
+        (json!({ "fleet": { "budgte": {} } }), "fleet.budgte", "unknown option (did you mean `budget`?)"),
         (json!({ "cache": "yes" }), "cache", "must be a boolean or an object"),
         (json!({ "hedge": [] }), "hedge", "must be a boolean or an object"),
         (json!({ "classify": {} }), "classify", "must be an array"),
@@ -237,4 +240,28 @@ fn upstreams_are_urls_or_endpoint_objects_with_every_field_checked() {
     );
     let secret = upstreams(json!([{ "url": "http://a.b", "headers": { "authorization": 7 } }])).unwrap_err();
     assert_eq!(secret.reason(), "must be a string");
+}
+
+#[test]
+fn the_realm_budget_is_an_option_under_fleet() {
+    let pool = |v| options(v).unwrap().0.pool;
+    let d = pool(json!({}));
+    assert_eq!(d.realm_budget.map(|b| b.ratio), Some(0.1), "10 % by default");
+    assert!(d.share_in_realm);
+    let p = pool(json!({ "fleet": { "budget": { "ratio": 0.05 } } }));
+    assert!(p.share_in_realm, "settings mean sharing");
+    let b = p.realm_budget.unwrap();
+    assert_eq!((b.ratio, b.min_per_second, b.burst), (0.05, 2.0, 20.0), "the rest keeps the realm's defaults");
+    assert_eq!(pool(json!({ "fleet": { "budget": false } })).realm_budget, None);
+    assert_eq!(pool(json!({ "fleet": { "budget": true } })).realm_budget, d.realm_budget);
+    assert!(!pool(json!({ "fleet": false })).share_in_realm);
+    let err = crate::config::RelayerConfig::build(
+        vec![crate::options::EndpointSpec::from_url(
+            crate::redact::EndpointUrl::parse("http://127.0.0.1:1", "u").unwrap(),
+            0,
+        )],
+        options(json!({ "fleet": { "budget": { "burst": 0 } } })).unwrap().0,
+    )
+    .unwrap_err();
+    assert_eq!(err.field(), "fleet.budget.burst");
 }

@@ -34,17 +34,23 @@ impl Default for RetryBudgetConfig {
 }
 
 impl RetryBudgetConfig {
-    /// Checks every field, naming the first bad one.
+    /// Checks every field, naming the first bad one (as `budget.…`).
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_at("budget")
+    }
+
+    /// Checks every field, naming the first bad one under `path`
+    /// (`fleet.budget` for the realm's).
+    pub fn validate_at(&self, path: &str) -> Result<(), ConfigError> {
         let finite_non_negative = |v: f64| v.is_finite() && v >= 0.0;
         if !finite_non_negative(self.ratio) {
-            return Err(ConfigError::new("budget.ratio", "must be a finite number >= 0"));
+            return Err(ConfigError::new(format!("{path}.ratio"), "must be a finite number >= 0"));
         }
         if !finite_non_negative(self.min_per_second) {
-            return Err(ConfigError::new("budget.minPerSecond", "must be a finite number >= 0"));
+            return Err(ConfigError::new(format!("{path}.minPerSecond"), "must be a finite number >= 0"));
         }
         if !(self.burst.is_finite() && self.burst >= 1.0) {
-            return Err(ConfigError::new("budget.burst", "must be a finite number >= 1"));
+            return Err(ConfigError::new(format!("{path}.burst"), "must be a finite number >= 1"));
         }
         Ok(())
     }

@@ -160,6 +160,13 @@ pub fn one_process() -> Vec<Scenario> {
         s.realm = realm;
         s
     };
+    let mut brownout = three();
+    brownout[0] = brownout[0].clone().with(vec![(S(0), Mode::Brownout(0.3))]);
+    let browning = |name, realm| {
+        let mut s = base(name, brownout.clone());
+        s.realm = realm;
+        s
+    };
     let mut hung = three();
     hung[0] = hung[0].clone().with(vec![(S(0), Mode::Hang)]);
     let hangs = |name, realm| {
@@ -174,6 +181,7 @@ pub fn one_process() -> Vec<Scenario> {
         slow_down("1,000 in a process: every endpoint slows down 10 s, sharing", 1000, 0.5, true),
         slow_down("20 busy relayers: every endpoint slows down 10 s, alone", 20, 25.0, false),
         hangs("1,000 in a process: one provider hangs, sharing", true),
+        browning("1,000 in a process: brownout (30 % 503), sharing", true),
         shared_key("100 in a process: shared key, alone", false),
         shared_key("100 in a process: shared key, sharing", true),
         all_down("100 in a process: all down 5 s, alone", false),

@@ -322,7 +322,7 @@ impl Pipeline {
         let permit = Permit::new(self, r);
         let timeout = self.attempt_timeout(permit.endpoint(), info, deadline.saturating_since(now));
         let stranded = self.router.borrow_mut().breaker_open(primary, now);
-        if timeout.is_zero() || !(stranded || self.budget.borrow_mut().try_withdraw_hedge(now)) {
+        if timeout.is_zero() || !(stranded || self.budget.borrow_mut().try_withdraw(now)) {
             return None; // the permit goes back unused as it drops
         }
         Some((permit, timeout))
