@@ -58,3 +58,42 @@ impl Ewma {
 
 /// Successes before an endpoint's tail latency is trusted.
 pub const TRUSTED_TAIL_SAMPLES: u32 = 10;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tail_jumps_up_quickly_and_decays_slowly() {
+        let mut t = TailLatency::default();
+        assert_eq!(t.value(0), None);
+        t.observe(100.0);
+        assert_eq!(t.value(1), Some(100.0), "the first sample is the estimate");
+        assert_eq!(t.value(2), None, "not trusted before enough samples");
+        t.observe(200.0);
+        assert_eq!(t.value(2), Some(130.0), "30 % of the way up");
+        t.observe(30.0);
+        assert_eq!(t.value(3), Some(128.0), "2 % of the way down");
+        t.observe(128.0);
+        assert_eq!(t.value(4), Some(128.0), "a sample at the estimate leaves it");
+        for bad in [f64::NAN, f64::INFINITY, -1.0] {
+            t.observe(bad);
+        }
+        assert_eq!(t.value(5), None, "refused samples are not counted");
+        t.observe(0.0);
+        assert_eq!(t.value(5).map(|v| (v * 100.0).round() / 100.0), Some(125.44), "0 ms is a sample");
+    }
+
+    #[test]
+    fn the_typical_latency_follows_a_fifth_of_each_change() {
+        let mut m = Ewma::default();
+        assert_eq!(m.value(), None);
+        m.observe(100.0);
+        m.observe(f64::NAN);
+        assert_eq!(m.value(), Some(100.0));
+        m.observe(200.0);
+        assert_eq!(m.value(), Some(120.0));
+        m.observe(20.0);
+        assert_eq!(m.value(), Some(100.0));
+    }
+}

@@ -219,3 +219,33 @@ fn a_learned_plan_brings_a_burst_of_about_a_second_of_it() {
     let at_once = (0..100).take_while(|_| g.charge(at(60_000), 10.0).is_ok()).count();
     assert_eq!(at_once, 10, "after a long calm, a burst of 100 CU");
 }
+
+#[test]
+fn the_last_second_and_the_learning_window_count_exactly_their_span() {
+    let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
+    g.charge(at(0), 1000.0).unwrap(); // ten seconds before the limit: out of the window
+    g.charge(at(1), 7.0).unwrap(); // exactly ten seconds before: in
+    for i in 0..10 {
+        g.charge(at(1000 + i * 1000), 10.0).unwrap();
+    }
+    assert_eq!(g.cu_last_second(at(10_001)), 10.0, "the charge at 10 000 ms only");
+    assert_eq!(g.cu_last_second(at(11_000)), 10.0, "a charge exactly one second old still counts");
+    assert_eq!(g.cu_last_second(at(11_001)), 0.0);
+    let mut g2 = QuotaGroup::new(QuotaConfig::default(), at(0));
+    g2.charge(at(0), 1000.0).unwrap();
+    g2.charge(at(1), 7.0).unwrap();
+    for i in 0..10 {
+        g2.charge(at(1000 + i * 1000), 10.0).unwrap();
+    }
+    g2.on_limited(at(10_001), Some(Duration::ZERO), false, 0.5);
+    // (7 + 100) CU over the 10 s window, halved; the 1000 CU charge left it.
+    assert!((g2.stats().allowed_rate - 5.35).abs() < 1e-9, "{}", g2.stats().allowed_rate);
+}
+
+#[test]
+fn a_first_limit_waits_exactly_the_servers_retry_after() {
+    let mut g = QuotaGroup::new(plan(100.0), at(0));
+    assert_eq!(g.on_limited(at(0), Some(Duration::from_millis(100)), false, 0.9), at(100), "no backoff of our own yet");
+    let again = g.on_limited(at(100), Some(Duration::from_millis(100)), false, 0.9);
+    assert!(again > at(200), "limited again with no success between: our own backoff on top ({again:?})");
+}
