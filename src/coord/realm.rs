@@ -64,6 +64,14 @@ impl EndpointRecord {
         }
     }
 
+    /// A member leaving the realm takes its `n` attempts of `class` still
+    /// out with it (they will end on its own record, not this one).
+    pub fn forget_attempts(&self, class: usize, n: u32) {
+        if let Some(busy) = self.busy.get(class) {
+            busy.set(busy.get().saturating_sub(n));
+        }
+    }
+
     /// How long, at `now`, the endpoint has had attempts of `class` out and
     /// answered none of them (zero while it has none out): an endpoint
     /// silent this long is as slow right now as the attempt a hedge would

@@ -32,7 +32,7 @@ use crate::coord::realm::{EndpointRecord, Realm, SharedGroup};
 use crate::policy::breaker::{Admission, BreakerState, Transition};
 use crate::policy::head_poll::HeadPoll;
 use crate::policy::quota::{QuotaConfig, QuotaDenied, QuotaGroup};
-use crate::rpc::methods::MethodClass;
+use crate::rpc::methods::{MethodClass, CLASSES};
 use crate::runtime::notify::Notify;
 use crate::time::Instant;
 
@@ -149,6 +149,9 @@ pub struct Router {
     head_poll: HeadPoll,
     /// Per endpoint, its chain record: the realm's when in one, else its own.
     chains: Vec<Rc<EndpointRecord>>,
+    /// Per endpoint and method class, this router's attempts out (what it
+    /// counts in its record; taken back when it leaves the realm).
+    attempts_out: Vec<[u32; CLASSES]>,
     /// The realm's wake-up, when in one (`router/shared.rs`).
     wake: Option<Rc<Notify>>,
     /// In a realm: a selection found every endpoint open since the pool
@@ -198,10 +201,12 @@ impl Router {
             })
             .collect();
         let chains = endpoints.iter().map(|_| Rc::default()).collect();
+        let attempts_out = vec![[0; CLASSES]; endpoints.len()];
         let mut router = Router {
             endpoints,
             groups,
             chains,
+            attempts_out,
             wake: None,
             outage_seen: false,
             adopted: Vec::new(),
@@ -426,6 +431,7 @@ impl Router {
         }
         ep.in_flight += 1;
         self.chains[i].attempt_began(req.class as usize, now);
+        self.attempts_out[i][req.class as usize] += 1;
         let ep = &mut self.endpoints[i];
         ep.warm_take(now);
         if let Some(rec) = self.pacer.borrow_mut().recovery.as_mut() {

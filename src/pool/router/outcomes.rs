@@ -11,6 +11,16 @@ use crate::rpc::methods::MethodClass;
 use crate::time::Instant;
 
 impl Router {
+    /// An attempt came back (`answered` at that instant, or not).
+    fn attempt_ended(&mut self, r: &Reservation, answered: Option<Instant>) {
+        if let Some(record) = self.chains.get(r.endpoint) {
+            record.attempt_ended(r.class as usize, answered);
+        }
+        if let Some(out) = self.attempts_out.get_mut(r.endpoint).and_then(|o| o.get_mut(r.class as usize)) {
+            *out = out.saturating_sub(1);
+        }
+    }
+
     /// Gives an unused reservation back (the attempt never ran, or was
     /// dropped unfinished): its slot and probe permit, and the outage probe
     /// flag; nothing is learned.
@@ -21,9 +31,7 @@ impl Router {
         if r.check_chain {
             self.chain_check_ended(r.endpoint);
         }
-        if let Some(record) = self.chains.get(r.endpoint) {
-            record.attempt_ended(r.class as usize, None);
-        }
+        self.attempt_ended(r, None);
         if let Some(ep) = self.endpoints.get_mut(r.endpoint) {
             ep.in_flight = ep.in_flight.saturating_sub(1);
             ep.breaker.borrow_mut().on_neutral(r.probe);
@@ -53,9 +61,7 @@ impl Router {
                 }
             }
         }
-        if let Some(record) = self.chains.get(r.endpoint) {
-            record.attempt_ended(r.class as usize, verdict.is_reply().then_some(now));
-        }
+        self.attempt_ended(r, verdict.is_reply().then_some(now));
         let Some(ep) = self.endpoints.get_mut(r.endpoint) else { return events };
         ep.in_flight = ep.in_flight.saturating_sub(1);
         let transition = match verdict.class {

@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use super::{ChainStatus, Recovery, Router, RouterEvent};
 use crate::coord::key::{breaker_key, endpoint_key, group_key, pacer_key};
-use crate::coord::realm::Realm;
+use crate::coord::realm::{EndpointRecord, Realm};
 use crate::policy::quota::QuotaGroup;
 use crate::runtime::notify::Notify;
 use crate::time::Instant;
@@ -62,7 +62,18 @@ impl Router {
             // registry's weak reference dies with the old one); others start afresh.
             detach(&mut group.quota, |q| QuotaGroup::new(*q.config(), now));
         }
-        self.chains.iter_mut().for_each(|c| *c = Rc::default());
+        for (record, out) in self.chains.iter_mut().zip(&self.attempts_out) {
+            // Attempts still out end on the fresh record: the realm's must
+            // not count them as waiting forever (a silent endpoint).
+            let mine = EndpointRecord::default();
+            for (class, &n) in out.iter().enumerate() {
+                record.forget_attempts(class, n);
+                for _ in 0..n {
+                    mine.attempt_began(class, Instant::ZERO);
+                }
+            }
+            *record = Rc::new(mine);
+        }
         for ep in &mut self.endpoints {
             detach(&mut ep.breaker, Clone::clone);
         }

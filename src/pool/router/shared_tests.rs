@@ -351,3 +351,19 @@ fn members_come_back_from_a_total_outage_at_one_pace() {
     assert!(matches!(c.select(at(10), &req(&[false, false]), (0.5, 0.5)), Selection::Wait { .. }));
     assert!(matches!(d.select(at(10), &req(&[false, false]), (0.5, 0.5)), Selection::Reserved(_)));
 }
+
+#[test]
+fn a_member_that_leaves_takes_its_attempts_out_with_it() {
+    let realm = Realm::new();
+    let o = options(Strategy::Priority);
+    let (mut a, mut b) = two_in(Some(&realm), &o);
+    let elsewhere = RouteRequest { only_untried: true, ..req(&[true, false]) };
+    let Selection::Reserved(out) = a.select(at(0), &elsewhere, (0.5, 0.5)) else { panic!() };
+    a.leave_realm(); // closed with an attempt still out on endpoint 1
+    a.release(&out); // it ends later, on a's own record
+    let hedge = RouteRequest { hedge_of: Some(Duration::from_secs(1)), ..elsewhere };
+    let Selection::Reserved(r) = b.select(at(60_000), &hedge, (0.5, 0.5)) else {
+        panic!("the realm's record must not wait on the attempt that left")
+    };
+    b.release(&r);
+}
