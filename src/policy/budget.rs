@@ -87,6 +87,15 @@ impl RetryBudget {
         }
     }
 
+    /// Takes one token whatever the balance, down to one burst of debt: an
+    /// extra attempt that must go (a hedge of a primary stranded on a node
+    /// whose breaker opened) is still paid for, so the share holds over
+    /// time and later retries wait until the debt is repaid.
+    pub fn overdraw(&mut self, now: Instant) {
+        self.refill(now);
+        self.tokens = (self.tokens - 1.0).max(-self.config.burst);
+    }
+
     /// The balance as of `now` (for stats).
     pub fn balance(&mut self, now: Instant) -> f64 {
         self.refill(now);
@@ -124,6 +133,14 @@ mod tests {
         assert!(!budget.try_withdraw(at(0)), "4 × 0.2 < 1");
         budget.deposit(at(0));
         assert!(budget.try_withdraw(at(0)), "5 first attempts pay for one retry");
+        for _ in 0..5 {
+            budget.overdraw(at(0));
+        }
+        assert_eq!(budget.balance(at(0)), -3.0, "an overdraft is at most one burst of debt");
+        for _ in 0..15 {
+            budget.deposit(at(0));
+        }
+        assert!(!budget.try_withdraw(at(0)), "3 of debt repaid, nothing left: 15 × 0.2 = 3");
     }
 
     #[test]

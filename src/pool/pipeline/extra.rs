@@ -55,6 +55,15 @@ impl ExtraAttempts {
         realm.try_withdraw(now)
     }
 
+    /// A hedge that must go (its primary is stranded on a node whose
+    /// breaker opened): charged to both, into debt if need be.
+    pub(super) fn overdraw(&mut self, now: Instant) {
+        self.own.overdraw(now);
+        if let Some(realm) = &self.realm {
+            realm.borrow_mut().overdraw(now);
+        }
+    }
+
     /// The relayer's own balance (for stats).
     pub(super) fn balance(&mut self, now: Instant) -> f64 {
         self.own.balance(now)
@@ -96,6 +105,10 @@ mod tests {
         let mut left = ExtraAttempts::new(budget(0.2, 5.0), Some(realm.clone()));
         left.leave_realm();
         assert!(left.try_withdraw(now), "a relayer that left pays only its own");
+        let before = realm.borrow_mut().balance(now);
+        a.overdraw(now);
+        assert_eq!(realm.borrow_mut().balance(now), before - 1.0, "a stranded hedge is paid for by the realm too");
+        assert!(!b.try_withdraw(now), "and the next extra attempt waits for the debt to be repaid");
         assert!(realm.borrow_mut().balance(now) < 1.0);
     }
 }

@@ -32,11 +32,13 @@
 //! Never under the `sticky` strategy (a hedge would rebind the session to
 //! another node) and never once the pipeline is closed.
 //! The hedge is paid from the retry budget like a retry, so hedging cannot
-//! amplify an overload — except for a primary stranded on an endpoint whose
-//! breaker has opened since it started: that endpoint takes no new
-//! attempts, so such hedges are bounded by what was in flight when it
-//! opened, and each one saves a full timeout. Never for sends or unknown
-//! methods.
+//! amplify an overload. A primary stranded on an endpoint whose breaker has
+//! opened since it started is hedged even without a token (that endpoint
+//! takes no new attempts, so such hedges are bounded by what was in flight
+//! when it opened, and each one saves a full timeout) and its hedge is
+//! charged anyway, into debt (at most one burst): the share holds over
+//! time, and later retries and hedges wait until the debt is repaid. Never
+//! for sends or unknown methods.
 
 use std::future::Future;
 use std::pin::{pin, Pin};
@@ -322,8 +324,13 @@ impl Pipeline {
         let permit = Permit::new(self, r);
         let timeout = self.attempt_timeout(permit.endpoint(), info, deadline.saturating_since(now));
         let stranded = self.router.borrow_mut().breaker_open(primary, now);
-        if timeout.is_zero() || !(stranded || self.budget.borrow_mut().try_withdraw(now)) {
+        if timeout.is_zero() {
             return None; // the permit goes back unused as it drops
+        }
+        if stranded {
+            self.budget.borrow_mut().overdraw(now);
+        } else if !self.budget.borrow_mut().try_withdraw(now) {
+            return None;
         }
         Some((permit, timeout))
     }
