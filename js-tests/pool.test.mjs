@@ -228,6 +228,23 @@ test('head polling: once a round has heard both heads, latest reads skip the end
   off.close();
 });
 
+test('relayers of one realm poll heads once between them, and every one of them hears the heads', async () => {
+  const stale = await node([{ resultFor: { eth_blockNumber: '0x64', eth_getBalance: '0xa' } }]);
+  const fresh = await node([{ resultFor: { eth_blockNumber: '0x96', eth_getBalance: '0xb' } }]);
+  const relayers = Array.from({ length: 20 }, () => new FaultTolerantRelayer([stale.url, fresh.url], { ...FAST, headPollMs: 150, maxLagBlocks: 5 }));
+  const readAll = () => Promise.all(relayers.map((r, i) => r.request({ method: 'eth_getBalance', params: [`0x${i + 1}`, 'latest'] })));
+  await readAll();
+  await new Promise((r) => setTimeout(r, 200));
+  await readAll(); // the first of them to find a round due starts it for all
+  await waitFor(() => stale.count('eth_blockNumber') + fresh.count('eth_blockNumber') === 2);
+  await new Promise((r) => setTimeout(r, 50));
+  const after = await readAll(); // each takes the round's heads in on its next read
+  assert.deepEqual([stale.count('eth_blockNumber'), fresh.count('eth_blockNumber')], [1, 1], 'one poll per endpoint for the 20');
+  assert.ok(relayers.every((r) => r.stats().endpoints.map((e) => e.head).join() === '100,150'), 'every member heard both heads');
+  assert.ok(after.every((v) => v === '0xb'), 'so every member skips the stale endpoint for latest');
+  await Promise.all(relayers.map((r) => r.close()));
+});
+
 test('methods are routed only where allowed', async () => {
   const a = await node([{ result: '0xa' }]);
   const b = await node([{ result: '0xb' }]);

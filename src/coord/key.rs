@@ -92,6 +92,13 @@ pub fn pacer_key(endpoints: &[&EndpointSpec]) -> Option<u64> {
     Some(digest(&[b"pacer", &unordered(keys.into_iter()).to_le_bytes()]))
 }
 
+/// The key of the head-poll rounds shared by members of one fleet of
+/// endpoints polling at the same `interval_ms`.
+pub fn head_rounds_key(endpoints: &[&EndpointSpec], interval_ms: f64) -> Option<u64> {
+    let fleet = pacer_key(endpoints)?;
+    Some(digest(&[b"heads", &fleet.to_le_bytes(), &interval_ms.to_bits().to_le_bytes()]))
+}
+
 /// The key of a realm retry budget: members tuned alike share one.
 pub fn budget_key(config: &RetryBudgetConfig) -> u64 {
     let numbers = [config.ratio, config.min_per_second, config.burst];

@@ -51,6 +51,11 @@ impl HeadPoll {
         HeadPoll { interval, state: State::Idle { next_at: now + interval } }
     }
 
+    /// The interval (zero: never polls).
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
     /// Whether a read that wants `latest` arriving at `now` would start a round.
     pub fn due(&self, now: Instant) -> bool {
         !self.interval.is_zero() && matches!(self.state, State::Idle { next_at } if now >= next_at)
@@ -68,6 +73,13 @@ impl HeadPoll {
     /// The round ended at `now`: the next is due one interval later.
     pub fn finish(&mut self, now: Instant) {
         self.state = State::Idle { next_at: now + self.interval };
+    }
+
+    /// The round will not end here (its poller went away): due at once.
+    pub fn abandon(&mut self) {
+        if self.state == State::Polling {
+            self.state = State::Idle { next_at: Instant::ZERO };
+        }
     }
 }
 
@@ -88,6 +100,16 @@ mod tests {
         p.finish(at(12_500));
         assert!(!p.start(at(24_499)));
         assert!(p.start(at(24_500)));
+    }
+
+    #[test]
+    fn an_abandoned_round_is_due_at_once_and_an_idle_one_stays_as_it_was() {
+        let mut p = HeadPoll::new(Duration::from_secs(12), at(0));
+        p.abandon();
+        assert!(!p.due(at(1)), "idle: abandoning changes nothing");
+        assert!(p.start(at(12_000)));
+        p.abandon();
+        assert!(p.start(at(12_001)));
     }
 
     #[test]

@@ -24,6 +24,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use super::endpoint::{ChainStatus, EndpointState};
+use super::head_rounds::HeadRounds;
 use super::options::{EndpointSpec, PoolOptions, Strategy};
 use super::outage::{OutageProbes, Pace, Pacer, Recovery};
 pub use super::route_request::RouteRequest;
@@ -146,7 +147,15 @@ pub struct Router {
     adaptive_timeout: Option<(f64, Duration)>,
     /// Demand and recovery pacing: the realm's when in one (`router/shared.rs`).
     pacer: Rc<RefCell<Pacer>>,
-    head_poll: HeadPoll,
+    /// Head-poll rounds: the realm's when in one (`pool/head_rounds.rs`).
+    head_rounds: Rc<RefCell<HeadRounds>>,
+    /// The rounds' generation whose heads this router has taken in.
+    heads_seen: u64,
+    /// This router is polling the current round.
+    polling: bool,
+    /// Each endpoint's realm key (empty outside a realm): heads are
+    /// published under them.
+    endpoint_keys: Vec<Option<u64>>,
     /// Per endpoint, its chain record: the realm's when in one, else its own.
     chains: Vec<Rc<EndpointRecord>>,
     /// Per endpoint and method class, this router's attempts out (what it
@@ -220,7 +229,10 @@ impl Router {
             outage: OutageProbes::new(&options.breaker, now),
             adaptive_timeout: options.adaptive_timeout,
             pacer: Rc::new(RefCell::new(Pacer::new(now))),
-            head_poll,
+            head_rounds: Rc::new(RefCell::new(HeadRounds::new(head_poll, now))),
+            heads_seen: 0,
+            polling: false,
+            endpoint_keys: Vec::new(),
             selections: 0,
         };
         if let Some(realm) = realm {
@@ -255,6 +267,7 @@ impl Router {
     /// uniform numbers in `[0, 1)` for the randomised strategies and probes.
     pub fn select(&mut self, now: Instant, req: &RouteRequest<'_>, draws: (f64, f64)) -> Selection {
         self.selections += 1;
+        self.adopt_head_rounds();
         if let Err(wait) = self.recovery_check(now) {
             return Selection::Wait { until: Some(now + wait), quota: false };
         }

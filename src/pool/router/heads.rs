@@ -59,7 +59,7 @@ impl Router {
     /// Whether a read that wants `latest` arriving at `now` would start a
     /// head-poll round (cheap: callers spawn background work only then).
     pub fn head_poll_due(&self, now: Instant) -> bool {
-        self.head_poll.due(now)
+        self.head_rounds.borrow().poll.due(now)
     }
 
     /// Starts a head-poll round if one is due at `now`: an `eth_blockNumber`
@@ -70,7 +70,7 @@ impl Router {
     /// free slot or whose quota group cannot pay is skipped this round.
     /// `None` when no round starts (a round with nobody to ask ends at once).
     pub fn start_head_round(&mut self, now: Instant) -> Option<Vec<Reservation>> {
-        if !self.head_poll.start(now) {
+        if !self.head_rounds.borrow_mut().poll.start(now) {
             return None;
         }
         let info = method_info("eth_blockNumber");
@@ -100,9 +100,10 @@ impl Router {
             }
         }
         if polls.is_empty() {
-            self.head_poll.finish(now);
+            self.head_rounds.borrow_mut().poll.finish(now);
             return None;
         }
+        self.polling = true;
         Some(polls)
     }
 
@@ -111,12 +112,39 @@ impl Router {
     /// round (recorded in answer order, a lagging node that answered first
     /// would have been compared with nothing).
     pub fn end_head_round(&mut self, heads: &[(usize, u64)], now: Instant) {
-        let mut best_first = heads.to_vec();
-        best_first.sort_by_key(|&(_, head)| std::cmp::Reverse(head));
-        for (endpoint, head) in best_first {
-            self.observe_head(endpoint, head, now);
+        self.observe_round(heads.to_vec(), now);
+        let keyed = heads
+            .iter()
+            .filter_map(|&(i, head)| self.endpoint_keys.get(i).copied().flatten().map(|k| (k, head)))
+            .collect();
+        let mut rounds = self.head_rounds.borrow_mut();
+        rounds.publish(keyed, now);
+        self.heads_seen = rounds.generation;
+        self.polling = false;
+    }
+
+    /// Takes in the heads of a round another member of the realm polled
+    /// since this router last looked, as if its own round had heard them.
+    pub(super) fn adopt_head_rounds(&mut self) {
+        let heard = {
+            let rounds = self.head_rounds.borrow();
+            if rounds.generation <= self.heads_seen {
+                return;
+            }
+            self.heads_seen = rounds.generation;
+            let by_index =
+                |&(key, head): &(u64, u64)| self.endpoint_keys.iter().position(|k| *k == Some(key)).map(|i| (i, head));
+            (rounds.heads.iter().filter_map(by_index).collect::<Vec<_>>(), rounds.ended_at)
+        };
+        self.observe_round(heard.0, heard.1);
+    }
+
+    /// Records one round's heads, best first.
+    fn observe_round(&mut self, mut heads: Vec<(usize, u64)>, at: Instant) {
+        heads.sort_by_key(|&(_, head)| std::cmp::Reverse(head));
+        for (endpoint, head) in heads {
+            self.observe_head(endpoint, head, at);
         }
-        self.head_poll.finish(now);
     }
 
     /// Records a block number an endpoint reported as its head. A claim

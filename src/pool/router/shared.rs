@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::{ChainStatus, Recovery, Router, RouterEvent};
-use crate::coord::key::{breaker_key, endpoint_key, group_key, pacer_key};
+use crate::coord::key::{breaker_key, endpoint_key, group_key, head_rounds_key, pacer_key};
 use crate::coord::realm::{EndpointRecord, Realm};
 use crate::policy::quota::QuotaGroup;
 use crate::runtime::notify::Notify;
@@ -37,6 +37,11 @@ impl Router {
         let specs: Vec<_> = self.endpoints.iter().map(|e| &e.spec).collect();
         if let Some(key) = pacer_key(&specs) {
             self.pacer = realm.other(key, Rc::clone(&self.pacer));
+        }
+        let interval = self.head_rounds.borrow().poll.interval();
+        if let Some(key) = head_rounds_key(&specs, interval.as_secs_f64() * 1000.0) {
+            self.head_rounds = realm.other(key, Rc::clone(&self.head_rounds));
+            self.endpoint_keys = specs.iter().map(|spec| endpoint_key(spec)).collect();
         }
         self.wake = Some(realm.wake());
     }
@@ -78,6 +83,12 @@ impl Router {
             detach(&mut ep.breaker, Clone::clone);
         }
         detach(&mut self.pacer, Clone::clone);
+        if std::mem::take(&mut self.polling) {
+            // Its round ends on its own copy; the realm's is due again.
+            self.head_rounds.borrow_mut().abandon();
+        }
+        detach(&mut self.head_rounds, Clone::clone);
+        self.endpoint_keys.clear();
         self.wake = None;
     }
 

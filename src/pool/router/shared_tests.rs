@@ -367,3 +367,40 @@ fn a_member_that_leaves_takes_its_attempts_out_with_it() {
     };
     b.release(&r);
 }
+
+#[test]
+fn one_head_poll_round_for_the_realm_heard_by_every_member() {
+    let realm = Realm::new();
+    let o = options(Strategy::Priority);
+    let (mut a, mut b) = two_in(Some(&realm), &o);
+    assert!(a.head_poll_due(at(12_000)) && b.head_poll_due(at(12_000)));
+    let polls = a.start_head_round(at(12_000)).expect("a round");
+    assert_eq!(polls.len(), 2, "both endpoints polled");
+    assert!(!b.head_poll_due(at(12_000)), "a member's round is the realm's");
+    assert!(b.start_head_round(at(12_000)).is_none());
+    for r in &polls {
+        a.complete(
+            at(12_050),
+            r,
+            &verdict(ErrorClass::Success, false),
+            MethodClass::Cheap,
+            Duration::from_millis(50),
+            0.5,
+        );
+    }
+    a.end_head_round(&[(0, 100), (1, 90)], at(12_050));
+    assert_eq!(b.endpoints[0].head, None, "taken in on b's next selection");
+    let _ = select(&mut b, at(12_060));
+    assert_eq!((b.endpoints[0].head, b.endpoints[1].head), (Some(100), Some(90)));
+    assert!(!b.head_poll_due(at(24_049)) && b.head_poll_due(at(24_050)), "the next one interval after it ended");
+    // Its poller closes mid-round: the realm's next read may start one at once.
+    let polls = b.start_head_round(at(24_050)).expect("b's round");
+    b.leave_realm();
+    assert!(a.head_poll_due(at(24_051)));
+    b.end_head_round(&[], at(24_100));
+    drop(polls);
+    // Alone, each router keeps its own schedule.
+    let (mut c, d) = two_in(None, &o);
+    assert!(c.start_head_round(at(12_000)).is_some());
+    assert!(d.head_poll_due(at(12_000)));
+}
