@@ -2,7 +2,9 @@
 fn main() {
     let name = std::env::args().nth(1).unwrap_or_else(|| "all down 15 s, then back".into());
     let seed = std::env::args().nth(2).and_then(|s| s.parse().ok()).unwrap_or(1);
-    let Some(s) = breakwater_rpc::simulation::scenarios::all().into_iter().find(|s| s.name == name) else {
+    let mut every = breakwater_rpc::simulation::scenarios::all();
+    every.extend(breakwater_rpc::simulation::scenarios::one_process());
+    let Some(s) = every.into_iter().find(|s| s.name == name) else {
         eprintln!("unknown scenario {name:?}");
         std::process::exit(2);
     };
