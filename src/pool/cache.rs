@@ -102,4 +102,24 @@ mod tests {
         assert_eq!(c.get(at(1), "c"), Some(99));
         assert!(c.order.len() <= 8);
     }
+
+    #[test]
+    fn the_order_queue_is_compacted_past_four_times_the_entries_and_keeps_the_live_ones() {
+        let mut c = ResponseCache::new(2);
+        assert!(c.is_empty());
+        c.put(at(0), "d".into(), 0, Duration::from_secs(10));
+        assert!(!c.is_empty());
+        let mut longest = 0;
+        for i in 0..20 {
+            c.put(at(0), "c".into(), i, Duration::from_secs(10));
+            longest = longest.max(c.order.len());
+        }
+        assert_eq!(longest, 8, "compacted only once past 2 × 4");
+        c.put(at(0), "e".into(), 5, Duration::from_secs(10));
+        assert_eq!(
+            (c.get(at(1), "d"), c.get(at(1), "c"), c.get(at(1), "e")),
+            (None, Some(19), Some(5)),
+            "after compaction the oldest live entry is still the one evicted"
+        );
+    }
 }

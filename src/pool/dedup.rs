@@ -136,8 +136,11 @@ mod tests {
         assert_eq!((out, *runs.borrow()), (vec![7, 7, 7], 1));
         assert!(table.is_empty());
         let Joined::Leader(guard) = table.join("x") else { panic!("first joiner leads") };
+        assert_eq!((table.len(), table.is_empty()), (1, false), "one request shared");
         let Joined::Follower(follower) = table.join("x") else { panic!("second follows") };
+        assert_eq!(table.len(), 1, "a follower adds no request");
         drop(guard);
+        assert_eq!(table.len(), 0);
         assert_eq!(rt.block_on(follower).unwrap(), None);
     }
 }

@@ -260,6 +260,18 @@ mod tests {
         assert_eq!(s.head, Some(90), "going back is believed (reorg, resync)");
         assert!(s.lagging(5, now, Duration::from_secs(30)));
         assert!(!s.lagging(5, now + Duration::from_secs(30), Duration::from_secs(30)), "another chance later");
+        s.observe_head(1100, Some(100), 1000, now);
+        assert_eq!(s.head, Some(1100), "exactly the largest jump allowed is believed");
+        s.observe_head(1101 + 1000, Some(1100), 1000, now);
+        assert_eq!(s.head, Some(1100));
+    }
+
+    #[test]
+    fn latency_is_kept_in_milliseconds() {
+        let url = crate::redact::EndpointUrl::parse("http://127.0.0.1:1", "u").unwrap();
+        let mut s = EndpointState::new(EndpointSpec::from_url(url, 0), 0, &PoolOptions::default(), Instant::ZERO);
+        s.observe_latency(MethodClass::Cheap, Duration::from_millis(250));
+        assert_eq!(s.latency_ms(MethodClass::Cheap), Some(250.0));
     }
 }
 
