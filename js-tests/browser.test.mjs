@@ -44,10 +44,19 @@ const WORKER_PAGE = `<!doctype html><meta charset="utf-8"><script type="module">
   worker.onerror = (e) => { window.__done = { error: e.message || 'worker failed to load' }; };
 </script>`;
 
+// A dapp open in several tabs: each page a relayer on the same rate-limited key.
+const TAB = `<!doctype html><meta charset="utf-8"><script type="module">
+  import { FaultTolerantRelayer } from '/pkg/web.js';
+  const q = new URLSearchParams(location.search);
+  const relayer = new FaultTolerantRelayer([q.get('url')], { deadlineMs: 2000 });
+  window.read = () => relayer.request({ method: 'eth_getBalance', params: ['0x1', 'latest'] }).then((v) => v, (e) => e.name);
+  window.__ready = true;
+</script>`;
+
 let browser; let site; let good;
 before(async () => {
   good = await startMockNode([{ resultFor: { eth_blockNumber: '0x2a' } }]);
-  site = await startStaticServer({ routes: { '/pkg': join(root, 'pkg/dist') }, pages: { '/': PAGE, '/worker.html': WORKER_PAGE, '/worker.js': WORKER } });
+  site = await startStaticServer({ routes: { '/pkg': join(root, 'pkg/dist') }, pages: { '/': PAGE, '/worker.html': WORKER_PAGE, '/worker.js': WORKER, '/tab.html': TAB } });
   browser = await launchBrowser();
 });
 after(async () => {
@@ -80,4 +89,28 @@ test('the ES module build works inside a module Web Worker', async () => {
   const out = await (await page.waitForFunction(() => window.__done, null, { timeout: 20000 })).jsonValue();
   assert.deepEqual(out, { block: '0x2b', failovers: 1 });
   await page.close();
+});
+
+test('three tabs on one rate-limited key get no more 429s than one tab alone', async () => {
+  const limited = await startMockNode([{ status: 429, headers: { 'retry-after': '30', 'access-control-expose-headers': 'retry-after' } }]);
+  const context = await browser.newContext(); // one profile: the tabs share an origin's BroadcastChannel
+  try {
+    const tabs = [];
+    for (let i = 0; i < 3; i += 1) {
+      const tab = await context.newPage();
+      await tab.goto(`${site.url}/tab.html?${new URLSearchParams({ url: limited.url })}`);
+      await tab.waitForFunction(() => window.__ready, null, { timeout: 20000 });
+      tabs.push(tab);
+    }
+    assert.equal(await tabs[0].evaluate(() => window.read()), 'RateLimitedError');
+    assert.equal(limited.count(), 1, 'the first tab is refused once');
+    await new Promise((r) => setTimeout(r, 300));
+    const others = await Promise.all(tabs.slice(1).map((t) => t.evaluate(() => window.read())));
+    assert.deepEqual(others, ['RateLimitedError', 'RateLimitedError'], 'the key is cooling in every tab');
+    assert.equal(limited.count(), 1, 'three tabs, one 429: what one tab alone gets');
+    assert.equal(limited.chainChecks(), 1, 'one chain check for the three');
+  } finally {
+    await context.close();
+    await limited.close();
+  }
 });

@@ -11,6 +11,7 @@ import { httpSender } from './http.js';
 import { wrapUpstreams } from './upstreams.js';
 import { adaptSigner, knownSigner } from './signers.js';
 import { runAttempt } from './attempt.js';
+import { newsCarrier } from './realm-news.js';
 
 /** Checks a `wrap` option: a function from the bound EIP-1193 provider to the client `op` receives. */
 function checkWrap(wrap, field) {
@@ -29,6 +30,7 @@ function checkWrap(wrap, field) {
 export function createRelayerClass(wasm) {
   // The HTTP exchange of URL endpoints, delivering results to this wasm instance.
   const senderFor = (url, headers, maxBytes) => httpSender(url, headers, maxBytes, wasm.deliverHttp);
+  const shareNews = newsCarrier(wasm);
 
   class FaultTolerantRelayer {
     #engine;
@@ -63,6 +65,7 @@ export function createRelayerClass(wasm) {
       const self = new WeakRef(this);
       const listener = (event) => self.deref()?.#dispatch(event);
       this.#engine = engineCall(() => new wasm.WasmRelayer(wrapUpstreams(rpcUrls), engineOptions, listener, senderFor));
+      shareNews();
       this.#emitters = emittingUpstreams(rpcUrls);
     }
 

@@ -33,6 +33,7 @@
 //! gives its memory back.
 
 pub mod key;
+pub mod news;
 pub mod realm;
 
 pub use realm::{EndpointRecord, Realm};

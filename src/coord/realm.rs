@@ -13,6 +13,7 @@ use std::rc::{Rc, Weak};
 use std::time::Duration;
 
 use super::key::budget_key;
+use super::news::News;
 use crate::policy::breaker::Breaker;
 use crate::policy::quota::QuotaGroup;
 use crate::policy::tail::{Ewma, TailLatency, TRUSTED_TAIL_SAMPLES};
@@ -201,12 +202,35 @@ impl Realm {
         mine
     }
 
+    /// Applies news another realm told (`news.rs`) to the live state under
+    /// its key, at `now`: a cooldown cools the group, a breaker opening
+    /// opens the breaker, a chain id is recorded. `false` when nothing here
+    /// holds that key (no member uses it: nothing to learn).
+    pub fn hear(&self, news: News, now: Instant) -> bool {
+        match news {
+            News::Cooldown { group, until } => {
+                find(&self.groups, group).map(|g| g.borrow_mut().cool_until(until)).is_some()
+            }
+            News::BreakerOpen { breaker, until } => {
+                find(&self.breakers, breaker).map(|b| b.borrow_mut().open_until(now, until)).is_some()
+            }
+            News::Chain { endpoint, chain_id } => {
+                find(&self.chains, endpoint).map(|record| record.record(chain_id, now)).is_some()
+            }
+        }
+    }
+
     /// Live shared states (quota groups, chain records), for tests and stats.
     pub fn live(&self) -> (usize, usize) {
         let groups = self.groups.borrow().iter().filter(|(_, w)| w.strong_count() > 0).count();
         let chains = self.chains.borrow().iter().filter(|(_, w)| w.strong_count() > 0).count();
         (groups, chains)
     }
+}
+
+/// The live state under `key` in `map`, if any.
+fn find<T>(map: &RefCell<Vec<(u64, Weak<T>)>>, key: u64) -> Option<Rc<T>> {
+    map.borrow().iter().filter(|(k, _)| *k == key).find_map(|(_, weak)| weak.upgrade())
 }
 
 /// The state under `key` in `map`, made by `make` when none is alive;

@@ -287,6 +287,26 @@ impl Breaker {
         }
     }
 
+    /// Opens the breaker until `until` on another realm's word (its members
+    /// saw the node fail: `coord::news`): Closed or HalfOpen become Open;
+    /// an Open one stays open at least that long. Ejections (which lengthen
+    /// the next open time) count only what this breaker saw itself.
+    pub fn open_until(&mut self, now: Instant, until: Instant) {
+        if until <= now {
+            return;
+        }
+        match self.inner {
+            Inner::Open { until: mine } => self.inner = Inner::Open { until: mine.max(until) },
+            Inner::Closed { .. } | Inner::HalfOpen => {
+                self.inner = Inner::Open { until };
+                self.flips += 1;
+                self.probe_successes = 0;
+                self.consecutive = 0;
+                self.early_probe_at = now + self.config.early_probe_base;
+            }
+        }
+    }
+
     /// When an Open breaker next allows an early probe.
     pub fn early_probe_at(&self) -> Instant {
         self.early_probe_at

@@ -355,6 +355,13 @@ impl QuotaGroup {
         }
     }
 
+    /// Cools the group until `until` at least (another realm heard the
+    /// provider's 429: `coord::news`). Learns no plan: this realm did not
+    /// see what was sent.
+    pub fn cool_until(&mut self, until: Instant) {
+        self.cooldown_until = self.cooldown_until.max(until);
+    }
+
     /// When the group may be used again (past instants mean "now").
     pub fn cooldown_until(&self) -> Instant {
         self.cooldown_until

@@ -75,4 +75,7 @@ pub enum PipelineEvent {
         /// Requests waiting when it was refused.
         waiting: u32,
     },
+    /// News for the other realms of the origin (`coord::news`): not a
+    /// listener's event; the host passes it on (a `BroadcastChannel`).
+    News(crate::coord::news::News),
 }

@@ -156,6 +156,11 @@ pub struct Router {
     /// Each endpoint's realm key (empty outside a realm): heads are
     /// published under them.
     endpoint_keys: Vec<Option<u64>>,
+    /// In a realm: each quota group's and each endpoint breaker's realm
+    /// key, and the news for other realms not passed on yet (`coord::news`).
+    group_keys: Vec<Option<u64>>,
+    breaker_keys: Vec<Option<u64>>,
+    news: Vec<crate::coord::news::News>,
     /// Per endpoint, its chain record: the realm's when in one, else its own.
     chains: Vec<Rc<EndpointRecord>>,
     /// Per endpoint and method class, this router's attempts out (what it
@@ -233,6 +238,9 @@ impl Router {
             heads_seen: 0,
             polling: false,
             endpoint_keys: Vec::new(),
+            group_keys: Vec::new(),
+            breaker_keys: Vec::new(),
+            news: Vec::new(),
             selections: 0,
         };
         if let Some(realm) = realm {

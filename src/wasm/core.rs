@@ -65,6 +65,9 @@ fn tag_of(info: &MethodInfo, params: &JsValue) -> BlockTag {
 
 impl Core {
     pub(super) fn emit(&self, event: &PipelineEvent, method: &str) {
+        if let PipelineEvent::News(news) = event {
+            return super::news::tell(news);
+        }
         // Cloned out first: the listener may call `close()`.
         if let Some(listener) = self.listener() {
             // A throwing listener must not break the request.

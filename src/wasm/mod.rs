@@ -13,6 +13,7 @@ mod fetch;
 mod head_poll;
 mod js_runtime;
 mod keys;
+mod news;
 mod observation;
 mod relayer;
 mod stats;

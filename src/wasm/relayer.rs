@@ -35,6 +35,11 @@ thread_local! {
     static REALM: Realm = Realm::new();
 }
 
+/// Runs `f` on this instance's realm.
+pub(super) fn with_realm<T>(f: impl FnOnce(&Realm) -> T) -> T {
+    REALM.with(f)
+}
+
 /// The relayer core exposed to JS. Use the `FaultTolerantRelayer` wrapper;
 /// this class is its engine.
 #[wasm_bindgen]

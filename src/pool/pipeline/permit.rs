@@ -80,8 +80,14 @@ impl Pipeline {
         elapsed: Duration,
     ) {
         let (info, emit) = (&cx.info, cx.emit);
-        let events =
-            self.router.borrow_mut().complete(now, reservation, verdict, info.class, elapsed, cx.runtime.random_unit());
+        let (events, news) = {
+            let mut router = self.router.borrow_mut();
+            let events = router.complete(now, reservation, verdict, info.class, elapsed, cx.runtime.random_unit());
+            (events, router.take_news())
+        };
+        for news in news {
+            emit(PipelineEvent::News(news));
+        }
         for event in events {
             match event {
                 RouterEvent::Breaker { endpoint, transition } => {

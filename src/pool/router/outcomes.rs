@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use super::{Recovery, Reservation, Router, RouterEvent, REFUSED_FOR};
+use crate::coord::news::News;
 use crate::policy::breaker::BreakerState;
 use crate::policy::{ErrorClass, Verdict};
 use crate::rpc::methods::MethodClass;
@@ -130,6 +131,35 @@ impl Router {
             }
             events.push(RouterEvent::Breaker { endpoint: r.endpoint, transition: t });
         }
+        self.tell(&events, now);
         events
+    }
+
+    /// In a realm, what other realms of the origin should hear of these
+    /// events (`coord::news`): a group's cooldown, a breaker's opening.
+    fn tell(&mut self, events: &[RouterEvent], now: Instant) {
+        for event in events {
+            let news = match *event {
+                RouterEvent::RateLimited { group, until, .. } if until > now => {
+                    self.group_keys.get(group).copied().flatten().map(|group| News::Cooldown { group, until })
+                }
+                RouterEvent::Breaker { endpoint, transition } => match transition.to {
+                    BreakerState::Open { until } => self
+                        .breaker_keys
+                        .get(endpoint)
+                        .copied()
+                        .flatten()
+                        .map(|breaker| News::BreakerOpen { breaker, until }),
+                    _ => None,
+                },
+                _ => None,
+            };
+            self.news.extend(news);
+        }
+    }
+
+    /// The news told since the last call, for the host to pass on.
+    pub fn take_news(&mut self) -> Vec<News> {
+        std::mem::take(&mut self.news)
     }
 }

@@ -21,18 +21,27 @@ impl Router {
     /// realm's) and takes each endpoint's chain record. Groups or
     /// endpoints without a key (wrapped providers) stay this router's own.
     pub(super) fn join_realm(&mut self, realm: &Realm) {
+        self.group_keys.clear();
         for (g, group) in self.groups.iter_mut().enumerate() {
             let members: Vec<_> = self.endpoints.iter().filter(|e| e.group == g).map(|e| &e.spec).collect();
             let config = *group.quota.borrow().config();
-            if let Some(key) = group_key(&group.name, &members, &config) {
+            let key = group_key(&group.name, &members, &config);
+            if let Some(key) = key {
                 group.quota = realm.quota_group(key, Rc::clone(&group.quota));
             }
+            self.group_keys.push(key);
         }
+        self.breaker_keys.clear();
         for (i, ep) in self.endpoints.iter_mut().enumerate() {
-            let Some(key) = endpoint_key(&ep.spec) else { continue };
+            let Some(key) = endpoint_key(&ep.spec) else {
+                self.breaker_keys.push(None);
+                continue;
+            };
             self.chains[i] = realm.endpoint_record(key);
             let tuning = *ep.breaker.borrow().config();
-            ep.breaker = realm.breaker(breaker_key(key, &tuning), Rc::clone(&ep.breaker));
+            let breaker = breaker_key(key, &tuning);
+            ep.breaker = realm.breaker(breaker, Rc::clone(&ep.breaker));
+            self.breaker_keys.push(Some(breaker));
         }
         let specs: Vec<_> = self.endpoints.iter().map(|e| &e.spec).collect();
         if let Some(key) = pacer_key(&specs) {
@@ -89,6 +98,9 @@ impl Router {
         }
         detach(&mut self.head_rounds, Clone::clone);
         self.endpoint_keys.clear();
+        self.group_keys.clear();
+        self.breaker_keys.clear();
+        self.news.clear();
         self.wake = None;
     }
 
@@ -138,9 +150,12 @@ impl Router {
     }
 
     /// Records an answer of this router's own chain check for the realm.
-    pub(super) fn share_chain(&self, i: usize, chain_id: u64, at: Instant) {
+    pub(super) fn share_chain(&mut self, i: usize, chain_id: u64, at: Instant) {
         if let Some(record) = self.chains.get(i) {
             record.record(chain_id, at);
+        }
+        if let Some(endpoint) = self.endpoint_keys.get(i).copied().flatten() {
+            self.news.push(crate::coord::news::News::Chain { endpoint, chain_id });
         }
     }
 

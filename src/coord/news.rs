@@ -1,0 +1,136 @@
+//! What one realm tells the other realms of its origin (browser tabs and
+//! workers over a `BroadcastChannel`, worker threads in Node): the things
+//! one member learned that would cost every other realm requests to learn
+//! again.
+//!
+//! ```text
+//!   a member of this realm                    every other realm
+//!   hears a 429 (cooldown until t) ─ Cooldown ─► the same quota group cools until t
+//!   opens a breaker (open until t) ─ BreakerOpen ► the same breaker opens until t
+//!   checks a chain id ──────────────── Chain ──► the endpoint's record has it
+//! ```
+//!
+//! Gossip, not a lease: a message lost or late costs what sharing saves,
+//! never correctness (a realm that missed a cooldown learns it from its own
+//! 429, as a relayer alone would). Keys are the realm keys (`key.rs`):
+//! hashes, never a secret. Times travel as Unix milliseconds (realms do not
+//! share a monotonic clock) and are bounded on arrival, so a peer's clock
+//! skew or a hostile message cannot hold a group or breaker for long.
+//! Heard news is applied, never retold (no echo between realms).
+
+use std::time::Duration;
+
+use crate::time::Instant;
+
+/// The longest a heard cooldown or breaker opening is honoured.
+pub const MAX_HEARD: Duration = Duration::from_secs(120);
+
+/// One piece of news, as this realm's core produces it (times as instants
+/// of this realm; the host converts them to Unix time to send).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum News {
+    /// A quota group (by realm key) is cooling down until then.
+    Cooldown {
+        /// The group's realm key.
+        group: u64,
+        /// Until when.
+        until: Instant,
+    },
+    /// A breaker (by realm key) opened until then.
+    BreakerOpen {
+        /// The breaker's realm key.
+        breaker: u64,
+        /// Until when.
+        until: Instant,
+    },
+    /// An endpoint (by realm key) reported this chain id.
+    Chain {
+        /// The endpoint's realm key.
+        endpoint: u64,
+        /// Its chain id.
+        chain_id: u64,
+    },
+}
+
+impl News {
+    /// The kind's name on the wire.
+    pub const fn kind(&self) -> &'static str {
+        match self {
+            News::Cooldown { .. } => "cooldown",
+            News::BreakerOpen { .. } => "breakerOpen",
+            News::Chain { .. } => "chain",
+        }
+    }
+
+    /// The key, as 16 hex digits.
+    pub fn key_hex(&self) -> String {
+        let key = match *self {
+            News::Cooldown { group, .. } => group,
+            News::BreakerOpen { breaker, .. } => breaker,
+            News::Chain { endpoint, .. } => endpoint,
+        };
+        format!("{key:016x}")
+    }
+
+    /// Its value on the wire: a Unix time in ms for the timed kinds
+    /// (`unix_now_ms` being `now`), the chain id for `Chain`.
+    pub fn value(&self, now: Instant, unix_now_ms: f64) -> f64 {
+        match *self {
+            News::Cooldown { until, .. } | News::BreakerOpen { until, .. } => {
+                unix_now_ms + until.saturating_since(now).as_secs_f64() * 1000.0
+            }
+            News::Chain { chain_id, .. } => chain_id as f64,
+        }
+    }
+
+    /// News read from the wire, or `None` for what this version does not
+    /// know or cannot trust (an unknown kind, a bad key, a time in the past
+    /// or not a number). Times beyond [`MAX_HEARD`] from now are cut to it.
+    pub fn read(kind: &str, key: &str, value: f64, now: Instant, unix_now_ms: f64) -> Option<News> {
+        if key.len() != 16 || !value.is_finite() {
+            return None;
+        }
+        let key = u64::from_str_radix(key, 16).ok()?;
+        let until = || {
+            let ahead = value - unix_now_ms;
+            (ahead > 0.0).then(|| now + Duration::from_secs_f64(ahead / 1000.0).min(MAX_HEARD))
+        };
+        match kind {
+            "cooldown" => Some(News::Cooldown { group: key, until: until()? }),
+            "breakerOpen" => Some(News::BreakerOpen { breaker: key, until: until()? }),
+            "chain" if value >= 1.0 && value <= 9_007_199_254_740_991.0 && value.fract() == 0.0 => {
+                Some(News::Chain { endpoint: key, chain_id: value as u64 })
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn news_travels_in_unix_time_and_comes_back_bounded() {
+        let now = Instant::from_millis_f64(5_000.0);
+        let unix = 1_700_000_000_000.0;
+        let cool = News::Cooldown { group: 0xabc, until: Instant::from_millis_f64(7_500.0) };
+        assert_eq!((cool.kind(), cool.key_hex(), cool.value(now, unix)), ("cooldown", "0000000000000abc".into(), unix + 2500.0));
+        // Heard by another realm whose clock reads 100 ms later and whose instants differ.
+        let there = Instant::from_millis_f64(90_000.0);
+        let heard = News::read("cooldown", "0000000000000abc", unix + 2500.0, there, unix + 100.0);
+        assert_eq!(heard, Some(News::Cooldown { group: 0xabc, until: Instant::from_millis_f64(92_400.0) }));
+        let far = News::read("breakerOpen", "0000000000000001", unix + 1e9, there, unix);
+        assert_eq!(far, Some(News::BreakerOpen { breaker: 1, until: there + MAX_HEARD }), "a far future is cut short");
+        assert_eq!(News::read("cooldown", "0000000000000abc", unix - 1.0, there, unix), None, "already over");
+        assert_eq!(News::read("cooldown", "abc", unix + 10.0, there, unix), None, "a short key");
+        assert_eq!(News::read("cooldown", "000000000000zzzz", unix + 10.0, there, unix), None);
+        assert_eq!(News::read("cooldown", "0000000000000abc", f64::NAN, there, unix), None);
+        assert_eq!(News::read("lease", "0000000000000abc", unix + 10.0, there, unix), None, "a kind from a newer version");
+        let chain = News::Chain { endpoint: 2, chain_id: 137 };
+        assert_eq!(chain.value(now, unix), 137.0);
+        assert_eq!(News::read("chain", &chain.key_hex(), 137.0, there, unix), Some(chain));
+        assert_eq!(News::read("chain", &chain.key_hex(), 1.5, there, unix), None);
+        assert_eq!(News::read("chain", &chain.key_hex(), 0.0, there, unix), None);
+    }
+}
