@@ -170,9 +170,23 @@ fn a_hung_provider_is_judged_once_for_the_realm() {
 }
 
 #[test]
+fn reads_in_flight_when_a_warmed_up_provider_hangs_all_succeed() {
+    // Found by a new user: a realm budget on retries let the hedges of reads
+    // stranded on the hung node spend what the other reads' retries needed.
+    let s = scenarios::one_process()
+        .into_iter()
+        .find(|s| s.name == "300 busy relayers: a warmed-up provider hangs, sharing")
+        .expect("scenario");
+    for seed in 1..=4 {
+        let r = run(&s, seed);
+        assert_eq!(r.success_rate(), 1.0, "seed {seed}: {:?}", r.failures);
+        assert!(r.amplification <= 1.05, "seed {seed}: amplification {}", r.amplification);
+    }
+}
+
+#[test]
 fn a_browning_out_provider_is_judged_once_for_the_realm() {
-    // Retries draw on the realm's budget too; a shared breaker moves every
-    // member off the 503s, so few are needed.
+    // A shared breaker moves every member off the 503s, so few retries are needed.
     let r = one_process("1,000 in a process: brownout (30 % 503), sharing");
     assert!(r.amplification <= 1.05, "amplification {}", r.amplification);
     assert!(r.success_rate() >= 0.999, "success {}", r.success_rate());

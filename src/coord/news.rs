@@ -98,7 +98,7 @@ impl News {
         match kind {
             "cooldown" => Some(News::Cooldown { group: key, until: until()? }),
             "breakerOpen" => Some(News::BreakerOpen { breaker: key, until: until()? }),
-            "chain" if value >= 1.0 && value <= 9_007_199_254_740_991.0 && value.fract() == 0.0 => {
+            "chain" if (1.0..=9_007_199_254_740_991.0).contains(&value) && value.fract() == 0.0 => {
                 Some(News::Chain { endpoint: key, chain_id: value as u64 })
             }
             _ => None,
@@ -115,7 +115,10 @@ mod tests {
         let now = Instant::from_millis_f64(5_000.0);
         let unix = 1_700_000_000_000.0;
         let cool = News::Cooldown { group: 0xabc, until: Instant::from_millis_f64(7_500.0) };
-        assert_eq!((cool.kind(), cool.key_hex(), cool.value(now, unix)), ("cooldown", "0000000000000abc".into(), unix + 2500.0));
+        assert_eq!(
+            (cool.kind(), cool.key_hex(), cool.value(now, unix)),
+            ("cooldown", "0000000000000abc".into(), unix + 2500.0)
+        );
         // Heard by another realm whose clock reads 100 ms later and whose instants differ.
         let there = Instant::from_millis_f64(90_000.0);
         let heard = News::read("cooldown", "0000000000000abc", unix + 2500.0, there, unix + 100.0);
@@ -126,7 +129,11 @@ mod tests {
         assert_eq!(News::read("cooldown", "abc", unix + 10.0, there, unix), None, "a short key");
         assert_eq!(News::read("cooldown", "000000000000zzzz", unix + 10.0, there, unix), None);
         assert_eq!(News::read("cooldown", "0000000000000abc", f64::NAN, there, unix), None);
-        assert_eq!(News::read("lease", "0000000000000abc", unix + 10.0, there, unix), None, "a kind from a newer version");
+        assert_eq!(
+            News::read("lease", "0000000000000abc", unix + 10.0, there, unix),
+            None,
+            "a kind from a newer version"
+        );
         let chain = News::Chain { endpoint: 2, chain_id: 137 };
         assert_eq!(chain.value(now, unix), 137.0);
         assert_eq!(News::read("chain", &chain.key_hex(), 137.0, there, unix), Some(chain));

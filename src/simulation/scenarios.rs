@@ -174,6 +174,16 @@ pub fn one_process() -> Vec<Scenario> {
         s.realm = realm;
         s
     };
+    let mut later = three();
+    later[0] = later[0].clone().with(vec![(S(0), Mode::Healthy), (S(10), Mode::Hang)]);
+    let hangs_later = |name, realm| {
+        let mut s = base(name, later.clone());
+        s.clients = 300;
+        s.rate = 3.0;
+        s.duration = S(20);
+        s.realm = realm;
+        s
+    };
     vec![
         slow_alike("1,000 in a process: all slow alike, alone", false),
         slow_alike("1,000 in a process: all slow alike, sharing", true),
@@ -181,6 +191,7 @@ pub fn one_process() -> Vec<Scenario> {
         slow_down("1,000 in a process: every endpoint slows down 10 s, sharing", 1000, 0.5, true),
         slow_down("20 busy relayers: every endpoint slows down 10 s, alone", 20, 25.0, false),
         hangs("1,000 in a process: one provider hangs, sharing", true),
+        hangs_later("300 busy relayers: a warmed-up provider hangs, sharing", true),
         browning("1,000 in a process: brownout (30 % 503), sharing", true),
         shared_key("100 in a process: shared key, alone", false),
         shared_key("100 in a process: shared key, sharing", true),

@@ -8,12 +8,14 @@
 //!     answers within the hedge delay ─────────────────► its outcome (no hedge)
 //!     the delay's timer fires late (by more than a quarter of the delay,
 //!     at least 20 ms): the process itself was busy, the primary's slowness
-//!     may be ours, and a hedge would only add work ──► wait for the primary
+//!     may be ours, and a hedge would only add work ──► no hedge now; ask
+//!     again one delay later (unless the primary's breaker opened: then
+//!     the node, not the process, is the problem, and the hedge goes)
 //!     the delay passes:
-//!       another endpoint free now (untried; an unchecked one has its chain
-//!       id checked first, and a mismatch voids the hedge) and a
-//!       retry-budget token?
-//!         no ─── wait for the primary alone ──────────► its outcome
+//!       another endpoint free now (untried, not silent as long; an
+//!       unchecked one has its chain id checked first, and a mismatch
+//!       voids the hedge) and a retry-budget token?
+//!         no ─── the primary runs on; ask again one delay later
 //!         yes ── emit Hedge, start the second attempt ─► Racing
 //!   Racing: the first to finish
 //!     succeeds, or fails in a way no retry could fix (a revert)
@@ -31,14 +33,14 @@
 //! ```
 //! Never under the `sticky` strategy (a hedge would rebind the session to
 //! another node) and never once the pipeline is closed.
-//! The hedge is paid from the retry budget like a retry, so hedging cannot
-//! amplify an overload. A primary stranded on an endpoint whose breaker has
-//! opened since it started is hedged even without a token (that endpoint
-//! takes no new attempts, so such hedges are bounded by what was in flight
-//! when it opened, and each one saves a full timeout) and its hedge is
-//! charged anyway, into debt (at most one burst): the share holds over
-//! time, and later retries and hedges wait until the debt is repaid. Never
-//! for sends or unknown methods.
+//! The hedge is paid from the retry budget like a retry (and, in a realm,
+//! from the realm's hedge budget too), so hedging cannot amplify an
+//! overload. A primary stranded on an endpoint whose breaker has opened
+//! since it started is hedged even without a token (that endpoint takes no
+//! new attempts, so such hedges are bounded by what was in flight when it
+//! opened, and each one saves a full timeout); the realm's budget is
+//! charged anyway, into debt (at most one burst), so the realm's hedges
+//! keep their share over time. Never for sends or unknown methods.
 
 use std::future::Future;
 use std::pin::{pin, Pin};
@@ -189,25 +191,35 @@ impl Pipeline {
             let done = self.attempt_checking_chain(cx, target, lone.timeout).await;
             return self.finish(cx, lone.reservation, began, done);
         };
-        // Hedged, as the module doc describes.
+        // Hedged, as the module doc describes. When no hedge may go at its
+        // delay (the host was busy, no endpoint or token was free), the
+        // primary runs on and the question comes again one delay later: a
+        // read stranded on a node whose breaker opened meanwhile is hedged
+        // then, instead of waiting out its timeout.
         let primary = lone.reservation;
         let primary_target = primary.target();
         let mut first_attempt = Box::pin(self.attempt_checking_chain(cx, primary_target, lone.timeout));
-        let alone = {
-            let wait = pin!(runtime.sleep(after));
-            first(first_attempt.as_mut(), wait).await
+        let mut due = began + after;
+        let (second, timeout) = loop {
+            let alone = {
+                let wait = pin!(runtime.sleep(due.saturating_since(runtime.now())));
+                first(first_attempt.as_mut(), wait).await
+            };
+            if let First::Left(done) = alone {
+                return self.finish(cx, primary, began, done);
+            }
+            let now = runtime.now();
+            let stranded = self.router.borrow_mut().breaker_open(endpoint, now);
+            let busy = host_was_busy(now.saturating_since(due), after);
+            due = now + after;
+            if busy && !stranded {
+                continue;
+            }
+            if let Some(pair) = self.reserve_hedge(cx, state, endpoint, now.saturating_since(began)) {
+                break pair;
+            }
         };
-        if let First::Left(done) = alone {
-            return self.finish(cx, primary, began, done);
-        }
-        if host_was_busy(runtime.now().saturating_since(began + after), after) {
-            let done = first_attempt.await;
-            return self.finish(cx, primary, began, done);
-        }
-        let Some((second, timeout)) = self.reserve_hedge(cx, state, endpoint, after) else {
-            let done = first_attempt.await;
-            return self.finish(cx, primary, began, done);
-        };
+        let after = runtime.now().saturating_since(began);
         emit(PipelineEvent::Hedge { from: endpoint, to: second.endpoint(), after });
         let hedge_began = runtime.now();
         let second_target = second.target();
@@ -328,8 +340,8 @@ impl Pipeline {
             return None; // the permit goes back unused as it drops
         }
         if stranded {
-            self.budget.borrow_mut().overdraw(now);
-        } else if !self.budget.borrow_mut().try_withdraw(now) {
+            self.budget.borrow_mut().overdraw_realm(now);
+        } else if !self.budget.borrow_mut().try_withdraw_hedge(now) {
             return None;
         }
         Some((permit, timeout))

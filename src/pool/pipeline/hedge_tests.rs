@@ -279,7 +279,7 @@ fn sticky_sessions_are_never_hedged() {
 }
 
 #[test]
-fn no_hedge_when_the_hedge_timer_fires_late_because_the_host_was_busy() {
+fn no_hedge_while_the_hedge_timer_fires_late_because_the_host_was_busy() {
     use crate::runtime::sim::join_all;
     use std::future::Future;
     use std::pin::Pin;
@@ -300,5 +300,34 @@ fn no_hedge_when_the_hedge_timer_fires_late_because_the_host_was_busy() {
         (ok.endpoint, hedges(&h).len(), h.now_ms())
     };
     assert_eq!(run(false), (1, 1, 1005), "a slow primary is hedged after the 1 s delay");
-    assert_eq!(run(true), (0, 0, 3000), "its timer fired 0.5 s late: the slowness may be ours, no hedge");
+    assert_eq!(
+        run(true),
+        (1, 1, 2505),
+        "its timer fired 0.5 s late (the slowness may be ours): no hedge then; the next, on time one delay later, hedges"
+    );
+}
+
+#[test]
+fn a_read_without_a_hedge_token_is_hedged_once_its_node_is_judged() {
+    // No budget for hedges: the primary on the hung node runs alone...
+    let mut o = hedging();
+    o.budget = Some(RetryBudgetConfig { ratio: 0.0, min_per_second: 0.0, burst: 1.0 });
+    o.pool.breaker.consecutive_failures = 1;
+    o.pool.breaker.open_base = MS(60_000);
+    o.pool.breaker.open_max = MS(60_000);
+    let h = harness(vec![vec![Hang], vec![slow(5, Answer("0x2"))]], o);
+    assert!(h.pipeline.budget.borrow_mut().try_withdraw(h.rt.now()), "spend the one token");
+    let out = std::cell::RefCell::new(None);
+    let tasks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + '_>>> = vec![
+        Box::pin(async { *out.borrow_mut() = Some(h.request("eth_getBalance").await.unwrap()) }),
+        Box::pin(async {
+            // ...until another request's failure opens the node's breaker at 1.5 s.
+            h.rt.sleep(MS(1500)).await;
+            let router = h.pipeline.router.borrow_mut();
+            router.endpoints[0].breaker.borrow_mut().on_failure(h.rt.now(), false, 0.5);
+        }),
+    ];
+    h.rt.block_on(crate::runtime::sim::join_all(tasks)).unwrap();
+    let ok = out.into_inner().unwrap();
+    assert_eq!((ok.endpoint, h.now_ms()), (1, 2005), "asked again at 2 s: stranded, hedged without a token");
 }
