@@ -118,9 +118,9 @@ pub struct PoolOptions {
     /// Share quota groups and chain checks with the other relayers of this
     /// realm that use the same endpoints (`coord`); `false`: learn alone.
     pub share_in_realm: bool,
-    /// A realm-wide budget for hedges, paid by every member's first
-    /// attempts and charged by every member's hedges besides its own budget
-    /// (`pool/pipeline/extra.rs`; retries stay on each relayer's own):
+    /// A realm-wide budget for extra attempts (retries, failovers, hedges),
+    /// paid by every member's first attempts and charged by every member's
+    /// extra attempts besides its own budget (`pool/pipeline/extra.rs`):
     /// 10 % of the realm's requests, a burst of 20 and 2 per second (JS
     /// `fleet.budget`); `None`: each relayer's own budget only.
     pub realm_budget: Option<RetryBudgetConfig>,

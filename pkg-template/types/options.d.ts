@@ -240,9 +240,9 @@ export interface RelayerOptions {
    * Share what this relayer learns with the other relayers of this JS realm (process, page or worker) that
    * use the same endpoint URLs and headers: one quota bucket per key, one chain check and one breaker per
    * node, one head poll per node, one recovery pace after an outage, and one realm-wide budget that every
-   * member's hedges draw on besides their own; tabs and workers of the origin hear of 429 cooldowns, breaker
+   * member's retries and hedges draw on besides their own; tabs and workers of the origin hear of 429 cooldowns, breaker
    * openings and chain ids (docs/coordination.md). `false`: this relayer learns alone.
-   * `budget`: the realm's hedge budget's tuning (`false`: none, only each relayer's own).
+   * `budget`: the realm's retry budget's tuning (`false`: none, only each relayer's own).
    * @default true (budget: { ratio: 0.1, minPerSecond: 2, burst: 20 })
    */
   fleet?: boolean | { budget?: boolean | RetryBudgetOptions };

@@ -373,7 +373,11 @@ impl Pipeline {
                 return Err(state.stop(StopReason::NotRetryable));
             }
             let free = undelivered && state.tried.iter().any(|t| !t);
-            if !free && !self.budget.borrow_mut().try_withdraw(ended) {
+            // A retry off a node whose breaker is open now (it hung or died
+            // under this request) pays its own token and overdraws the
+            // realm's: see `pipeline/extra.rs`.
+            let stranded = self.router.borrow_mut().breaker_open(endpoint, ended);
+            if !free && !self.budget.borrow_mut().try_withdraw_retry(ended, stranded) {
                 return Err(state.stop(StopReason::Budget));
             }
             // The backoff protects the endpoint that failed. An endpoint not

@@ -8,19 +8,22 @@
 //! budget (`coord::Realm::retry_budget`) is paid by every member's
 //! requests and charged by every member's extra attempts, so together
 //! they add at most its share of the process's traffic, plus one burst.
-//! Only hedges draw on it: retries are what a request needs to succeed at
-//! all. Measured twice: with breakers per relayer, a realm budget on retries
-//! turned a total outage's 99 % success into 90 % in the simulation; with
-//! shared breakers, a new user's 300 relayers whose warmed-up node hung lost
-//! 11–32 % of the reads in flight (they timed out on the hung node, and
-//! their retry found the realm's budget spent by the hedges of the reads
-//! stranded there). Retries stay bounded by each relayer's own budget and
-//! by shared breakers (a failing node is judged once for the realm, and
-//! requests waiting out a total outage wait for the realm's probe instead
-//! of retrying). It works because breakers are shared too: a hung node is
-//! judged once, so a few lost races stop every member's hedges to it (with
-//! a breaker per relayer, each needed its own three, and a realm budget
-//! starved them: p99 1.1 s → 10 s in the simulation).
+//! Retries, failovers and hedges all draw on it, with one exception paid
+//! for: an extra attempt for a request stranded on a node whose breaker
+//! has opened (the node hung or died under it) goes even when the realm's
+//! budget is empty, and overdraws it (at most one burst of debt), so the
+//! share holds over time. That node takes no new attempts, so such extra
+//! attempts are bounded by what was in flight on it when it was judged,
+//! and each goes to another node and saves a request: a new user's 300
+//! relayers whose warmed-up node hung lost 11–32 % of their reads in flight
+//! while these drew on the realm's budget like any retry (its 20 tokens
+//! went to the first few, the rest failed). It works because breakers are
+//! shared too: a hung or failing node is judged once for the realm, so a
+//! few failures or lost races move every member off it, and requests
+//! waiting out a total outage wait for the realm's probe instead of
+//! retrying (with a breaker per relayer, each needed its own three, and a
+//! realm budget starved them: p99 1.1 s → 10 s, and an outage's success
+//! 99 % → 90 % in the simulation).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -48,7 +51,23 @@ impl ExtraAttempts {
         }
     }
 
-    /// A retry (or failover): one token from the relayer's own budget.
+    /// A retry (or failover): one token from each, or none from either;
+    /// for a request `stranded` on a node whose breaker opened, the
+    /// relayer's own token only, the realm's overdrawn (into at most one
+    /// burst of debt).
+    pub(super) fn try_withdraw_retry(&mut self, now: Instant, stranded: bool) -> bool {
+        if stranded {
+            if !self.own.try_withdraw(now) {
+                return false;
+            }
+            self.overdraw_realm(now);
+            return true;
+        }
+        self.try_withdraw_hedge(now)
+    }
+
+    /// A retry outside any realm budget (tests).
+    #[cfg(test)]
     pub(super) fn try_withdraw(&mut self, now: Instant) -> bool {
         self.own.try_withdraw(now)
     }
@@ -103,10 +122,11 @@ mod tests {
         assert!(b.try_withdraw_hedge(now));
         assert!(!a.try_withdraw_hedge(now), "the realm's two tokens are spent, whoever spent them");
         assert_eq!(a.balance(now), 4.0, "a kept its own token when the realm said no");
-        assert!(a.try_withdraw(now), "a retry draws on the relayer's own budget only");
-        assert_eq!(a.balance(now), 3.0);
-        for _ in 0..5 {
-            b.deposit(now); // five first attempts pay 0.2 each into both
+        assert!(!a.try_withdraw_retry(now, false), "a retry needs the realm's token too");
+        assert!(a.try_withdraw_retry(now, true), "unless it is stranded on a judged node");
+        assert_eq!(a.balance(now), 3.0, "which still pays its own");
+        for _ in 0..10 {
+            b.deposit(now); // ten first attempts pay 0.2 each into both (one token repays the debt)
         }
         assert!(a.try_withdraw_hedge(now), "b's traffic paid for a's hedge");
         let before = realm.borrow_mut().balance(now);
@@ -114,7 +134,7 @@ mod tests {
         assert_eq!(realm.borrow_mut().balance(now), before - 1.0, "a stranded hedge is paid for by the realm");
         assert_eq!(a.balance(now), 2.0, "not by the relayer: its retries stay its own");
         assert!(!b.try_withdraw_hedge(now), "the next hedge waits for the debt to be repaid");
-        assert!(b.try_withdraw(now), "a retry does not");
+        assert!(!b.try_withdraw_retry(now, false), "and so does the next retry");
         let mut alone = ExtraAttempts::new(budget(0.2, 1.0), None);
         assert!(alone.try_withdraw_hedge(now));
         assert!(!alone.try_withdraw_hedge(now));
