@@ -260,6 +260,12 @@ mod tests {
         assert_eq!(s.head, Some(90), "going back is believed (reorg, resync)");
         assert!(s.lagging(5, now, Duration::from_secs(30)));
         assert!(!s.lagging(5, now + Duration::from_secs(30), Duration::from_secs(30)), "another chance later");
+        s.observe_head(100, Some(106), 1000, now);
+        assert!(s.lagging(5, now, Duration::from_secs(30)), "6 behind, more than 5");
+        s.observe_head(100, Some(105), 1000, now);
+        assert!(!s.lagging(5, now, Duration::from_secs(30)), "exactly 5 behind is not lagging");
+        s.refused_until = Some(now + Duration::from_secs(1));
+        assert!(s.refused(now) && !s.refused(now + Duration::from_secs(1)), "refused until, not at, the instant");
         s.observe_head(1100, Some(100), 1000, now);
         assert_eq!(s.head, Some(1100), "exactly the largest jump allowed is believed");
         s.observe_head(1101 + 1000, Some(1100), 1000, now);

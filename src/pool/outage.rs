@@ -177,6 +177,20 @@ mod tests {
     }
 
     #[test]
+    fn an_outage_probes_next_time_is_jittered_uniformly_around_its_spacing() {
+        // The jitter is at least ±50 %, whatever the breaker's.
+        for (draw, next) in [(0.0, 250), (0.5, 500), (0.75, 625)] {
+            let mut o = OutageProbes::new(&BreakerConfig { jitter: 0.0, ..BreakerConfig::default() }, at(0));
+            o.granted(at(1000), draw);
+            assert_eq!(o.next_at, at(1000 + next), "draw {draw}");
+            assert!(o.in_flight);
+        }
+        let mut o = OutageProbes::new(&BreakerConfig { jitter: 0.8, ..BreakerConfig::default() }, at(0));
+        o.granted(at(0), 0.0);
+        assert_eq!(o.next_at, at(100), "a wider jitter of the breaker's is kept");
+    }
+
+    #[test]
     fn outage_probes_double_their_spacing_up_to_a_low_cap() {
         let mut o = OutageProbes::new(&BreakerConfig { jitter: 0.0, ..BreakerConfig::default() }, at(0));
         let mut spacings = Vec::new();

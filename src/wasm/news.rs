@@ -1,4 +1,5 @@
-//! Carries `coord::news` between this realm and the others of its origin:
+//! This instance's realm (`coord::Realm`), and its news for the others of
+//! its origin (`coord::news`):
 //! the wrapper gives a sink (it posts to a `BroadcastChannel`) and hands
 //! over what it hears. Conversions only: what is news and how it is
 //! applied are the core's.
@@ -10,12 +11,20 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::js_runtime::JsRuntime;
-use super::relayer::with_realm;
 use crate::coord::news::News;
+use crate::coord::Realm;
 use crate::runtime::Runtime;
 
 thread_local! {
+    /// The realm every relayer of this wasm instance joins (`coord`): one
+    /// per JS realm, since a realm loads the module once.
+    static REALM: Realm = Realm::new();
     static SINK: RefCell<Option<Function>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` on this instance's realm.
+pub(super) fn with_realm<T>(f: impl FnOnce(&Realm) -> T) -> T {
+    REALM.with(f)
 }
 
 /// Where this realm's news goes: `sink(kind, key, value)`; not a function: nowhere.

@@ -17,28 +17,18 @@ use super::core::Core;
 use super::descriptors::{self, Redactor};
 use super::fetch::{FetchEndpoint, FetchTransport};
 use super::js_runtime::JsRuntime;
+use super::news::with_realm;
 use super::stats;
 use super::tx_fields;
 use super::tx_node::CoreNode;
 use crate::config::{ConfigError, RelayerConfig};
-use crate::coord::Realm;
+
 use crate::policy::Classifier;
 use crate::pool::request::Front;
 use crate::pool::Pipeline;
 use crate::runtime::Runtime;
 use crate::tx::engine::TxEngine;
 use crate::tx::TxOptions;
-
-thread_local! {
-    /// The realm every relayer of this wasm instance joins (`coord`): one
-    /// per JS realm, since a realm loads the module once.
-    static REALM: Realm = Realm::new();
-}
-
-/// Runs `f` on this instance's realm.
-pub(super) fn with_realm<T>(f: impl FnOnce(&Realm) -> T) -> T {
-    REALM.with(f)
-}
 
 /// The relayer core exposed to JS. Use the `FaultTolerantRelayer` wrapper;
 /// this class is its engine.
@@ -90,7 +80,7 @@ impl WasmRelayer {
         let front = Front::new(relayer_config.pool.cache.max_entries);
         let classifier = Classifier::with_rules(rules);
         let now = JsRuntime.now();
-        let pipeline = REALM.with(|realm| Pipeline::in_realm(relayer_config, classifier, now, Some(realm)));
+        let pipeline = with_realm(|realm| Pipeline::in_realm(relayer_config, classifier, now, Some(realm)));
         let core = Core {
             pipeline,
             transport,

@@ -449,3 +449,14 @@ fn while_an_endpoints_chain_check_is_out_other_requests_wait_for_its_answer() {
     r.release(&lone); // the check never answered
     assert!(pick(&mut r, at(1), (0.5, 0.5)).check_chain, "the next request checks");
 }
+
+#[test]
+fn an_endpoints_own_group_caps_cooldowns_at_the_longest_retry_after_honoured_and_selections_are_counted() {
+    let mut r = Router::new(vec![spec(0)], &options(Strategy::Priority), Duration::from_secs(7), at(0));
+    assert_eq!(r.groups[0].quota.borrow().config().cooldown_max, Duration::from_secs(7));
+    let before = r.selections;
+    for _ in 0..3 {
+        let _ = r.select(at(0), &req(&[false]), (0.5, 0.5));
+    }
+    assert_eq!(r.selections, before + 3);
+}
