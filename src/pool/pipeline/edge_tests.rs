@@ -143,3 +143,39 @@ fn two_endpoints_with_different_unknown_answers_teach_nothing() {
         assert_eq!(err.attempts.len(), 2, "different answers: each request still gets its one retry elsewhere");
     }
 }
+
+#[test]
+fn the_pipeline_reports_its_budget_its_waiters_and_when_it_closes() {
+    let h = harness(vec![vec![Status(503, None)], vec![Answer("0x10")]], opts());
+    let full = h.pipeline.budget_balance(h.rt.now());
+    assert_eq!(full, 5.0, "the default burst");
+    h.run("eth_blockNumber").unwrap();
+    assert!(h.pipeline.budget_balance(h.rt.now()) < full, "the failover's retry spent a token");
+    assert_eq!(h.pipeline.waiting(), 0);
+    assert!(!h.pipeline.is_closed());
+    assert_eq!(h.pipeline.shutdown_waiters(), 0);
+    let closed = std::cell::Cell::new(false);
+    let tasks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + '_>>> = vec![
+        Box::pin(async {
+            h.pipeline.closing().await;
+            closed.set(true);
+        }),
+        Box::pin(async {
+            h.rt.sleep(MS(10)).await;
+            assert_eq!(h.pipeline.shutdown_waiters(), 1, "the closing() above waits on it");
+            h.pipeline.close();
+        }),
+    ];
+    h.rt.block_on(crate::runtime::sim::join_all(tasks)).unwrap();
+    assert!(closed.get() && h.pipeline.is_closed());
+}
+
+#[test]
+fn an_answered_block_number_is_the_endpoints_head() {
+    let h = harness(vec![vec![Answer("0x10")]], opts());
+    h.run("eth_blockNumber").unwrap();
+    assert_eq!(h.pipeline.router.borrow().endpoints[0].head, Some(16));
+    let h = harness(vec![vec![Answer("0x10")]], opts());
+    h.run("eth_getBalance").unwrap();
+    assert_eq!(h.pipeline.router.borrow().endpoints[0].head, None, "another method's result is no head");
+}

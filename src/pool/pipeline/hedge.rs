@@ -200,7 +200,7 @@ impl Pipeline {
         let primary_target = primary.target();
         let mut first_attempt = Box::pin(self.attempt_checking_chain(cx, primary_target, lone.timeout));
         let mut due = began + after;
-        let (second, timeout) = loop {
+        let ((second, timeout), after) = loop {
             let alone = {
                 let wait = pin!(runtime.sleep(due.saturating_since(runtime.now())));
                 first(first_attempt.as_mut(), wait).await
@@ -211,15 +211,16 @@ impl Pipeline {
             let now = runtime.now();
             let stranded = self.router.borrow_mut().breaker_open(endpoint, now);
             let busy = host_was_busy(now.saturating_since(due), after);
+            let asked = due;
             due = now + after;
             if busy && !stranded {
                 continue;
             }
             if let Some(pair) = self.reserve_hedge(cx, state, endpoint, now.saturating_since(began)) {
-                break pair;
+                // The event says when it was due (a late timer's lag is the host's).
+                break (pair, asked.saturating_since(began));
             }
         };
-        let after = runtime.now().saturating_since(began);
         emit(PipelineEvent::Hedge { from: endpoint, to: second.endpoint(), after });
         let hedge_began = runtime.now();
         let second_target = second.target();
