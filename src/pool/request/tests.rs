@@ -69,6 +69,23 @@ fn identical_reads_at_once_share_one_upstream_call() {
 }
 
 #[test]
+fn a_read_in_flight_is_counted_as_shared_until_it_ends() {
+    let h = harness(vec![slow(Answer("0x5"))], no_cache());
+    let seen = std::cell::Cell::new(usize::MAX);
+    let tasks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + '_>>> = vec![
+        Box::pin(async {
+            let _ = h.read("eth_getBalance", "k", BlockTag::Latest).await;
+        }),
+        Box::pin(async {
+            h.rt.sleep(Duration::from_millis(5)).await;
+            seen.set(h.front.shared());
+        }),
+    ];
+    h.rt.block_on(join_all(tasks)).unwrap();
+    assert_eq!((seen.get(), h.front.shared()), (1, 0));
+}
+
+#[test]
 fn pending_reads_and_sends_are_never_shared() {
     let h = harness(vec![slow(Answer("0x5"))], no_cache());
     h.many(4, "eth_getBalance", BlockTag::Pending);
