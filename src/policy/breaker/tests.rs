@@ -134,8 +134,8 @@ fn early_probes_during_a_total_outage_are_one_at_a_time_and_spaced_exponentially
     assert_eq!(b.on_success(at(1060), true).unwrap().to, BreakerState::Closed);
 }
 
-#[test]
-fn ejection_count_resets_after_a_long_healthy_period() {
+/// Two ejections (30 s, then 60 s), closed again at 90 001 ms.
+fn ejected_twice_and_closed() -> Breaker {
     let mut b = Breaker::new(config(), at(0));
     trip(&mut b, at(0));
     b.try_acquire(at(30_000));
@@ -145,9 +145,20 @@ fn ejection_count_resets_after_a_long_healthy_period() {
         b.on_success(at(t), true);
     }
     assert_eq!(b.state(at(90_001)), BreakerState::Closed);
+    b
+}
+
+#[test]
+fn ejection_count_resets_after_a_long_healthy_period() {
+    let mut b = ejected_twice_and_closed();
     b.on_success(at(90_001 + 600_000), false);
     trip(&mut b, at(700_000));
     assert_eq!(b.state(at(700_000)), BreakerState::Open { until: at(730_000) }, "back to the base open time");
+    // A success soon after closing forgets nothing.
+    let mut b = ejected_twice_and_closed();
+    b.on_success(at(90_002), false);
+    trip(&mut b, at(90_003));
+    assert_eq!(b.state(at(90_003)), BreakerState::Open { until: at(90_003 + 120_000) }, "third ejection: 4× capped");
 }
 
 #[test]
@@ -271,22 +282,6 @@ fn only_probes_move_an_open_or_half_open_breaker() {
     assert_eq!(b.on_success(at(30_001), true), None, "one of two");
     assert_eq!(b.on_success(at(30_002), false), None, "not a probe");
     assert_eq!(b.state(at(30_002)), BreakerState::HalfOpen);
-}
-
-#[test]
-fn ejections_are_remembered_until_a_long_healthy_period() {
-    let mut b = Breaker::new(config(), at(0));
-    trip(&mut b, at(0));
-    b.try_acquire(at(30_000));
-    b.on_failure(at(30_000), true, 0.5); // second ejection: 60 s
-    for t in [90_000, 90_001] {
-        b.try_acquire(at(t));
-        b.on_success(at(t), true);
-    }
-    assert_eq!(b.state(at(90_001)), BreakerState::Closed);
-    b.on_success(at(90_002), false); // healthy, but only just closed
-    trip(&mut b, at(90_003));
-    assert_eq!(b.state(at(90_003)), BreakerState::Open { until: at(90_003 + 120_000) }, "third ejection: 4× capped");
 }
 
 #[test]
