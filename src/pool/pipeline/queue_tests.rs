@@ -67,3 +67,24 @@ fn beyond_max_queue_waiting_requests_the_next_one_fails_at_once_with_overload() 
     assert_eq!(overloads, vec![PipelineEvent::Overload { waiting: 2 }]);
     assert_eq!(h.pipeline.waiting(), 0, "every wait ended");
 }
+
+#[test]
+fn the_pipeline_counts_the_requests_waiting_for_a_slot() {
+    let pool = PoolOptions { hedge: None, check_chain: false, ..PoolOptions::default() };
+    let script = vec![vec![Slow(Duration::from_millis(100), Box::new(Answer("0x1")))]];
+    let h = harness_with(script, RawOptions { pool, ..opts() }, |specs| specs[0].max_concurrency = 1);
+    let seen = std::cell::Cell::new(u32::MAX);
+    let mut tasks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + '_>>> = (0..3)
+        .map(|_| {
+            Box::pin(async {
+                h.request("eth_getBalance").await.unwrap();
+            }) as _
+        })
+        .collect();
+    tasks.push(Box::pin(async {
+        h.rt.sleep(Duration::from_millis(50)).await;
+        seen.set(h.pipeline.waiting());
+    }));
+    h.rt.block_on(crate::runtime::sim::join_all(tasks)).unwrap();
+    assert_eq!((seen.get(), h.pipeline.waiting()), (2, 0), "one in flight, two waiting; none at the end");
+}
