@@ -80,23 +80,25 @@ pub fn breaker_key(endpoint: u64, config: &BreakerConfig) -> u64 {
     digest(&[b"breaker", &endpoint.to_le_bytes(), &bytes])
 }
 
-/// The key of the recovery pacing shared by members of one fleet of
-/// endpoints (the same set, in any order): they come back from a total
-/// outage together, so one pacer holds their requests together. `None`
-/// when an endpoint has no key (a wrapped provider) or there is none.
-pub fn pacer_key(endpoints: &[&EndpointSpec]) -> Option<u64> {
-    let keys = endpoints.iter().map(|spec| endpoint_key(spec)).collect::<Option<Vec<u64>>>()?;
-    if keys.is_empty() {
-        return None;
-    }
-    Some(digest(&[b"pacer", &unordered(keys.into_iter()).to_le_bytes()]))
+/// What identifies one fleet of endpoints (the same set, in any order),
+/// from its members' keys: `None` when one has no key (a wrapped provider)
+/// or there is none. The pacer and head-poll rounds are keyed by it.
+pub fn fleet_key(endpoints: &[Option<u64>]) -> Option<u64> {
+    let keys = endpoints.iter().copied().collect::<Option<Vec<u64>>>()?;
+    (!keys.is_empty()).then(|| unordered(keys.into_iter()))
 }
 
-/// The key of the head-poll rounds shared by members of one fleet of
-/// endpoints polling at the same `interval_ms`.
-pub fn head_rounds_key(endpoints: &[&EndpointSpec], interval_ms: f64) -> Option<u64> {
-    let fleet = pacer_key(endpoints)?;
-    Some(digest(&[b"heads", &fleet.to_le_bytes(), &interval_ms.to_bits().to_le_bytes()]))
+/// The key of the recovery pacing shared by members of one fleet: they
+/// come back from a total outage together, so one pacer holds their
+/// requests together.
+pub fn pacer_key(fleet: u64) -> u64 {
+    digest(&[b"pacer", &fleet.to_le_bytes()])
+}
+
+/// The key of the head-poll rounds shared by members of one fleet polling
+/// at the same `interval_ms`.
+pub fn head_rounds_key(fleet: u64, interval_ms: f64) -> u64 {
+    digest(&[b"heads", &fleet.to_le_bytes(), &interval_ms.to_bits().to_le_bytes()])
 }
 
 /// The key of a realm retry budget: members tuned alike share one.
@@ -107,15 +109,11 @@ pub fn budget_key(config: &RetryBudgetConfig) -> u64 {
 }
 
 /// A quota group's key: its name (empty for an endpoint's implicit group),
-/// the keys of its member endpoints (a name alone could be reused by an
-/// unrelated relayer for another key) and its tuning. `None` when a member
-/// has no key (a wrapped provider) or there is none.
-pub fn group_key(name: &str, members: &[&EndpointSpec], config: &QuotaConfig) -> Option<u64> {
-    let keys = members.iter().map(|spec| endpoint_key(spec)).collect::<Option<Vec<u64>>>()?;
-    if keys.is_empty() {
-        return None;
-    }
-    let members = unordered(keys.into_iter());
+/// the keys of its member endpoints (`endpoint_key`; a name alone could be
+/// reused by an unrelated relayer for another key) and its tuning. `None`
+/// when a member has no key (a wrapped provider) or there is none.
+pub fn group_key(name: &str, members: &[Option<u64>], config: &QuotaConfig) -> Option<u64> {
+    let members = fleet_key(members)?;
     Some(digest(&[b"quota", name.as_bytes(), &members.to_le_bytes(), &tuning(config)]))
 }
 
@@ -150,17 +148,19 @@ mod tests {
 
     #[test]
     fn groups_share_only_with_the_same_name_members_and_tuning() {
-        let (a, b) = (spec("http://127.0.0.1:1"), spec("http://127.0.0.1:2"));
+        let (a, b) = (endpoint_key(&spec("http://127.0.0.1:1")), endpoint_key(&spec("http://127.0.0.1:2")));
         let plan = QuotaConfig { cu_per_second: 1500.0, ..QuotaConfig::default() };
-        let key = group_key("alchemy", &[&a, &b], &plan).unwrap();
-        assert_eq!(Some(key), group_key("alchemy", &[&b, &a], &plan), "member order does not matter");
-        assert_ne!(Some(key), group_key("infura", &[&a, &b], &plan));
-        assert_ne!(Some(key), group_key("alchemy", &[&a], &plan));
-        assert_ne!(Some(key), endpoint_key(&a));
+        let key = group_key("alchemy", &[a, b], &plan).unwrap();
+        assert_eq!(Some(key), group_key("alchemy", &[b, a], &plan), "member order does not matter");
+        assert_ne!(Some(key), group_key("infura", &[a, b], &plan));
+        assert_ne!(Some(key), group_key("alchemy", &[a], &plan));
+        assert_ne!(Some(key), a);
         let other = QuotaConfig { cu_per_second: 1000.0, ..plan };
-        assert_ne!(Some(key), group_key("alchemy", &[&a, &b], &other));
+        assert_ne!(Some(key), group_key("alchemy", &[a, b], &other));
         let provider = EndpointSpec::from_url(EndpointUrl::labelled("provider"), 0);
-        assert_eq!(group_key("alchemy", &[&a, &provider], &plan), None);
+        assert_eq!(group_key("alchemy", &[a, endpoint_key(&provider)], &plan), None);
+        assert_eq!(fleet_key(&[a, b]), fleet_key(&[b, a]), "a fleet is a set");
+        assert_eq!((fleet_key(&[a, None]), fleet_key(&[])), (None, None));
         assert_eq!(endpoint_key(&provider), None);
     }
 

@@ -95,5 +95,8 @@ mod tests {
         assert_eq!(m.value(), Some(120.0));
         m.observe(20.0);
         assert_eq!(m.value(), Some(100.0));
+        m.observe(f64::INFINITY);
+        m.observe(f64::NEG_INFINITY);
+        assert_eq!(m.value(), Some(100.0), "garbage is ignored");
     }
 }

@@ -237,18 +237,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ewma_smooths_and_ignores_garbage() {
-        let mut e = Ewma::default();
-        assert_eq!(e.value(), None);
-        e.observe(100.0);
-        e.observe(200.0);
-        assert_eq!(e.value(), Some(120.0));
-        e.observe(f64::NAN);
-        e.observe(f64::INFINITY);
-        assert_eq!(e.value(), Some(120.0));
-    }
-
-    #[test]
     fn heads_from_the_future_are_not_believed() {
         let url = crate::redact::EndpointUrl::parse("http://127.0.0.1:1", "u").unwrap();
         let mut s = EndpointState::new(EndpointSpec::from_url(url, 0), 0, &PoolOptions::default(), Instant::ZERO);

@@ -66,12 +66,6 @@ impl ExtraAttempts {
         self.try_withdraw_hedge(now)
     }
 
-    /// A retry outside any realm budget (tests).
-    #[cfg(test)]
-    pub(super) fn try_withdraw(&mut self, now: Instant) -> bool {
-        self.own.try_withdraw(now)
-    }
-
     /// A hedge: one token from each, or none from either.
     pub(super) fn try_withdraw_hedge(&mut self, now: Instant) -> bool {
         let Some(realm) = &self.realm else { return self.own.try_withdraw(now) };

@@ -216,7 +216,7 @@ impl Pipeline {
             if busy && !stranded {
                 continue;
             }
-            if let Some(pair) = self.reserve_hedge(cx, state, endpoint, now.saturating_since(began)) {
+            if let Some(pair) = self.reserve_hedge(cx, state, endpoint, now.saturating_since(began), stranded) {
                 // The event says when it was due (a late timer's lag is the host's).
                 break (pair, asked.saturating_since(began));
             }
@@ -314,7 +314,8 @@ impl Pipeline {
     /// reserved, with its attempt timeout; `None` (nothing reserved) when
     /// no endpoint is free right now and answering (none silent about as
     /// long, see [`Router::too_silent_to_hedge_onto`]) or the budget has no
-    /// token (none is needed for a stranded primary).
+    /// token (none is needed when the primary is `stranded` on a node whose
+    /// breaker opened: the realm's budget is overdrawn instead).
     ///
     /// [`Router::too_silent_to_hedge_onto`]: crate::pool::router::Router::too_silent_to_hedge_onto
     fn reserve_hedge<R: Runtime, F, P>(
@@ -323,6 +324,7 @@ impl Pipeline {
         state: &Attempts<P>,
         primary: usize,
         waited: Duration,
+        stranded: bool,
     ) -> Option<(Permit<'_>, Duration)> {
         let (runtime, info, deadline) = (cx.runtime, &cx.info, cx.deadline);
         if self.shutdown.is_triggered() {
@@ -336,7 +338,6 @@ impl Pipeline {
         let Selection::Reserved(r) = self.select(cx.emit, now, &request, draws) else { return None };
         let permit = Permit::new(self, r);
         let timeout = self.attempt_timeout(permit.endpoint(), info, deadline.saturating_since(now));
-        let stranded = self.router.borrow_mut().breaker_open(primary, now);
         if timeout.is_zero() {
             return None; // the permit goes back unused as it drops
         }

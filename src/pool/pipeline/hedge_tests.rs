@@ -316,7 +316,7 @@ fn a_read_without_a_hedge_token_is_hedged_once_its_node_is_judged() {
     o.pool.breaker.open_base = MS(60_000);
     o.pool.breaker.open_max = MS(60_000);
     let h = harness(vec![vec![Hang], vec![slow(5, Answer("0x2"))]], o);
-    assert!(h.pipeline.budget.borrow_mut().try_withdraw(h.rt.now()), "spend the one token");
+    assert!(h.pipeline.budget.borrow_mut().try_withdraw_retry(h.rt.now(), false), "spend the one token");
     let out = std::cell::RefCell::new(None);
     let tasks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + '_>>> = vec![
         Box::pin(async { *out.borrow_mut() = Some(h.request("eth_getBalance").await.unwrap()) }),

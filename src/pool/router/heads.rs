@@ -41,10 +41,18 @@ impl Router {
         (!usable && !refused.is_empty()).then_some(refused)
     }
 
-    /// Records an endpoint's `eth_chainId`; a mismatch disables it.
+    /// Records an endpoint's `eth_chainId` from this router's own check
+    /// (shared with the realm and told to other realms); a mismatch
+    /// disables it.
     pub fn chain_checked(&mut self, endpoint: usize, chain_id: u64, now: Instant) -> Option<RouterEvent> {
-        let expected = *self.expected_chain.get_or_insert(chain_id);
         self.share_chain(endpoint, chain_id, now);
+        self.take_chain(endpoint, chain_id, now)
+    }
+
+    /// Takes an endpoint's chain id as this router's own, whoever checked
+    /// it (an adopted check is not shared again: it came from the realm).
+    pub(super) fn take_chain(&mut self, endpoint: usize, chain_id: u64, now: Instant) -> Option<RouterEvent> {
+        let expected = *self.expected_chain.get_or_insert(chain_id);
         let ep = self.endpoints.get_mut(endpoint)?;
         ep.chain_checked_at = Some(now);
         if chain_id == expected {

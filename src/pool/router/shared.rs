@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::{ChainStatus, Recovery, Router, RouterEvent};
-use crate::coord::key::{breaker_key, endpoint_key, group_key, head_rounds_key, pacer_key};
+use crate::coord::key::{breaker_key, endpoint_key, fleet_key, group_key, head_rounds_key, pacer_key};
 use crate::coord::realm::{EndpointRecord, Realm};
 use crate::policy::quota::QuotaGroup;
 use crate::runtime::notify::Notify;
@@ -21,9 +21,12 @@ impl Router {
     /// realm's) and takes each endpoint's chain record. Groups or
     /// endpoints without a key (wrapped providers) stay this router's own.
     pub(super) fn join_realm(&mut self, realm: &Realm) {
+        // Each endpoint's key once (a keccak each); everything else is keyed from them.
+        self.endpoint_keys = self.endpoints.iter().map(|e| endpoint_key(&e.spec)).collect();
         self.group_keys.clear();
         for (g, group) in self.groups.iter_mut().enumerate() {
-            let members: Vec<_> = self.endpoints.iter().filter(|e| e.group == g).map(|e| &e.spec).collect();
+            let members: Vec<Option<u64>> =
+                self.endpoints.iter().zip(&self.endpoint_keys).filter(|(e, _)| e.group == g).map(|(_, k)| *k).collect();
             let config = *group.quota.borrow().config();
             let key = group_key(&group.name, &members, &config);
             if let Some(key) = key {
@@ -32,8 +35,8 @@ impl Router {
             self.group_keys.push(key);
         }
         self.breaker_keys.clear();
-        for (i, ep) in self.endpoints.iter_mut().enumerate() {
-            let Some(key) = endpoint_key(&ep.spec) else {
+        for (i, (ep, key)) in self.endpoints.iter_mut().zip(&self.endpoint_keys).enumerate() {
+            let Some(key) = *key else {
                 self.breaker_keys.push(None);
                 continue;
             };
@@ -43,14 +46,11 @@ impl Router {
             ep.breaker = realm.breaker(breaker, Rc::clone(&ep.breaker));
             self.breaker_keys.push(Some(breaker));
         }
-        let specs: Vec<_> = self.endpoints.iter().map(|e| &e.spec).collect();
-        if let Some(key) = pacer_key(&specs) {
-            self.pacer = realm.other(key, Rc::clone(&self.pacer));
-        }
-        let interval = self.head_rounds.borrow().poll.interval();
-        if let Some(key) = head_rounds_key(&specs, interval.as_secs_f64() * 1000.0) {
-            self.head_rounds = realm.other(key, Rc::clone(&self.head_rounds));
-            self.endpoint_keys = specs.iter().map(|spec| endpoint_key(spec)).collect();
+        if let Some(fleet) = fleet_key(&self.endpoint_keys) {
+            self.pacer = realm.other(pacer_key(fleet), Rc::clone(&self.pacer));
+            let interval = self.head_rounds.borrow().poll.interval();
+            self.head_rounds =
+                realm.other(head_rounds_key(fleet, interval.as_secs_f64() * 1000.0), Rc::clone(&self.head_rounds));
         }
         self.wake = Some(realm.wake());
     }
@@ -117,7 +117,7 @@ impl Router {
         if let Some((chain_id, at)) = record.newer(self.endpoints[i].chain_checked_at, now, self.chain_recheck) {
             // A mismatch by this router's own expectation is news for its own
             // listeners too (the member that checked may expect another chain).
-            if let Some(event) = self.chain_checked(i, chain_id, at) {
+            if let Some(event) = self.take_chain(i, chain_id, at) {
                 self.adopted.push(event);
             }
         }

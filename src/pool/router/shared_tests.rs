@@ -28,6 +28,14 @@ fn select(r: &mut Router, now: Instant) -> Selection {
     r.select(now, &req(&[false, false]), (0.5, 0.5))
 }
 
+/// The reservation `r` makes for `request` at `now` (a test that expects one).
+fn reserve(r: &mut Router, now: Instant, request: &RouteRequest<'_>) -> Reservation {
+    match r.select(now, request, (0.5, 0.5)) {
+        Selection::Reserved(res) => res,
+        other => panic!("expected a reservation, got {other:?}"),
+    }
+}
+
 #[test]
 fn one_bucket_for_every_member_of_a_group() {
     let realm = Realm::new();
@@ -251,7 +259,7 @@ fn a_hedge_skips_an_endpoint_the_realm_waits_on_in_silence() {
     let (primary_tried, fresh) = ([true, false], [false, false]);
     let elsewhere = RouteRequest { only_untried: true, ..req(&primary_tried) };
     // Member a's read waits on endpoint 1 from 0 ms, unanswered.
-    let Selection::Reserved(waiting) = a.select(at(0), &elsewhere, (0.5, 0.5)) else { panic!("endpoint 1 is free") };
+    let waiting = reserve(&mut a, at(0), &elsewhere);
     assert_eq!(waiting.endpoint, 1);
     // Member b's primary on endpoint 0 has run 1 s; its hedge would go to endpoint 1.
     let hedge = RouteRequest { hedge_of: Some(Duration::from_secs(1)), ..elsewhere };
@@ -270,10 +278,7 @@ fn a_hedge_skips_an_endpoint_the_realm_waits_on_in_silence() {
         "a first attempt still goes"
     );
     // An answer ends the silence.
-    let second = match a.select(at(900), &elsewhere, (0.5, 0.5)) {
-        Selection::Reserved(r) => r,
-        other => panic!("{other:?}"),
-    };
+    let second = reserve(&mut a, at(900), &elsewhere);
     a.complete(
         at(950),
         &waiting,
@@ -292,17 +297,14 @@ fn a_hedge_skips_an_endpoint_the_realm_waits_on_in_silence() {
         Duration::from_secs(1),
         0.5,
     );
-    let third = match a.select(at(2000), &elsewhere, (0.5, 0.5)) {
-        Selection::Reserved(r) => r,
-        other => panic!("{other:?}"),
-    };
+    let third = reserve(&mut a, at(2000), &elsewhere);
     assert!(!reserved(&mut b, at(3000)), "out since 2 s, unanswered");
     a.release(&third);
     assert!(reserved(&mut b, at(3000)), "nothing out: nothing to be silent about");
     // An endpoint usually this slow is not slow right now.
     for i in 0..10 {
         let t = 10_000 + i * 2_000;
-        let Selection::Reserved(r) = a.select(at(t), &elsewhere, (0.5, 0.5)) else { panic!() };
+        let r = reserve(&mut a, at(t), &elsewhere);
         a.complete(
             at(t + 1500),
             &r,
@@ -312,13 +314,13 @@ fn a_hedge_skips_an_endpoint_the_realm_waits_on_in_silence() {
             0.5,
         );
     }
-    let Selection::Reserved(usual) = a.select(at(40_000), &elsewhere, (0.5, 0.5)) else { panic!() };
+    let usual = reserve(&mut a, at(40_000), &elsewhere);
     assert!(reserved(&mut b, at(41_200)), "silent 1.2 s, within its 1.5 s tail: hedged");
     assert!(!reserved(&mut b, at(41_600)), "silent past its tail");
     a.release(&usual);
     // Alone, a router cannot see another's attempts.
     let (mut c, mut d) = two_in(None, &o);
-    let Selection::Reserved(_) = c.select(at(0), &elsewhere, (0.5, 0.5)) else { panic!() };
+    let _ = reserve(&mut c, at(0), &elsewhere);
     assert!(reserved(&mut d, at(1000)));
 }
 
@@ -358,7 +360,7 @@ fn a_member_that_leaves_takes_its_attempts_out_with_it() {
     let o = options(Strategy::Priority);
     let (mut a, mut b) = two_in(Some(&realm), &o);
     let elsewhere = RouteRequest { only_untried: true, ..req(&[true, false]) };
-    let Selection::Reserved(out) = a.select(at(0), &elsewhere, (0.5, 0.5)) else { panic!() };
+    let out = reserve(&mut a, at(0), &elsewhere);
     a.leave_realm(); // closed with an attempt still out on endpoint 1
     a.release(&out); // it ends later, on a's own record
     let hedge = RouteRequest { hedge_of: Some(Duration::from_secs(1)), ..elsewhere };
@@ -403,4 +405,17 @@ fn one_head_poll_round_for_the_realm_heard_by_every_member() {
     let (mut c, d) = two_in(None, &o);
     assert!(c.start_head_round(at(12_000)).is_some());
     assert!(d.head_poll_due(at(12_000)));
+}
+
+#[test]
+fn only_a_members_own_chain_check_is_news_for_other_realms() {
+    let realm = Realm::new();
+    let o = PoolOptions { check_chain: true, ..options(Strategy::Priority) };
+    let (mut a, mut b) = two_in(Some(&realm), &o);
+    assert_eq!(b.endpoints[0].chain, ChainStatus::Unknown);
+    assert_eq!(a.chain_checked(0, 1, at(10)), None);
+    assert_eq!(a.take_news().len(), 1, "a's check goes to the other realms");
+    let _ = select(&mut b, at(20)); // b adopts a's check
+    assert_eq!(b.endpoints[0].chain, ChainStatus::Verified, "adopted, not checked");
+    assert!(b.take_news().is_empty(), "an adopted check is not told again (one message, not one per member)");
 }
