@@ -41,6 +41,14 @@ if [ "$want_browser" = 1 ] && [ ! -x /usr/bin/chromium ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
+if ! command -v redis-server >/dev/null; then
+  # The fleet tests start their own redis-server on 127.0.0.1 (a free port, stopped by PID).
+  say "installing Debian redis-server for the fleet tests"
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+fi
 if [ "$want_browser" = 1 ]; then
   # Node 18 beside the system Node, for the compatibility test (skips when present).
   scripts/node18.sh >/dev/null

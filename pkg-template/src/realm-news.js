@@ -1,19 +1,41 @@
-// News between the realms of one origin (tabs and workers; worker threads in Node): the engine
-// says what another realm should not have to learn again with its own requests (a key's cooldown
-// after a 429, a breaker's opening, an endpoint's chain id; docs/coordination.md) and applies what
-// it hears. This file only carries it, over one BroadcastChannel per realm, opened with the first
-// relayer. Messages are versioned: a realm ignores what it cannot read.
+// News between realms: the engine says what another realm should not have to learn again with
+// its own requests (a key's cooldown after a 429, a lowered plan, a breaker's opening, an
+// endpoint's chain id; docs/coordination.md) and applies what it hears. This file only carries
+// it: over one BroadcastChannel per realm to the tabs and workers of its origin (opened with the
+// first relayer), and to any other outlet (the Redis store's pub/sub, fleet-store.js).
+// Messages are versioned: a realm ignores what it cannot read.
 
 const CHANNEL = 'breakwater-rpc/news';
-const VERSION = 1;
+export const NEWS_VERSION = 1;
 
-/** Opens the realm's channel once (where BroadcastChannel exists); later calls do nothing. */
-export function newsCarrier(wasm) {
+/** Whether a message heard from elsewhere has the shape of news (the engine judges its content). */
+export function isNews(data) {
+  return Boolean(data) && data.v === NEWS_VERSION && typeof data.kind === 'string'
+    && typeof data.key === 'string' && typeof data.value === 'number';
+}
+
+/**
+ * The realm's news: `open()` starts the BroadcastChannel once (where it exists; later calls do
+ * nothing); `addOutlet(fn)` sends every piece of news to `fn(kind, key, value)` as well, until
+ * the returned function is called.
+ */
+export function newsHub(wasm) {
+  const outlets = new Set();
   let opened = false;
-  return () => {
+  const fanOut = (kind, key, value) => {
+    for (const outlet of outlets) {
+      try {
+        outlet(kind, key, value);
+      } catch {
+        // a closing page or a broken outlet: the news is lost, which costs only what sharing saves
+      }
+    }
+  };
+  const open = () => {
     if (opened) return;
     opened = true;
-    if (typeof BroadcastChannel !== 'function' || typeof wasm.setRealmNewsSink !== 'function') return;
+    if (typeof wasm.setRealmNewsSink === 'function') wasm.setRealmNewsSink(fanOut);
+    if (typeof BroadcastChannel !== 'function') return;
     let channel;
     try {
       channel = new BroadcastChannel(CHANNEL);
@@ -22,16 +44,13 @@ export function newsCarrier(wasm) {
     }
     if (typeof channel.unref === 'function') channel.unref(); // Node: never keeps the process alive
     channel.onmessage = ({ data }) => {
-      if (data && data.v === VERSION && typeof data.kind === 'string' && typeof data.key === 'string' && typeof data.value === 'number') {
-        wasm.hearRealmNews(data.kind, data.key, data.value);
-      }
+      if (isNews(data)) wasm.hearRealmNews(data.kind, data.key, data.value);
     };
-    wasm.setRealmNewsSink((kind, key, value) => {
-      try {
-        channel.postMessage({ v: VERSION, kind, key, value });
-      } catch {
-        // a closing page: the news is lost, which costs only what sharing saves
-      }
-    });
+    outlets.add((kind, key, value) => channel.postMessage({ v: NEWS_VERSION, kind, key, value }));
   };
+  const addOutlet = (outlet) => {
+    outlets.add(outlet);
+    return () => outlets.delete(outlet);
+  };
+  return { open, addOutlet };
 }

@@ -11,7 +11,8 @@ import { httpSender } from './http.js';
 import { wrapUpstreams } from './upstreams.js';
 import { adaptSigner, knownSigner } from './signers.js';
 import { runAttempt } from './attempt.js';
-import { newsCarrier } from './realm-news.js';
+import { newsHub } from './realm-news.js';
+import { fleetStores, readStoreOptions } from './fleet-store.js';
 
 /** Checks a `wrap` option: a function from the bound EIP-1193 provider to the client `op` receives. */
 function checkWrap(wrap, field) {
@@ -30,7 +31,8 @@ function checkWrap(wrap, field) {
 export function createRelayerClass(wasm) {
   // The HTTP exchange of URL endpoints, delivering results to this wasm instance.
   const senderFor = (url, headers, maxBytes) => httpSender(url, headers, maxBytes, wasm.deliverHttp);
-  const shareNews = newsCarrier(wasm);
+  const news = newsHub(wasm);
+  const stores = fleetStores(wasm, news);
 
   class FaultTolerantRelayer {
     #engine;
@@ -45,6 +47,7 @@ export function createRelayerClass(wasm) {
     #emitters = [];
     #closer = new AbortController(); // aborts executeRpcWithRetry attempts in flight on close()
     #forwarding = new Map(); // event → [emitter, handler][]
+    #releaseStore = null; // leaves the realm's fleet store (fleet.redis) on close()
 
     /**
      * @param {string[]} rpcUrls upstream JSON-RPC URLs, in priority order
@@ -62,10 +65,24 @@ export function createRelayerClass(wasm) {
       }
       // The engine holds its listener until close(); through a weak reference, so a relayer
       // dropped without close() is still collected (the engine is freed with it).
+      // A store across processes (fleet.redis, fleet.prefix) is the wrapper's to carry; it is
+      // attached before the engine is built, so this relayer's quota groups lease from it.
+      const store = readStoreOptions(engineOptions && engineOptions.fleet);
+      if (store) {
+        const { redis, prefix, ...fleet } = engineOptions.fleet;
+        engineOptions = { ...engineOptions, fleet };
+      }
       const self = new WeakRef(this);
       const listener = (event) => self.deref()?.#dispatch(event);
-      this.#engine = engineCall(() => new wasm.WasmRelayer(wrapUpstreams(rpcUrls), engineOptions, listener, senderFor));
-      shareNews();
+      news.open();
+      const release = store ? stores.use(store) : null;
+      try {
+        this.#engine = engineCall(() => new wasm.WasmRelayer(wrapUpstreams(rpcUrls), engineOptions, listener, senderFor));
+      } catch (error) {
+        release?.();
+        throw error;
+      }
+      this.#releaseStore = release;
       this.#emitters = emittingUpstreams(rpcUrls);
     }
 
@@ -294,6 +311,7 @@ export function createRelayerClass(wasm) {
       }
       this.#closed = true;
       this.#engine.close();
+      this.#releaseStore?.();
       this.#closer.abort(new ClosedError({ kind: 'closed', code: 4900, message: 'the relayer is closed' }));
       this.#listeners.clear();
       for (const [event, handlers] of this.#forwarding) {

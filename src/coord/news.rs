@@ -7,6 +7,7 @@
 //!   a member of this realm                    every other realm
 //!   hears a 429 (cooldown until t) ─ Cooldown ─► the same quota group cools until t
 //!   opens a breaker (open until t) ─ BreakerOpen ► the same breaker opens until t
+//!   lowers a learned rate to r ──────── Plan ──► the same group lowers to r
 //!   checks a chain id ──────────────── Chain ──► the endpoint's record has it
 //! ```
 //!
@@ -43,6 +44,14 @@ pub enum News {
         /// Until when.
         until: Instant,
     },
+    /// A quota group (by realm key) was limited and lowered its rate to
+    /// this (CU/s): every member sends under the one learned plan.
+    Plan {
+        /// The group's realm key.
+        group: u64,
+        /// The allowed rate.
+        rate: f64,
+    },
     /// An endpoint (by realm key) reported this chain id.
     Chain {
         /// The endpoint's realm key.
@@ -58,6 +67,7 @@ impl News {
         match self {
             News::Cooldown { .. } => "cooldown",
             News::BreakerOpen { .. } => "breakerOpen",
+            News::Plan { .. } => "plan",
             News::Chain { .. } => "chain",
         }
     }
@@ -67,18 +77,20 @@ impl News {
         let key = match *self {
             News::Cooldown { group, .. } => group,
             News::BreakerOpen { breaker, .. } => breaker,
+            News::Plan { group, .. } => group,
             News::Chain { endpoint, .. } => endpoint,
         };
         format!("{key:016x}")
     }
 
     /// Its value on the wire: a Unix time in ms for the timed kinds
-    /// (`unix_now_ms` being `now`), the chain id for `Chain`.
+    /// (`unix_now_ms` being `now`), the rate for `Plan`, the chain id for `Chain`.
     pub fn value(&self, now: Instant, unix_now_ms: f64) -> f64 {
         match *self {
             News::Cooldown { until, .. } | News::BreakerOpen { until, .. } => {
                 unix_now_ms + until.saturating_since(now).as_secs_f64() * 1000.0
             }
+            News::Plan { rate, .. } => rate,
             News::Chain { chain_id, .. } => chain_id as f64,
         }
     }
@@ -87,10 +99,10 @@ impl News {
     /// know or cannot trust (an unknown kind, a bad key, a time in the past
     /// or not a number). Times beyond [`MAX_HEARD`] from now are cut to it.
     pub fn read(kind: &str, key: &str, value: f64, now: Instant, unix_now_ms: f64) -> Option<News> {
-        if key.len() != 16 || !value.is_finite() {
+        if !value.is_finite() {
             return None;
         }
-        let key = u64::from_str_radix(key, 16).ok()?;
+        let key = read_key(key)?;
         let until = || {
             let ahead = value - unix_now_ms;
             (ahead > 0.0).then(|| now + Duration::from_secs_f64(ahead / 1000.0).min(MAX_HEARD))
@@ -98,12 +110,18 @@ impl News {
         match kind {
             "cooldown" => Some(News::Cooldown { group: key, until: until()? }),
             "breakerOpen" => Some(News::BreakerOpen { breaker: key, until: until()? }),
+            "plan" if value > 0.0 => Some(News::Plan { group: key, rate: value }),
             "chain" if (1.0..=9_007_199_254_740_991.0).contains(&value) && value.fract() == 0.0 => {
                 Some(News::Chain { endpoint: key, chain_id: value as u64 })
             }
             _ => None,
         }
     }
+}
+
+/// A realm key from its 16 hex digits (as `News::key_hex` writes it).
+pub fn read_key(hex: &str) -> Option<u64> {
+    (hex.len() == 16).then(|| u64::from_str_radix(hex, 16).ok()).flatten()
 }
 
 #[cfg(test)]
@@ -139,5 +157,10 @@ mod tests {
         assert_eq!(News::read("chain", &chain.key_hex(), 137.0, there, unix), Some(chain));
         assert_eq!(News::read("chain", &chain.key_hex(), 1.5, there, unix), None);
         assert_eq!(News::read("chain", &chain.key_hex(), 0.0, there, unix), None);
+        let plan = News::Plan { group: 3, rate: 450.0 };
+        assert_eq!((plan.kind(), plan.value(now, unix)), ("plan", 450.0));
+        assert_eq!(News::read("plan", &plan.key_hex(), 450.0, there, unix), Some(plan));
+        assert_eq!(News::read("plan", &plan.key_hex(), 0.0, there, unix), None, "no rate is no plan");
+        assert_eq!(News::read("plan", &plan.key_hex(), f64::INFINITY, there, unix), None);
     }
 }

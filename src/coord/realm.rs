@@ -15,6 +15,7 @@ use std::time::Duration;
 use super::key::budget_key;
 use super::news::News;
 use crate::policy::breaker::Breaker;
+use crate::policy::lease::{LeaseAsk, LeaseGrant};
 use crate::policy::quota::QuotaGroup;
 use crate::policy::tail::{Ewma, TailLatency, TRUSTED_TAIL_SAMPLES};
 use crate::policy::{RetryBudget, RetryBudgetConfig};
@@ -150,6 +151,8 @@ pub struct Realm {
     /// States of kinds defined in the layers above (the pool's recovery pacer).
     others: RefCell<Vec<(u64, Weak<dyn Any>)>>,
     wake: Rc<Notify>,
+    /// A store shared with other processes holds the fleet's quota buckets.
+    store: Cell<bool>,
 }
 
 impl Realm {
@@ -214,10 +217,64 @@ impl Realm {
             News::BreakerOpen { breaker, until } => {
                 find(&self.breakers, breaker).map(|b| b.borrow_mut().open_until(now, until)).is_some()
             }
+            News::Plan { group, rate } => find(&self.groups, group).is_some_and(|g| g.borrow_mut().hear_plan(now, rate)),
             News::Chain { endpoint, chain_id } => {
                 find(&self.chains, endpoint).map(|record| record.record(chain_id, now)).is_some()
             }
         }
+    }
+
+    /// From now on, quota groups of members that join lease from the
+    /// fleet's store (`policy::lease`); the host carries the asks.
+    pub fn attach_store(&self) {
+        self.store.set(true);
+    }
+
+    /// Members that join from now on learn alone again (the store's last user left).
+    pub fn detach_store(&self) {
+        self.store.set(false);
+    }
+
+    /// Whether a store is attached.
+    pub fn has_store(&self) -> bool {
+        self.store.get()
+    }
+
+    /// The store answered the lease ask of the group under `key` (for
+    /// `want` CU): members waiting for quota may go. `false`: no such group.
+    pub fn lease_granted(&self, key: u64, now: Instant, want: f64, grant: LeaseGrant) -> bool {
+        let Some(group) = find(&self.groups, key) else { return false };
+        group.borrow_mut().lease_granted(now, want, grant);
+        self.wake.notify_all();
+        true
+    }
+
+    /// The store's connection came back: every leasing group stops
+    /// waiting out its backoff; returns the asks due now.
+    pub fn store_back(&self, now: Instant) -> Vec<(u64, LeaseAsk)> {
+        for (_, weak) in self.groups.borrow().iter() {
+            if let Some(group) = weak.upgrade() {
+                group.borrow_mut().lease_store_back();
+            }
+        }
+        self.lease_asks(now)
+    }
+
+    /// The asks of leasing groups due now (a member just joined, the store
+    /// came back), so leases are held before the first request needs one.
+    pub fn lease_asks(&self, now: Instant) -> Vec<(u64, LeaseAsk)> {
+        let groups = self.groups.borrow();
+        let live = groups.iter().filter_map(|(key, weak)| Some((*key, weak.upgrade()?)));
+        live.filter_map(|(key, group)| Some((key, group.borrow_mut().lease_ask_now(now)?))).collect()
+    }
+
+    /// The store failed the group's ask: its own bucket governs (members
+    /// waiting on the lease may go now).
+    pub fn lease_failed(&self, key: u64, now: Instant) -> bool {
+        let Some(group) = find(&self.groups, key) else { return false };
+        group.borrow_mut().lease_failed(now);
+        self.wake.notify_all();
+        true
     }
 
     /// Live shared states (quota groups, chain records), for tests and stats.

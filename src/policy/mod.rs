@@ -7,6 +7,7 @@ pub mod breaker;
 pub mod budget;
 pub mod classify;
 pub mod head_poll;
+pub mod lease;
 pub mod quota;
 pub mod slow_start;
 pub mod tail;

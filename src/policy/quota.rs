@@ -28,6 +28,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use super::lease::{Lease, LeaseAsk};
 use super::token_bucket::TokenBucket;
 use crate::config_error::ConfigError;
 use crate::time::Instant;
@@ -181,6 +182,14 @@ pub struct QuotaGroup {
     last_increase: Instant,
     cu_charged: f64,
     limited: u64,
+    /// The bucket's burst now (what a fleet bucket is asked to hold).
+    burst: f64,
+    /// The lease on the fleet's bucket, when the realm has a store (`fleet.rs`).
+    lease: Option<Lease>,
+    /// The ask the lease made, until the host takes it.
+    ask: Option<LeaseAsk>,
+    /// The allowed rate after a decrease, until told to the fleet.
+    decreased: Option<f64>,
 }
 
 impl QuotaGroup {
@@ -195,7 +204,9 @@ impl QuotaGroup {
             1.0
         };
         let bucket = Box::new(TokenBucket::new(plan, burst, now, true));
-        Self::with_bucket(config, bucket, now)
+        let mut group = Self::with_bucket(config, bucket, now);
+        group.burst = burst;
+        group
     }
 
     /// Its tuning.
@@ -221,6 +232,10 @@ impl QuotaGroup {
             last_increase: now,
             cu_charged: 0.0,
             limited: 0,
+            burst: if config.burst > 0.0 { config.burst } else { 1.0 },
+            lease: None,
+            ask: None,
+            decreased: None,
         }
     }
 
@@ -229,6 +244,7 @@ impl QuotaGroup {
         if now < self.cooldown_until {
             return Err(QuotaDenied::Cooling(self.cooldown_until));
         }
+        self.lease_check(now, cost)?;
         self.bucket.check(now, cost).map_err(QuotaDenied::Exhausted)
     }
 
@@ -237,7 +253,9 @@ impl QuotaGroup {
         if now < self.cooldown_until {
             return Err(QuotaDenied::Cooling(self.cooldown_until));
         }
+        self.lease_check(now, cost)?;
         self.bucket.try_take(now, cost).map_err(QuotaDenied::Exhausted)?;
+        self.lease_spend(now, cost);
         self.cu_charged += cost.max(0.0);
         self.recent.push_back((now, cost.max(0.0)));
         self.prune(now);
@@ -317,17 +335,20 @@ impl QuotaGroup {
             && self.last_decrease.is_none_or(|t| sent >= t);
         if fresh {
             if !self.allowed.is_finite() {
-                // Plan unknown: what we were sending when the provider objected is the
-                // ceiling, and the burst shrinks to about a second of it.
-                self.ceiling = self.observed_rate(now).max(1.0);
+                // Plan unknown: what we were sending when the provider objected
+                // (the whole fleet, when a store says) is the ceiling, and the
+                // burst shrinks to about a second of it.
+                self.ceiling = self.observed_rate(now).max(self.fleet_rate()).max(1.0);
                 self.allowed = self.ceiling;
-                self.bucket.set_burst(now, self.ceiling.max(10.0));
+                self.burst = self.ceiling.max(10.0);
+                self.bucket.set_burst(now, self.burst);
             }
             let floor = self.ceiling * self.config.min_fraction;
             self.limit_rate = self.allowed;
             self.allowed = (self.allowed * self.config.decrease).max(floor);
             self.bucket.set_rate(now, self.allowed);
             self.last_decrease = Some(now);
+            self.decreased = Some(self.allowed);
         }
         self.last_limit = Some(now);
         self.last_increase = now;
@@ -378,5 +399,6 @@ impl QuotaGroup {
     }
 }
 
+mod fleet;
 #[cfg(test)]
 mod tests;

@@ -78,4 +78,13 @@ pub enum PipelineEvent {
     /// News for the other realms of the origin (`coord::news`): not a
     /// listener's event; the host passes it on (a `BroadcastChannel`).
     News(crate::coord::news::News),
+    /// An ask for the fleet store's quota bucket of a group (by realm key,
+    /// `policy::lease`): not a listener's event; the host carries it and
+    /// answers through the realm.
+    LeaseAsk {
+        /// The group's realm key.
+        group: u64,
+        /// What is asked.
+        ask: crate::policy::lease::LeaseAsk,
+    },
 }

@@ -65,8 +65,10 @@ fn tag_of(info: &MethodInfo, params: &JsValue) -> BlockTag {
 
 impl Core {
     pub(super) fn emit(&self, event: &PipelineEvent, method: &str) {
-        if let PipelineEvent::News(news) = event {
-            return super::news::tell(news);
+        match event {
+            PipelineEvent::News(news) => return super::news::tell(news),
+            PipelineEvent::LeaseAsk { group, ask } => return super::store::ask(*group, ask),
+            _ => {}
         }
         // Cloned out first: the listener may call `close()`.
         if let Some(listener) = self.listener() {

@@ -318,6 +318,6 @@ pub fn event(e: &PipelineEvent, method: &str, redactor: &Redactor) -> JsValue {
             Obj::new().set("type", event_type::OVERLOAD).set("method", method).set("waiting", *waiting as f64).build()
         }
         // Never reaches a listener: `Core::emit` passes it to the realm's news sink.
-        PipelineEvent::News(_) => JsValue::UNDEFINED,
+        PipelineEvent::News(_) | PipelineEvent::LeaseAsk { .. } => JsValue::UNDEFINED,
     }
 }

@@ -14,6 +14,7 @@ mod head_poll;
 mod js_runtime;
 mod keys;
 mod news;
+mod store;
 mod observation;
 mod relayer;
 mod stats;

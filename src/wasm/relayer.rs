@@ -81,6 +81,7 @@ impl WasmRelayer {
         let classifier = Classifier::with_rules(rules);
         let now = JsRuntime.now();
         let pipeline = with_realm(|realm| Pipeline::in_realm(relayer_config, classifier, now, Some(realm)));
+        super::store::send_due_asks();
         let core = Core {
             pipeline,
             transport,

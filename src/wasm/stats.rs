@@ -53,6 +53,7 @@ pub fn snapshot(core: &Core) -> JsValue {
             .filter(|g| !g.name.is_empty())
             .map(|g| {
                 let s = g.quota.borrow().stats();
+                let fleet = g.quota.borrow_mut().fleet_state(now).map(|up| if up { "leased" } else { "local" });
                 Obj::new()
                     .set("name", g.name.clone())
                     .set("cuLastSecond", g.quota.borrow_mut().cu_last_second(now))
@@ -60,6 +61,7 @@ pub fn snapshot(core: &Core) -> JsValue {
                     .set("cuCharged", s.cu_charged)
                     .set("rateLimited", s.limited as f64)
                     .set("cooldownMs", millis_f64(s.cooldown_until.saturating_since(now)))
+                    .maybe("fleet", fleet)
                     .build()
             })
             .collect();

@@ -1,6 +1,6 @@
 //! The pipeline's side of the router's waiting line: asking for an
 //! endpoint (and passing on what the router learned from the realm while
-//! it chose), and waking the requests that wait for a slot or an answer.
+//! it chose, and the asks its quota groups made of a fleet store), and waking the requests that wait for a slot or an answer.
 
 use super::{Pipeline, PipelineEvent};
 use crate::pool::notify::Notify;
@@ -23,6 +23,9 @@ impl Pipeline {
             if let RouterEvent::ChainMismatch { endpoint, expected, got } = event {
                 emit(PipelineEvent::ChainMismatch { endpoint, expected, got });
             }
+        }
+        for (group, ask) in router.take_lease_asks() {
+            emit(PipelineEvent::LeaseAsk { group, ask });
         }
         selection
     }

@@ -140,8 +140,12 @@ impl Router {
     fn tell(&mut self, events: &[RouterEvent], now: Instant) {
         for event in events {
             let news = match *event {
-                RouterEvent::RateLimited { group, until, .. } if until > now => {
-                    self.group_keys.get(group).copied().flatten().map(|group| News::Cooldown { group, until })
+                RouterEvent::RateLimited { group: g, until, .. } if until > now => {
+                    let Some(group) = self.group_keys.get(g).copied().flatten() else { continue };
+                    if let Some(rate) = self.groups[g].quota.borrow_mut().take_decrease() {
+                        self.news.push(News::Plan { group, rate });
+                    }
+                    Some(News::Cooldown { group, until })
                 }
                 RouterEvent::Breaker { endpoint, transition } => match transition.to {
                     BreakerState::Open { until } => self

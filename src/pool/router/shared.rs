@@ -11,6 +11,7 @@ use std::rc::Rc;
 use super::{ChainStatus, Recovery, Router, RouterEvent};
 use crate::coord::key::{breaker_key, endpoint_key, fleet_key, group_key, head_rounds_key, pacer_key};
 use crate::coord::realm::{EndpointRecord, Realm};
+use crate::policy::lease::LeaseAsk;
 use crate::policy::quota::QuotaGroup;
 use crate::runtime::notify::Notify;
 use crate::time::Instant;
@@ -31,6 +32,9 @@ impl Router {
             let key = group_key(&group.name, &members, &config);
             if let Some(key) = key {
                 group.quota = realm.quota_group(key, Rc::clone(&group.quota));
+                if realm.has_store() {
+                    group.quota.borrow_mut().join_fleet();
+                }
             }
             self.group_keys.push(key);
         }
@@ -142,6 +146,16 @@ impl Router {
                 pacer.recovery = Some(Recovery::start_at(1.2, pacer.arrivals.rate(), now));
             }
         }
+    }
+
+    /// The asks this router's quota groups made of the fleet's store
+    /// (`policy::lease`), by group key, for the host to carry.
+    pub fn take_lease_asks(&self) -> Vec<(u64, LeaseAsk)> {
+        self.groups
+            .iter()
+            .zip(&self.group_keys)
+            .filter_map(|(group, key)| Some(((*key)?, group.quota.borrow_mut().take_lease_ask()?)))
+            .collect()
     }
 
     /// The mismatches adopted since the last call (see `adopt_shared_chain`).

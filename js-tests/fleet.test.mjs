@@ -1,0 +1,192 @@
+// A fleet across processes on Redis (docs/coordination.md, "Redis"): Node processes sharing one
+// rate-limited API key send, together, what one relayer would; news (a 429's cooldown) reaches
+// every process; and the store failing in every way it fails (down at start, killed mid-run,
+// restarted empty, slow) never fails or holds up a request. Each test starts its own
+// redis-server on 127.0.0.1 (helpers/redis.mjs) and its own loopback nodes.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { FaultTolerantRelayer, ConfigError, isRateLimitedError } from '../pkg/dist/node.mjs';
+import { startRedis, freePort } from './helpers/redis.mjs';
+import { startLimitedKey } from './helpers/limited-node.mjs';
+import { useMockNodes } from './helpers/mock-node.mjs';
+
+const PKG = new URL('../pkg/dist/node.mjs', import.meta.url).href;
+const WORKER = fileURLToPath(new URL('./helpers/fleet-worker.mjs', import.meta.url));
+const node = useMockNodes(after);
+const stops = [];
+after(async () => { for (const stop of stops) await stop(); });
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const eventually = async (ok, ms, what) => {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+};
+
+/** One fleet process (helpers/fleet-worker.mjs); resolves with its report. */
+function fleetProcess(config) {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [WORKER, JSON.stringify({ pkg: PKG, ...config })], { timeout: 60000 }, (error, stdout, stderr) => {
+      if (error) return reject(new Error(`${error.message}\n${stderr}`));
+      resolve(JSON.parse(stdout.trim().split('\n').pop()));
+    });
+  });
+}
+
+/** The key's two URLs in one quota group of `cuPerSecond` (one CU per request). */
+const onKey = (key, cuPerSecond, extra = {}) => ({
+  urls: key.urls.map((url) => ({ url, quotaGroup: 'key', costs: { eth_getBalance: 1, eth_chainId: 1 } })),
+  // A burst of 10 under 90/s: at most 100 in any second, the key's limit.
+  options: { quota: { key: { cuPerSecond, burst: 10 } }, deadlineMs: 4000, ...extra },
+});
+
+test('four processes on one key and Redis send what one relayer would; alone each spends the whole plan', async () => {
+  const redis = await startRedis();
+  stops.push(redis.stop);
+  const key = await startLimitedKey({ perSecond: 100 });
+  stops.push(key.close);
+  const run = async (fleet) => {
+    key.reset();
+    const { urls, options } = onKey(key, 90, fleet ? { fleet } : {});
+    const reports = await Promise.all([1, 2, 3, 4].map((id) => fleetProcess({ id, urls, options, rps: 30, burst: 60, waitLease: true, durationMs: 3000, relayers: 3 })));
+    const answered = reports.reduce((sum, r) => sum + (r.tally.ok || 0), 0);
+    return { ...key.counts(), answered, reports };
+  };
+  const shared = await run({ redis: redis.url });
+  const alone = await run(undefined);
+  const detail = JSON.stringify({ shared: { ...shared, reports: shared.reports.map((r) => r.fleet) }, alone: { ...alone, reports: undefined } });
+  assert.ok(shared.reports.every((r) => r.fleet[0] === 'leased'), `every process leased from Redis: ${detail}`);
+  assert.ok(shared.limited <= 10, `the fleet on Redis got at most 10 429s: ${detail}`);
+  assert.ok(alone.limited >= 30, `uncoordinated processes each spend the whole plan: ${detail}`);
+  // Demand (4 × (60 + 90) reads in 3 s) is above the plan (90/s): the fleet on Redis used the
+  // plan for the whole run (the 4 s deadline included), where alone the 429s' cooldowns idled it.
+  assert.ok(shared.answered >= 300 && shared.answered > alone.answered, `the plan was used, not starved: ${detail}`);
+  const fair = shared.reports.map((r) => r.tally.ok || 0);
+  assert.ok(Math.min(...fair) >= Math.max(...fair) / 2, `and shared about evenly between the processes: ${fair}`);
+});
+
+test('a 429 one process hears cools the key in the other processes at once (Redis pub/sub)', async () => {
+  const redis = await startRedis();
+  stops.push(redis.stop);
+  const limited = await node([{ status: 429, headers: { 'retry-after': '30' } }]);
+  const options = { deadlineMs: 1500, fleet: { redis: redis.url, prefix: 'news-test:' } };
+  const here = new FaultTolerantRelayer([limited.url], options);
+  await sleep(300); // subscribed
+  const there = await fleetProcess({ id: 9, urls: [limited.url], options, rps: 1, durationMs: 1, warmMs: 300 });
+  assert.equal(there.tally.RateLimitedError, 1, JSON.stringify(there));
+  const sent = limited.count();
+  await sleep(100);
+  const error = await here.request({ method: 'eth_getBalance', params: ['0x2', 'latest'] }).then(() => null, (e) => e);
+  assert.ok(isRateLimitedError(error), String(error));
+  assert.equal(limited.count(), sent, 'this process heard of the cooldown and sent nothing');
+  await here.close();
+});
+
+/** Reads on `relayer` at ~`rps` for `ms`; resolves with how they ended. */
+async function load(relayer, rps, ms, tag) {
+  const outcomes = [];
+  const start = Date.now();
+  for (let n = 0; Date.now() - start < ms; n += 1) {
+    const address = `0x${(tag * 1e6 + n).toString(16).padStart(40, '0')}`;
+    outcomes.push(relayer.request({ method: 'eth_getBalance', params: [address, 'latest'] }).then(() => 'ok', (e) => `${e.name}: ${e.message}`));
+    await sleep(1000 / rps);
+  }
+  const tally = {};
+  for (const o of await Promise.all(outcomes)) tally[o] = (tally[o] || 0) + 1;
+  return tally;
+}
+
+const ONE_CU = { eth_getBalance: 1, eth_chainId: 1 };
+const groupFleet = (relayer) => relayer.stats().quotaGroups[0].fleet;
+
+test('Redis down at start fails no request, and the relayer joins the fleet when Redis comes up', async () => {
+  const port = await freePort();
+  const upstream = await node([{ result: '0x1' }]);
+  const relayer = new FaultTolerantRelayer([{ url: upstream.url, quotaGroup: 'key', costs: ONE_CU }], {
+    quota: { key: { cuPerSecond: 500 } }, deadlineMs: 2000, fleet: { redis: `redis://127.0.0.1:${port}` },
+  });
+  const down = await load(relayer, 50, 600, 1);
+  assert.deepEqual(down, { ok: down.ok }, 'every read answered with the store down');
+  assert.equal(groupFleet(relayer), 'local', 'its own bucket governs meanwhile');
+  const redis = await startRedis({ port });
+  stops.push(redis.stop);
+  const joining = load(relayer, 50, 3000, 2);
+  await eventually(() => groupFleet(relayer) === 'leased', 5000, 'the lease once Redis is up');
+  const tally = await joining;
+  assert.deepEqual(tally, { ok: tally.ok }, 'and none failed while it joined');
+  await relayer.close();
+});
+
+test('Redis killed mid-run and restarted empty: no request fails, the relayer falls back and rejoins', async () => {
+  const redis = await startRedis();
+  stops.push(redis.stop);
+  const upstream = await node([{ result: '0x1' }]);
+  const relayer = new FaultTolerantRelayer([{ url: upstream.url, quotaGroup: 'key', costs: ONE_CU }], {
+    quota: { key: { cuPerSecond: 500 } }, deadlineMs: 2000, fleet: { redis: redis.url },
+  });
+  try {
+    const running = load(relayer, 50, 6000, 3);
+    await eventually(() => groupFleet(relayer) === 'leased', 3000, 'the first lease');
+    await redis.stop();
+    await eventually(() => groupFleet(relayer) === 'local', 3000, 'the fallback within a lease period');
+    await sleep(300);
+    await redis.start(); // empty: no bucket, no subscribers
+    await eventually(() => groupFleet(relayer) === 'leased', 5000, 'the rejoin');
+    const tally = await running;
+    assert.deepEqual(tally, { ok: tally.ok }, 'every read answered across the crash and the restart');
+    assert.ok(upstream.count() <= tally.ok + 1, `one upstream call per read (and the chain check), no retries: ${upstream.count()}`);
+  } finally {
+    await relayer.close();
+  }
+});
+
+/** A TCP proxy to `port` that holds every chunk `delayMs` each way: a slow store. */
+async function slowProxy(port, delayMs) {
+  const server = net.createServer((client) => {
+    const upstream = net.connect(port, '127.0.0.1');
+    const relay = (from, to) => from.on('data', (d) => setTimeout(() => to.writable && to.write(d), delayMs));
+    relay(client, upstream);
+    relay(upstream, client);
+    const end = () => { client.destroy(); upstream.destroy(); };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { port: server.address().port, close: () => new Promise((r) => server.close(r)) };
+}
+
+test('a slow store (every answer 600 ms late) holds up no request, even with a 400 ms deadline', async () => {
+  const redis = await startRedis();
+  stops.push(redis.stop);
+  const proxy = await slowProxy(redis.port, 600);
+  stops.push(proxy.close);
+  const upstream = await node([{ result: '0x1' }]);
+  const relayer = new FaultTolerantRelayer([{ url: upstream.url, quotaGroup: 'key', costs: ONE_CU }], {
+    quota: { key: { cuPerSecond: 1000, burst: 20 } }, deadlineMs: 400, fleet: { redis: `redis://127.0.0.1:${proxy.port}` },
+  });
+  const tally = await load(relayer, 40, 3000, 4);
+  assert.deepEqual(tally, { ok: tally.ok }, JSON.stringify(tally));
+  await relayer.close();
+});
+
+test('bad store options are typed errors that name the field', () => {
+  const cases = [
+    [{ redis: 'http://127.0.0.1:6379' }, 'fleet.redis'],
+    [{ redis: 42 }, 'fleet.redis'],
+    [{ redis: { url: 'localhost' } }, 'fleet.redis.url'],
+    [{ redis: 'redis://127.0.0.1:1', prefix: 'a b' }, 'fleet.prefix'],
+    [{ prefix: 'p:' }, 'fleet.prefix'],
+  ];
+  for (const [fleet, field] of cases) {
+    assert.throws(() => new FaultTolerantRelayer(['http://127.0.0.1:1'], { fleet }), (e) => e instanceof ConfigError && e.field === field, JSON.stringify(fleet));
+  }
+  const first = new FaultTolerantRelayer(['http://127.0.0.1:1'], { fleet: { redis: 'redis://127.0.0.1:1' } });
+  assert.throws(() => new FaultTolerantRelayer(['http://127.0.0.1:1'], { fleet: { redis: 'redis://127.0.0.1:2' } }),
+    (e) => e instanceof ConfigError && e.field === 'fleet.redis' && /another store/.test(e.message));
+  first.close();
+});

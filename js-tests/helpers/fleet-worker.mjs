@@ -1,0 +1,39 @@
+// One process of a bot fleet (fleet.test.mjs, benches): `relayers` relayers on the same URLs
+// and options send `rps` reads per second in total for `durationMs` (distinct params: no cache or
+// dedup hits), after an optional burst, then report one JSON line: how many were answered and how the rest failed.
+const config = JSON.parse(process.argv[2]);
+const { FaultTolerantRelayer } = await import(config.pkg);
+const relayers = Array.from({ length: config.relayers || 1 }, () => new FaultTolerantRelayer(config.urls, config.options));
+// A bot's start-up: the store connects meanwhile (a relayer spends from its own bucket until
+// its realm's first lease, one round trip after the connection is up).
+// With `waitLease`, the bot starts its work once coordinated (at most 5 s), as a fleet that
+// cares about its first second would.
+const born = Date.now();
+const fleetState = () => relayers[0].stats().quotaGroups.map((g) => g.fleet)[0];
+await new Promise((r) => setTimeout(r, config.warmMs ?? 300));
+while (config.waitLease && fleetState() === 'local' && Date.now() - born < 5000) await new Promise((r) => setTimeout(r, 20));
+const fleetAtStart = fleetState();
+const startedAfterMs = Date.now() - born;
+const outcomes = [];
+const read = (relayer, n) => {
+  const address = `0x${(config.id * 1e6 + n).toString(16).padStart(40, '0')}`;
+  outcomes.push(relayer.request({ method: 'eth_getBalance', params: [address, 'latest'] }).then(() => 'ok', (e) => e.name));
+};
+// A job's start: `burst` reads at once (a bot fleet starting together), then the steady rate.
+for (let i = 0; i < (config.burst || 0); i += 1) read(relayers[i % relayers.length], 5e5 + i);
+const gap = 1000 / config.rps;
+const start = Date.now();
+let n = 0;
+while (Date.now() - start < config.durationMs) {
+  read(relayers[n % relayers.length], n);
+  n += 1;
+  const due = start + n * gap;
+  const wait = due - Date.now();
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+}
+const settled = await Promise.all(outcomes);
+const tally = {};
+for (const o of settled) tally[o] = (tally[o] || 0) + 1;
+const fleet = relayers[0].stats().quotaGroups.map((g) => g.fleet);
+await Promise.all(relayers.map((r) => r.close()));
+process.stdout.write(`${JSON.stringify({ sent: settled.length, tally, fleet, fleetAtStart, startedAfterMs })}\n`);

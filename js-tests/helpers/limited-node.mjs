@@ -1,0 +1,42 @@
+// Loopback JSON-RPC nodes behind one rate-limited API key, the way a provider's key limits every
+// URL it is used on: `startLimitedKey({ perSecond, urls })` serves `urls` nodes that share one
+// counter of requests per second (fixed one-second windows); beyond it, a 429 with
+// `Retry-After: 1`. Every request counts, chain checks included; counts are per outcome.
+import http from 'node:http';
+
+export async function startLimitedKey({ perSecond, urls = 2, retryAfter = '1' }) {
+  const counts = { served: 0, limited: 0, chainChecks: 0 };
+  let window = 0;
+  let inWindow = 0;
+  const servers = [];
+  for (let i = 0; i < urls; i += 1) {
+    const server = http.createServer((req, res) => {
+      const chunks = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => {
+        let body = null;
+        try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { /* counted anyway */ }
+        const second = Math.floor(Date.now() / 1000);
+        if (second !== window) { window = second; inWindow = 0; }
+        inWindow += 1;
+        if (inWindow > perSecond) {
+          counts.limited += 1;
+          res.writeHead(429, { 'content-type': 'application/json', 'retry-after': retryAfter });
+          return res.end(JSON.stringify({ jsonrpc: '2.0', id: body && body.id, error: { code: 429, message: 'Too Many Requests' } }));
+        }
+        counts.served += 1;
+        if (body && body.method === 'eth_chainId') counts.chainChecks += 1;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: body && body.id, result: '0x1' }));
+      });
+    });
+    await new Promise((r) => server.listen(0, '127.0.0.1', r));
+    servers.push(server);
+  }
+  return {
+    urls: servers.map((s) => `http://127.0.0.1:${s.address().port}/`),
+    counts: () => ({ ...counts, total: counts.served + counts.limited }),
+    reset: () => { counts.served = 0; counts.limited = 0; counts.chainChecks = 0; },
+    close: () => Promise.all(servers.map((s) => new Promise((r) => { s.closeAllConnections?.(); s.close(r); }))),
+  };
+}

@@ -1,0 +1,56 @@
+// A redis-server of the test's own on 127.0.0.1 (a free port, no persistence), stopped by PID.
+// Never a system service: each test file starts, kills and restarts its own.
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const until = async (ok, ms, what) => {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await ok()) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+};
+
+const answers = (port) => new Promise((resolve) => {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.once('connect', () => { socket.write('PING\r\n'); });
+  socket.once('data', (d) => { socket.destroy(); resolve(d.toString().startsWith('+PONG')); });
+  socket.once('error', () => resolve(false));
+});
+
+/**
+ * Starts redis-server; `stop()` kills it (SIGKILL: a crash, not a shutdown) and `start()` brings
+ * a new, empty one up on the same port. `url` stays the same across restarts.
+ */
+export async function startRedis({ port } = {}) {
+  port = port || await freePort();
+  let child = null;
+  const start = async () => {
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' });
+    await until(() => answers(port), 10000, `redis-server on ${port}`);
+  };
+  const stop = async () => {
+    if (!child) return;
+    const dying = child;
+    child = null;
+    const exited = new Promise((r) => dying.once('exit', r));
+    dying.kill('SIGKILL');
+    await exited;
+  };
+  await start();
+  return { port, url: `redis://127.0.0.1:${port}`, start, stop, pid: () => child && child.pid };
+}

@@ -1,0 +1,191 @@
+// The fleet's store across processes and machines (docs/coordination.md, "Redis"): `fleet: {
+// redis }` names one, and relayers of every process on it send, together, what one relayer
+// would. The engine decides what to ask and what an answer means (policy/lease.rs); this file
+// carries asks to Redis as one Lua script per lease, and news both ways over pub/sub. The store
+// is never on a request's critical path: an ask the store cannot take at once is answered
+// "failed" (the engine then spends from its own bucket), so Redis down, slow or restarted empty
+// costs what sharing saves and never a request. One store per realm; it closes with the last
+// relayer that uses it.
+
+import { ConfigError } from './errors.js';
+import { isNews, NEWS_VERSION } from './realm-news.js';
+
+// The module name in a variable: bundlers of browser apps leave the import alone, and only a
+// Node process that names a Redis URL needs the package.
+const REDIS_PACKAGE = 'redis';
+const DEFAULT_PREFIX = 'breakwater:';
+const ASK_GIVEN_UP_MS = 1000; // policy/lease.rs DEFAULT_PERIOD
+const LAYOUT = '1'; // the bucket hash's layout: another version's is started afresh
+
+// KEYS[1]: the group's bucket. ARGV: want (CU), rate (CU/s; 0 = plan unknown: grant all and only
+// count), burst (CU). Server time, so machines' clocks never matter. Returns strings (Redis would
+// truncate Lua numbers): granted, ms until the rest could be, the fleet's rate (CU/s, decayed
+// over 10 s).
+const LEASE_SCRIPT = `
+local want, rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+if not (want and rate and burst) or want < 0 or rate < 0 or burst < 0 then
+  return redis.error_reply('bad lease ask')
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local s = redis.call('HMGET', KEYS[1], 'tokens', 'at', 'spent', 'v')
+local tokens, at, spent = tonumber(s[1]), tonumber(s[2]) or now, tonumber(s[3]) or 0
+if s[4] ~= '${LAYOUT}' then tokens, spent = nil, 0 end
+local dt = math.max(0, now - at)
+local granted, short = want, 0
+if rate > 0 then
+  tokens = math.min(burst, (tokens or burst) + dt * rate / 1000)
+  granted = math.max(0, math.min(want, tokens))
+  tokens = tokens - granted
+  if granted < want then short = math.ceil((want - granted) * 1000 / rate) end
+else
+  tokens = burst
+end
+spent = spent * math.exp(-dt / 10000) + granted
+redis.call('HSET', KEYS[1], 'tokens', tokens, 'at', now, 'spent', spent, 'v', '${LAYOUT}')
+redis.call('PEXPIRE', KEYS[1], 60000)
+local function text(x) return string.format('%.17g', x) end
+return { text(granted), text(short), text(spent / 10) }`;
+
+const invalidStore = (field, message) => new ConfigError({ kind: 'config', code: -32602, field, message: `${field}: ${message}` });
+
+/** Reads `fleet.redis` and `fleet.prefix`; `null` when no store is named. */
+export function readStoreOptions(fleet) {
+  if (fleet === null || typeof fleet !== 'object' || fleet.redis === undefined) {
+    if (fleet && typeof fleet === 'object' && fleet.prefix !== undefined) {
+      throw invalidStore('fleet.prefix', 'only means something with fleet.redis');
+    }
+    return null;
+  }
+  const { redis, prefix = DEFAULT_PREFIX } = fleet;
+  if (typeof prefix !== 'string' || prefix.length > 64 || /[\s\0]/.test(prefix)) {
+    throw invalidStore('fleet.prefix', 'must be a string of at most 64 characters without spaces');
+  }
+  if (typeof redis === 'string') {
+    if (!/^rediss?:\/\//.test(redis)) throw invalidStore('fleet.redis', 'a URL must start with redis:// or rediss://');
+    return { prefix, client: null, options: { url: redis }, identity: `${redis}\n${prefix}` };
+  }
+  if (redis === null || typeof redis !== 'object') {
+    throw invalidStore('fleet.redis', 'must be a redis:// URL, createClient options, or a node-redis client');
+  }
+  if (typeof redis.eval === 'function' && typeof redis.duplicate === 'function') {
+    return { prefix, client: redis, options: null, identity: redis };
+  }
+  if (redis.url !== undefined && (typeof redis.url !== 'string' || !/^rediss?:\/\//.test(redis.url))) {
+    throw invalidStore('fleet.redis.url', 'must start with redis:// or rediss://');
+  }
+  return { prefix, client: null, options: redis, identity: `${JSON.stringify(redis.url)}\n${prefix}` };
+}
+
+/** The realm's store (at most one): `use(spec)` joins a relayer to it and returns its release. */
+export function fleetStores(wasm, news) {
+  let current = null;
+  return {
+    use(spec) {
+      if (current && current.identity !== spec.identity) {
+        throw invalidStore('fleet.redis', 'this realm already uses another store (one per process, page or worker)');
+      }
+      if (!current) current = { identity: spec.identity, users: 0, store: redisStore(wasm, news, spec) };
+      current.users += 1;
+      const mine = current;
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        mine.users -= 1;
+        if (mine.users === 0 && current === mine) {
+          current = null;
+          mine.store.close();
+        }
+      };
+    },
+  };
+}
+
+const quiet = () => {};
+
+function redisStore(wasm, news, { prefix, client: given, options }) {
+  const channel = `${prefix}news`;
+  const from = Array.from(globalThis.crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, '0')).join('');
+  let client = given;
+  let subscriber = null;
+  let closed = false;
+  // Group keys with an ask at Redis, since when: never a second one (nothing queues). An ask
+  // older than the engine's lease period was given up there; its promise may never settle (a
+  // command in flight when the connection died), so it no longer blocks the next.
+  const asking = new Map();
+  const busy = (key) => asking.has(key) && Date.now() - asking.get(key) < ASK_GIVEN_UP_MS;
+
+  // Asks wait for nobody: those made before the connection was up failed; once it is (the
+  // client's `isReady` is true only after its 'ready' listeners ran), the leases are asked again.
+  const storeBack = () => setTimeout(() => { if (!closed) wasm.realmStoreBack(); }, 0);
+  const connect = async () => {
+    if (!client) {
+      const { createClient } = await import(REDIS_PACKAGE);
+      const socket = { connectTimeout: 1000, reconnectStrategy: (n) => Math.min(50 * 2 ** n, 2000), ...(options.socket || {}) };
+      // Commands while disconnected fail at once instead of queueing: an ask then fails and the
+      // engine spends from its own bucket.
+      client = createClient({ disableOfflineQueue: true, ...options, socket });
+      client.on('error', quiet); // readiness is what matters; the client reconnects by itself
+      client.on('ready', storeBack);
+      if (closed) return;
+      client.unref?.();
+      await client.connect();
+    }
+    if (given) {
+      given.on?.('ready', storeBack);
+      if (given.isReady) storeBack();
+    }
+    subscriber = client.duplicate();
+    subscriber.on('error', quiet);
+    subscriber.unref?.();
+    await subscriber.connect();
+    if (closed) return;
+    await subscriber.subscribe(channel, (message) => {
+      let data;
+      try {
+        data = JSON.parse(message);
+      } catch {
+        return;
+      }
+      if (isNews(data) && data.from !== from) wasm.hearRealmNews(data.kind, data.key, data.value);
+    });
+  };
+  connect().catch(quiet); // down at start: asks fail until the client's reconnect succeeds
+
+  const failLater = (key) => queueMicrotask(() => wasm.realmLeaseFailed(key));
+  wasm.attachRealmStore((key, want, rate, burst) => {
+    if (closed || !client || !client.isReady || busy(key)) return failLater(key);
+    const started = Date.now();
+    asking.set(key, started);
+    const done = () => { if (asking.get(key) === started) asking.delete(key); };
+    const ask = client.eval(LEASE_SCRIPT, { keys: [`${prefix}q:${key}`], arguments: [String(want), String(rate), String(burst)] });
+    Promise.resolve(ask).then(
+      (reply) => {
+        done();
+        const [granted, shortMs, fleetRate] = Array.isArray(reply) ? reply.map(Number) : [NaN, NaN, NaN];
+        wasm.realmLeaseGranted(key, want, granted, shortMs, fleetRate);
+      },
+      () => {
+        done();
+        wasm.realmLeaseFailed(key);
+      },
+    );
+  });
+  const removeOutlet = news.addOutlet((kind, key, value) => {
+    if (!closed && client && client.isReady) {
+      Promise.resolve(client.publish(channel, JSON.stringify({ v: NEWS_VERSION, kind, key, value, from }))).catch(quiet);
+    }
+  });
+
+  return {
+    close() {
+      closed = true;
+      removeOutlet();
+      wasm.detachRealmStore(); // groups still leasing fall back to their own buckets
+      const end = (c) => { if (c) Promise.resolve().then(() => (c.isOpen ? c.close() : c.destroy?.())).catch(quiet); };
+      end(subscriber);
+      if (!given) end(client);
+    },
+  };
+}

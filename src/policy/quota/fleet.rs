@@ -1,0 +1,190 @@
+//! A quota group in a fleet that shares a store: its spending also goes
+//! through a lease on the fleet's bucket for the group (`policy::lease`),
+//! and the rate it learns from a 429 is told to the fleet, so every member
+//! sends under one learned plan instead of each learning its own.
+//!
+//! ```text
+//!   check/charge ── cooldown? ── lease (when up: the held CU) ── own bucket
+//!                      └─ each call may make the next ask (taken by the host)
+//!   a 429 lowers the rate ──► take_decrease() ──► the fleet hears the plan
+//!   hear_plan(rate) ──► lower to it (never raise), as if limited here
+//! ```
+
+use super::{QuotaDenied, QuotaGroup};
+use crate::policy::lease::{Lease, LeaseAsk, LeaseGrant, DEFAULT_PERIOD};
+use crate::time::Instant;
+
+impl QuotaGroup {
+    /// From now on this group leases from the fleet's bucket (idempotent).
+    pub fn join_fleet(&mut self) {
+        self.lease.get_or_insert_with(|| Lease::new(DEFAULT_PERIOD));
+    }
+
+    /// Whether the group leases from a fleet store, and whether the lease is up now.
+    pub fn fleet_state(&mut self, now: Instant) -> Option<bool> {
+        self.lease.as_mut().map(|lease| lease.up(now))
+    }
+
+    pub(super) fn lease_check(&mut self, now: Instant, cost: f64) -> Result<(), QuotaDenied> {
+        let limited = self.allowed.is_finite();
+        let Some(lease) = self.lease.as_mut() else { return Ok(()) };
+        let verdict = lease.check(now, cost, limited).map_err(QuotaDenied::Exhausted);
+        self.queue_ask(now);
+        verdict
+    }
+
+    pub(super) fn lease_spend(&mut self, now: Instant, cost: f64) {
+        let limited = self.allowed.is_finite();
+        if let Some(lease) = self.lease.as_mut() {
+            lease.spend(now, cost, limited);
+            self.queue_ask(now);
+        }
+    }
+
+    /// What the fleet took lately (CU/s), as the store last said; zero without one.
+    pub(super) fn fleet_rate(&self) -> f64 {
+        self.lease.as_ref().map_or(0.0, Lease::fleet_rate)
+    }
+
+    fn queue_ask(&mut self, now: Instant) {
+        if self.ask.is_some() {
+            return;
+        }
+        let (rate, burst) = (self.allowed, self.burst);
+        let recent = self.observed_rate(now);
+        if let Some(lease) = self.lease.as_mut() {
+            self.ask = lease.ask(now, recent, rate, burst);
+        }
+    }
+
+    /// The ask for the store, if the lease made one (the host sends it and
+    /// answers with [`QuotaGroup::lease_granted`] or [`QuotaGroup::lease_failed`]).
+    pub fn take_lease_ask(&mut self) -> Option<LeaseAsk> {
+        self.ask.take()
+    }
+
+    /// The ask due now, if any, made now rather than at the next charge
+    /// (a relayer just joined, or the store just came back): a lease is
+    /// then held before the first request needs it.
+    pub fn lease_ask_now(&mut self, now: Instant) -> Option<LeaseAsk> {
+        self.queue_ask(now);
+        self.ask.take()
+    }
+
+    /// The store granted an ask for `want`.
+    pub fn lease_granted(&mut self, now: Instant, want: f64, grant: LeaseGrant) {
+        if let Some(lease) = self.lease.as_mut() {
+            lease.granted(now, want, grant);
+        }
+    }
+
+    /// The store failed an ask: the group's own bucket governs until one succeeds.
+    pub fn lease_failed(&mut self, now: Instant) {
+        if let Some(lease) = self.lease.as_mut() {
+            lease.failed(now);
+        }
+    }
+
+    /// The fleet's store is reachable again: ask at the next charge.
+    pub fn lease_store_back(&mut self) {
+        if let Some(lease) = self.lease.as_mut() {
+            lease.store_back();
+        }
+    }
+
+    /// The rate a limit signal lowered the group to, once, for the fleet.
+    pub fn take_decrease(&mut self) -> Option<f64> {
+        self.decreased.take()
+    }
+
+    /// Another member of the fleet was limited and lowered the plan to
+    /// `rate`: lower to it too (a higher rate is not taken: growth stays
+    /// each member's own, after its calm windows).
+    pub fn hear_plan(&mut self, now: Instant, rate: f64) -> bool {
+        if !(rate.is_finite() && rate > 0.0 && rate < self.allowed) {
+            return false;
+        }
+        if !self.allowed.is_finite() {
+            // An unknown plan learns the ceiling the teller lowered from.
+            self.ceiling = rate / self.config.decrease;
+            self.burst = self.ceiling.max(10.0);
+            self.bucket.set_burst(now, self.burst);
+        }
+        self.limit_rate = self.allowed.min(rate / self.config.decrease);
+        self.allowed = rate.max(self.ceiling * self.config.min_fraction);
+        self.bucket.set_rate(now, self.allowed);
+        self.last_decrease = Some(now);
+        self.last_increase = now;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::policy::quota::QuotaConfig;
+
+    fn at(ms: u64) -> Instant {
+        Instant::from_epoch(Duration::from_millis(ms))
+    }
+
+    fn grant(granted: f64, fleet_rate: f64) -> LeaseGrant {
+        LeaseGrant { granted, short_for: Duration::from_millis(300), fleet_rate }
+    }
+
+    #[test]
+    fn a_fleet_group_spends_its_lease_and_asks_the_next_chunk_ahead() {
+        let plan = QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() };
+        let mut g = QuotaGroup::new(plan, at(0));
+        g.join_fleet();
+        assert_eq!(g.fleet_state(at(0)), Some(false));
+        g.charge(at(0), 10.0).expect("no lease yet: the own bucket governs");
+        let ask = g.take_lease_ask().expect("the first charge asks");
+        assert_eq!((ask.rate, ask.burst), (100.0, 100.0));
+        assert_eq!(g.take_lease_ask(), None);
+        g.lease_granted(at(5), ask.want, grant(ask.want, 250.0));
+        assert_eq!(g.fleet_state(at(5)), Some(true));
+        g.charge(at(5), 10.0).unwrap();
+        g.charge(at(6), 10.0).unwrap();
+        assert_eq!(g.take_lease_ask(), None, "half a chunk left: no ask yet");
+        g.charge(at(7), 10.0).unwrap();
+        let next = g.take_lease_ask().expect("below half a chunk");
+        assert_eq!(g.charge(at(8), 10.0), Ok(()), "the last of the lease");
+        assert!(matches!(g.check(at(8), 10.0), Err(QuotaDenied::Exhausted(_))), "empty, the ask out");
+        g.lease_granted(at(20), next.want, grant(10.0, 250.0));
+        assert_eq!(g.check(at(20), 10.0), Ok(()), "the grant arrived");
+        g.lease_failed(at(21)); // no ask out: nothing changes
+        assert_eq!(g.fleet_state(at(21)), Some(true));
+    }
+
+    #[test]
+    fn an_unknown_plan_learns_the_fleets_rate_and_tells_its_decrease_once() {
+        let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
+        g.join_fleet();
+        g.charge(at(0), 10.0).unwrap();
+        let ask = g.take_lease_ask().unwrap();
+        assert_eq!(ask.rate, 0.0, "unknown: the store only counts");
+        g.lease_granted(at(1), ask.want, grant(ask.want, 900.0));
+        for ms in 2..20 {
+            g.charge(at(ms), 10.0).expect("an unknown plan never waits on its lease");
+        }
+        g.on_limited(at(1000), None, false, 0.5);
+        assert_eq!(g.stats().allowed_rate, 450.0, "the fleet's 900 CU/s, halved, not this realm's 200");
+        assert_eq!(g.take_decrease(), Some(450.0));
+        assert_eq!(g.take_decrease(), None, "told once");
+    }
+
+    #[test]
+    fn a_heard_plan_lowers_never_raises() {
+        let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
+        assert!(g.hear_plan(at(10), 300.0));
+        assert_eq!(g.stats().allowed_rate, 300.0);
+        assert!(!g.hear_plan(at(20), 400.0), "higher: not taken");
+        assert!(!g.hear_plan(at(20), f64::NAN));
+        assert!(g.hear_plan(at(30), 1.0));
+        assert_eq!(g.stats().allowed_rate, 30.0, "floored at min_fraction of the ceiling (600)");
+        assert_eq!(g.take_decrease(), None, "heard, not told again");
+    }
+}

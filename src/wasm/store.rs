@@ -1,0 +1,92 @@
+//! The fleet store's side of this realm (`policy::lease`): the wrapper
+//! attaches a store (Redis: it runs the lease script) and answers each ask
+//! through the realm. Conversions only: what to ask, when, and what an
+//! answer means are the core's.
+
+use std::cell::RefCell;
+
+use js_sys::{Array, Function};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::js_runtime::JsRuntime;
+use super::news::with_realm;
+use crate::coord::news::read_key;
+use crate::policy::lease::{LeaseAsk, LeaseGrant};
+use crate::runtime::Runtime;
+
+thread_local! {
+    static ASK: RefCell<Option<Function>> = const { RefCell::new(None) };
+}
+
+/// Attaches the fleet store: `ask(key, want, rate, burst)` is called for
+/// each lease ask and must answer later (never from inside the call)
+/// through `realmLeaseGranted` or `realmLeaseFailed`. Groups of relayers
+/// created from now on lease from it.
+#[wasm_bindgen(js_name = attachRealmStore)]
+pub fn attach_realm_store(ask: JsValue) {
+    let Ok(ask) = ask.dyn_into::<Function>() else { return };
+    ASK.with(|a| *a.borrow_mut() = Some(ask));
+    with_realm(|realm| realm.attach_store());
+}
+
+/// Detaches the store (its last relayer closed): relayers created from
+/// now on learn alone again; asks of groups still leasing fail at once.
+#[wasm_bindgen(js_name = detachRealmStore)]
+pub fn detach_realm_store() {
+    ASK.with(|a| a.borrow_mut().take());
+    with_realm(|realm| realm.detach_store());
+}
+
+/// The store's connection is (back) up: leases are asked at the next charge.
+#[wasm_bindgen(js_name = realmStoreBack)]
+pub fn realm_store_back() {
+    let asks = with_realm(|realm| realm.store_back(JsRuntime.now()));
+    for (group, due) in asks {
+        ask(group, &due);
+    }
+}
+
+/// Sends the asks due now (after a relayer joined the realm).
+pub(super) fn send_due_asks() {
+    let asks = with_realm(|realm| realm.lease_asks(JsRuntime.now()));
+    for (group, due) in asks {
+        ask(group, &due);
+    }
+}
+
+/// The store answered the ask for `want` CU of the group under `key`;
+/// an answer that makes no sense counts as a failure. `true` when a group
+/// of this realm took it.
+#[wasm_bindgen(js_name = realmLeaseGranted)]
+pub fn realm_lease_granted(key: &str, want: f64, granted: f64, short_for_ms: f64, fleet_rate: f64) -> bool {
+    let Some(key) = read_key(key) else { return false };
+    let now = JsRuntime.now();
+    with_realm(|realm| match LeaseGrant::read(want, granted, short_for_ms, fleet_rate) {
+        Some(grant) => realm.lease_granted(key, now, want, grant),
+        None => realm.lease_failed(key, now),
+    })
+}
+
+/// The store failed the ask of the group under `key` (down, timed out, refused).
+#[wasm_bindgen(js_name = realmLeaseFailed)]
+pub fn realm_lease_failed(key: &str) -> bool {
+    read_key(key).is_some_and(|key| with_realm(|realm| realm.lease_failed(key, JsRuntime.now())))
+}
+
+/// Passes an ask to the store; no store, or a throwing one, is a failed ask.
+pub(super) fn ask(group: u64, ask: &LeaseAsk) {
+    let Some(store) = ASK.with(|a| a.borrow().clone()) else {
+        with_realm(|realm| realm.lease_failed(group, JsRuntime.now()));
+        return;
+    };
+    let args = Array::of4(
+        &format!("{group:016x}").into(),
+        &ask.want.into(),
+        &ask.rate.into(),
+        &ask.burst.into(),
+    );
+    if store.apply(&JsValue::UNDEFINED, &args).is_err() {
+        with_realm(|realm| realm.lease_failed(group, JsRuntime.now()));
+    }
+}
