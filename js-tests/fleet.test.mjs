@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { createClient } from 'redis';
 import { FaultTolerantRelayer, ConfigError, isRateLimitedError } from '../pkg/dist/node.mjs';
 import { startRedis, freePort } from './helpers/redis.mjs';
 import { startLimitedKey } from './helpers/limited-node.mjs';
@@ -38,6 +39,15 @@ function fleetProcess(config) {
   });
 }
 
+/** How many lease scripts the Redis server at `url` has run. */
+async function evalCalls(url) {
+  const admin = createClient({ url });
+  await admin.connect();
+  const calls = Number((/cmdstat_eval:calls=(\d+)/.exec(await admin.info('commandstats')) || [0, 0])[1]);
+  await admin.close();
+  return calls;
+}
+
 /** The key's two URLs in one quota group of `cuPerSecond` (one CU per request). */
 const onKey = (key, cuPerSecond, extra = {}) => ({
   urls: key.urls.map((url) => ({ url, quotaGroup: 'key', costs: { eth_getBalance: 1, eth_chainId: 1 } })),
@@ -45,21 +55,28 @@ const onKey = (key, cuPerSecond, extra = {}) => ({
   options: { quota: { key: { cuPerSecond, burst: 10 } }, deadlineMs: 4000, ...extra },
 });
 
-test('four processes on one key and Redis send what one relayer would; alone each spends the whole plan', async () => {
+test('four processes on one key and Redis send what one relayer would; alone each spends the whole plan', async (t) => {
   const redis = await startRedis();
   stops.push(redis.stop);
   const key = await startLimitedKey({ perSecond: 100 });
   stops.push(key.close);
   const run = async (fleet) => {
     key.reset();
+    const began = Date.now();
     const { urls, options } = onKey(key, 90, fleet ? { fleet } : {});
     const reports = await Promise.all([1, 2, 3, 4].map((id) => fleetProcess({ id, urls, options, rps: 30, burst: 60, waitLease: true, durationMs: 3000, relayers: 3 })));
     const answered = reports.reduce((sum, r) => sum + (r.tally.ok || 0), 0);
-    return { ...key.counts(), answered, reports };
+    return { ...key.counts(), answered, reports, seconds: (Date.now() - began) / 1000 };
   };
   const shared = await run({ redis: redis.url });
   const alone = await run(undefined);
-  const detail = JSON.stringify({ shared: { ...shared, reports: shared.reports.map((r) => r.fleet) }, alone: { ...alone, reports: undefined } });
+  // The store's cost. Demand above the plan keeps the bucket empty, so each process asks about
+  // once per refill it can use: bounded per second, not per request.
+  const evals = await evalCalls(redis.url);
+  const perProcessSecond = evals / (4 * shared.seconds);
+  const detail = JSON.stringify({ shared: { ...shared, reports: shared.reports.map((r) => r.fleet) }, alone: { ...alone, reports: undefined }, evals, perProcessSecond });
+  t.diagnostic(detail);
+  assert.ok(perProcessSecond <= 25, `a bounded number of store round trips per process and second: ${detail}`);
   assert.ok(shared.reports.every((r) => r.fleet[0] === 'leased'), `every process leased from Redis: ${detail}`);
   assert.ok(shared.limited <= 10, `the fleet on Redis got at most 10 429s: ${detail}`);
   assert.ok(alone.limited >= 30, `uncoordinated processes each spend the whole plan: ${detail}`);
@@ -104,7 +121,7 @@ async function load(relayer, rps, ms, tag) {
 const ONE_CU = { eth_getBalance: 1, eth_chainId: 1 };
 const groupFleet = (relayer) => relayer.stats().quotaGroups[0].fleet;
 
-test('Redis down at start fails no request, and the relayer joins the fleet when Redis comes up', async () => {
+test('Redis down at start fails no request, and the relayer joins the fleet when Redis comes up', async (t) => {
   const port = await freePort();
   const upstream = await node([{ result: '0x1' }]);
   const relayer = new FaultTolerantRelayer([{ url: upstream.url, quotaGroup: 'key', costs: ONE_CU }], {
@@ -119,6 +136,10 @@ test('Redis down at start fails no request, and the relayer joins the fleet when
   await eventually(() => groupFleet(relayer) === 'leased', 5000, 'the lease once Redis is up');
   const tally = await joining;
   assert.deepEqual(tally, { ok: tally.ok }, 'and none failed while it joined');
+  // Below its plan, a group asks a chunk of one second of its rate while half the last is left.
+  const perThousand = (1000 * await evalCalls(redis.url)) / tally.ok;
+  t.diagnostic(`lease scripts per 1,000 reads below the plan: ${perThousand.toFixed(1)}`);
+  assert.ok(perThousand <= 80, `store round trips per 1,000 reads below the plan: ${perThousand}`);
   await relayer.close();
 });
 

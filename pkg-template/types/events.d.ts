@@ -156,6 +156,11 @@ export interface QuotaGroupStats {
   cuCharged: number;
   rateLimited: number;
   cooldownMs: number;
+  /**
+   * With a fleet store (`fleet.redis`): `'leased'` while this group spends from its lease on the fleet's
+   * bucket, `'local'` while it spends from its own (the store not yet answered, down or slow).
+   */
+  fleet?: 'leased' | 'local';
 }
 /** A snapshot of the relayer. */
 export interface RelayerStats {

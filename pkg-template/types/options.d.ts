@@ -243,9 +243,15 @@ export interface RelayerOptions {
    * member's retries and hedges draw on besides their own; tabs and workers of the origin hear of 429 cooldowns, breaker
    * openings and chain ids (docs/coordination.md). `false`: this relayer learns alone.
    * `budget`: the realm's retry budget's tuning (`false`: none, only each relayer's own).
-   * @default true (budget: { ratio: 0.1, minPerSecond: 2, burst: 20 })
+   * `redis`: a store shared by processes and machines (Node): a `redis://` / `rediss://` URL, node-redis
+   * `createClient` options (AUTH, TLS and socket settings pass through), or a node-redis client of yours.
+   * Quota groups then lease from one bucket per key in Redis, and news travels over its pub/sub; the store
+   * down, slow or restarted never fails a request (each relayer falls back to its own buckets within a
+   * second). Needs the `redis` package (an optional peer dependency). One store per realm.
+   * `prefix`: the Redis keys' and channel's prefix.
+   * @default true (budget: { ratio: 0.1, minPerSecond: 2, burst: 20 }, prefix: 'breakwater:')
    */
-  fleet?: boolean | { budget?: boolean | RetryBudgetOptions };
+  fleet?: boolean | { budget?: boolean | RetryBudgetOptions; redis?: string | RedisStoreOptions; prefix?: string };
   /** Defaults of the transaction layer (each call may override them). */
   transactions?: TransactionOptions;
   /**
@@ -270,3 +276,9 @@ export interface Logger {
   warn?(message: string, event: object): void;
   error?(message: string, event: object): void;
 }
+
+/**
+ * node-redis `createClient` options (`url`, `username`, `password`, `socket: { tls, … }`, …), passed through;
+ * or a node-redis client already made (anything with `eval` and `duplicate`).
+ */
+export type RedisStoreOptions = { url?: string; [option: string]: unknown };
