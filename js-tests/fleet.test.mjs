@@ -195,6 +195,53 @@ test('a slow store (every answer 600 ms late) holds up no request, even with a 4
   await relayer.close();
 });
 
+test('AUTH passes through to Redis, and a wrong password is a store that is down (never shown)', async () => {
+  const redis = await startRedis({ password: 'fleet-s3cret' });
+  stops.push(redis.stop);
+  const upstream = await node([{ result: '0x1' }]);
+  const events = [];
+  const make = (password, prefix) => {
+    const relayer = new FaultTolerantRelayer([{ url: upstream.url, quotaGroup: 'key', costs: ONE_CU }], {
+      quota: { key: { cuPerSecond: 500 } }, fleet: { redis: { url: `redis://127.0.0.1:${redis.port}`, password }, prefix },
+    });
+    for (const type of ['retry', 'failover', 'breaker', 'rateLimited']) relayer.on(type, (e) => events.push(e));
+    return relayer;
+  };
+  const good = make('fleet-s3cret', 'auth:');
+  try {
+    await eventually(() => groupFleet(good) === 'leased', 5000, 'the lease with the right password');
+  } finally {
+    await good.close();
+  }
+  const wrong = make('not-it', 'auth:');
+  try {
+    const tally = await load(wrong, 40, 800, 5);
+    assert.deepEqual(tally, { ok: tally.ok }, 'a store refusing us fails no read');
+    assert.equal(groupFleet(wrong), 'local');
+    const seen = JSON.stringify([wrong.stats(), events]);
+    assert.ok(!seen.includes('not-it') && !seen.includes('fleet-s3cret'), 'no password in stats or events');
+  } finally {
+    await wrong.close();
+  }
+});
+
+test('a process that cannot reach Redis spends alone; the others stay coordinated', async () => {
+  const redis = await startRedis();
+  stops.push(redis.stop);
+  const key = await startLimitedKey({ perSecond: 100 });
+  stops.push(key.close);
+  const { urls, options } = onKey(key, 90);
+  const on = { ...options, fleet: { redis: redis.url } };
+  const cut = { ...options, fleet: { redis: `redis://127.0.0.1:${await freePort()}` } };
+  const reports = await Promise.all([
+    ...[1, 2, 3].map((id) => fleetProcess({ id, urls, options: on, rps: 20, waitLease: true, durationMs: 2000 })),
+    fleetProcess({ id: 4, urls, options: cut, rps: 20, durationMs: 2000 }),
+  ]);
+  const detail = JSON.stringify({ reports, key: key.counts() });
+  assert.deepEqual(reports.map((r) => r.fleet[0]), ['leased', 'leased', 'leased', 'local'], detail);
+  for (const r of reports) assert.deepEqual(r.tally, { ok: r.sent }, `every read answered: ${detail}`);
+});
+
 test('bad store options are typed errors that name the field', () => {
   const cases = [
     [{ redis: 'http://127.0.0.1:6379' }, 'fleet.redis'],

@@ -27,7 +27,8 @@ const until = async (ok, ms, what) => {
 const answers = (port) => new Promise((resolve) => {
   const socket = net.connect(port, '127.0.0.1');
   socket.once('connect', () => { socket.write('PING\r\n'); });
-  socket.once('data', (d) => { socket.destroy(); resolve(d.toString().startsWith('+PONG')); });
+  // Up is any answer: a server with a password answers PING with NOAUTH.
+  socket.once('data', (d) => { socket.destroy(); resolve(/^(\+PONG|-NOAUTH)/.test(d.toString())); });
   socket.once('error', () => resolve(false));
 });
 
@@ -35,11 +36,12 @@ const answers = (port) => new Promise((resolve) => {
  * Starts redis-server; `stop()` kills it (SIGKILL: a crash, not a shutdown) and `start()` brings
  * a new, empty one up on the same port. `url` stays the same across restarts.
  */
-export async function startRedis({ port } = {}) {
+export async function startRedis({ port, password } = {}) {
   port = port || await freePort();
+  const auth = password ? ['--requirepass', password] : [];
   let child = null;
   const start = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...auth],
       { stdio: 'ignore' });
     await until(() => answers(port), 10000, `redis-server on ${port}`);
   };
