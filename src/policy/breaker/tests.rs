@@ -333,3 +333,26 @@ fn the_open_time_jitter_is_uniform_over_its_range() {
         assert!((until.since_epoch().as_secs_f64() - secs).abs() < 1e-6, "r={r}: {until:?}");
     }
 }
+
+#[test]
+fn another_realms_opening_opens_a_closed_breaker_only() {
+    let mut b = Breaker::new(config(), at(0));
+    b.open_until(at(10), at(5));
+    assert_eq!(b.state(at(10)), BreakerState::Closed, "a time already past is no opening");
+    let mut long = Breaker::new(config(), at(0));
+    long.open_until(at(10), at(500_000));
+    assert_eq!(long.state(at(10)), BreakerState::Open { until: at(30_010) }, "for a first ejection's time at most");
+    b.open_until(at(10), at(4_000));
+    assert_eq!(b.state(at(10)), BreakerState::Open { until: at(4_000) }, "closed: the word opens it");
+    assert_eq!(b.early_probe_at(), at(510), "with an early probe a base spacing away");
+    assert_eq!(b.ejections, 0, "ejections count only what it saw itself");
+    b.open_until(at(20), at(90_000));
+    assert_eq!(b.state(at(20)), BreakerState::Open { until: at(4_000) }, "open: it keeps its own time");
+    assert_eq!(b.try_acquire(at(4_000)), Admission::Allowed { probe: true });
+    b.on_success(at(4_001), true);
+    b.open_until(at(4_002), at(60_000));
+    assert_eq!(b.state(at(4_002)), BreakerState::HalfOpen, "half-open: its own probes decide");
+    assert_eq!(b.try_acquire(at(4_003)), Admission::Allowed { probe: true });
+    b.on_success(at(4_004), true);
+    assert_eq!(b.state(at(4_004)), BreakerState::Closed, "and they close it");
+}
