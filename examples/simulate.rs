@@ -19,5 +19,15 @@ fn main() {
     for r in one_process.iter().filter(|r| !r.failures.is_empty()) {
         println!("\n{}: failed reads by reason {:?}", r.name, r.failures);
     }
+    let processes: Vec<_> = breakwater_rpc::simulation::scenarios::processes()
+        .iter()
+        .map(|s| breakwater_rpc::simulation::run(s, seed))
+        .collect();
+    println!("\nProcesses (one realm each) on one key, with and without a fleet store.\n");
+    print!("{}", breakwater_rpc::simulation::table(&processes));
+    for r in &processes {
+        let per_thousand = 1000.0 * r.store_asks as f64 / r.logical.max(1) as f64;
+        println!("\n{}: store lease asks per 1,000 requests {per_thousand:.1}; failed reads {:?}", r.name, r.failures);
+    }
     eprintln!("\n(simulated in {:.1} s of wall time)", started.elapsed().as_secs_f64());
 }

@@ -4,6 +4,7 @@ fn main() {
     let seed = std::env::args().nth(2).and_then(|s| s.parse().ok()).unwrap_or(1);
     let mut every = breakwater_rpc::simulation::scenarios::all();
     every.extend(breakwater_rpc::simulation::scenarios::one_process());
+    every.extend(breakwater_rpc::simulation::scenarios::processes());
     let Some(s) = every.into_iter().find(|s| s.name == name) else {
         eprintln!("unknown scenario {name:?}");
         std::process::exit(2);

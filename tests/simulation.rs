@@ -203,3 +203,35 @@ fn a_total_outage_costs_the_realm_probes_not_retries() {
     let peak = sharing.peak_after_recovery.expect("a recovery");
     assert!(peak <= 1.3, "post-recovery peak {peak} × demand");
 }
+
+fn processes(name: &str) -> Report {
+    let s = scenarios::processes().into_iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no scenario {name}"));
+    let r = run(&s, 7);
+    assert!(r.logical > 20_000, "{name}: only {} requests", r.logical);
+    r
+}
+
+#[test]
+fn ten_thousand_relayers_in_twenty_processes_keep_one_key_on_a_store_and_lose_nothing_when_it_fails() {
+    let alone = processes("10,000 in 20 processes: shared key, no store");
+    let shared = processes("10,000 in 20 processes: shared key, on a store");
+    let down = processes("10,000 in 20 processes: shared key, store down 10-20 s");
+    let slow = processes("10,000 in 20 processes: shared key, slow store (600 ms)");
+    // One bucket for the key across the processes, leased ahead of need.
+    assert!(
+        shared.limited <= 15 && shared.limited * 3 <= alone.limited,
+        "429s {} (alone {})",
+        shared.limited,
+        alone.limited
+    );
+    assert!(shared.chain_checks < alone.chain_checks, "chain news: {} vs {}", shared.chain_checks, alone.chain_checks);
+    let per_thousand = 1000 * shared.store_asks / shared.logical;
+    assert!(per_thousand <= 80, "store round trips per 1,000 requests: {per_thousand}");
+    // The store failing or slow fails no request and is never worse than no store.
+    for r in [&alone, &shared, &down, &slow] {
+        assert!(r.success_rate() >= 0.999, "{}: success {} {:?}", r.name, r.success_rate(), r.failures);
+        assert!(r.amplification <= 1.05, "{}: amplification {}", r.name, r.amplification);
+    }
+    assert!(down.limited <= alone.limited, "store down 10 s: {} 429s (alone {})", down.limited, alone.limited);
+    assert!(slow.limited < alone.limited, "slow store: {} 429s (alone {})", slow.limited, alone.limited);
+}

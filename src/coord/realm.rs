@@ -217,7 +217,9 @@ impl Realm {
             News::BreakerOpen { breaker, until } => {
                 find(&self.breakers, breaker).map(|b| b.borrow_mut().open_until(now, until)).is_some()
             }
-            News::Plan { group, rate } => find(&self.groups, group).is_some_and(|g| g.borrow_mut().hear_plan(now, rate)),
+            News::Plan { group, rate } => {
+                find(&self.groups, group).is_some_and(|g| g.borrow_mut().hear_plan(now, rate))
+            }
             News::Chain { endpoint, chain_id } => {
                 find(&self.chains, endpoint).map(|record| record.record(chain_id, now)).is_some()
             }

@@ -217,6 +217,39 @@ impl Lease {
     }
 }
 
+/// The store's side of a lease: one fleet bucket, as the wrapper's Redis
+/// script keeps it (`pkg-template/src/fleet-store.js`; the contract is in
+/// docs/coordination.md). Here for the simulated store and as the
+/// contract's reference: refill at the asker's `rate` up to `burst` (a new
+/// bucket starts full), grant what is there up to `want`, and count what the
+/// fleet takes (decayed over 10 s). `rate` 0: the plan is unknown, grant all.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FleetBucket {
+    tokens: Option<f64>,
+    at: Option<Instant>,
+    spent: f64,
+}
+
+impl FleetBucket {
+    /// One ask at `now`.
+    pub fn ask(&mut self, now: Instant, ask: LeaseAsk) -> LeaseGrant {
+        let dt_ms = self.at.map_or(0.0, |at| now.saturating_since(at).as_secs_f64() * 1000.0);
+        let (granted, short_ms) = if ask.rate > 0.0 {
+            let tokens = (self.tokens.unwrap_or(ask.burst) + dt_ms * ask.rate / 1000.0).min(ask.burst);
+            let granted = ask.want.min(tokens).max(0.0);
+            self.tokens = Some(tokens - granted);
+            let short = if granted < ask.want { ((ask.want - granted) * 1000.0 / ask.rate).ceil() } else { 0.0 };
+            (granted, short)
+        } else {
+            self.tokens = Some(ask.burst);
+            (ask.want, 0.0)
+        };
+        self.spent = self.spent * (-dt_ms / 10_000.0).exp() + granted;
+        self.at = Some(now);
+        LeaseGrant { granted, short_for: Duration::from_secs_f64(short_ms / 1000.0), fleet_rate: self.spent / 10.0 }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,11 +339,29 @@ mod tests {
         assert_eq!(read, Some(LeaseGrant { granted: 4.0, short_for: Duration::from_millis(250), fleet_rate: 30.0 }));
         assert_eq!(LeaseGrant::read(10.0, 11.0, 0.0, 0.0), None, "more than asked");
         let want = 8.0 / 3.0;
-        assert_eq!(LeaseGrant::read(want, 2.6666666666667, 0.0, 0.0).map(|g| g.granted), Some(want), "printed rounding");
+        assert_eq!(
+            LeaseGrant::read(want, 2.6666666666667, 0.0, 0.0).map(|g| g.granted),
+            Some(want),
+            "printed rounding"
+        );
         assert_eq!(LeaseGrant::read(10.0, -1.0, 0.0, 0.0), None);
         assert_eq!(LeaseGrant::read(10.0, 1.0, f64::NAN, 0.0), None);
         assert_eq!(LeaseGrant::read(10.0, 1.0, 0.0, f64::INFINITY), None);
         assert_eq!(LeaseGrant::read(10.0, 1.0, 1e12, 0.0).unwrap().short_for, Duration::from_secs(3600), "bounded");
+    }
+
+    #[test]
+    fn the_fleet_bucket_refills_at_the_asked_rate_and_counts_the_fleet() {
+        let mut bucket = FleetBucket::default();
+        let ask = |want| LeaseAsk { want, rate: 100.0, burst: 50.0 };
+        assert_eq!(bucket.ask(at(0), ask(30.0)).granted, 30.0, "a new bucket starts full");
+        let short = bucket.ask(at(0), ask(30.0));
+        assert_eq!((short.granted, short.short_for), (20.0, Duration::from_millis(100)), "the rest in 100 ms");
+        assert_eq!(bucket.ask(at(100), ask(30.0)).granted, 10.0, "100 ms at 100/s");
+        assert_eq!(bucket.ask(at(10_000), ask(80.0)).granted, 50.0, "never past the burst");
+        let unknown = bucket.ask(at(10_000), LeaseAsk { want: 500.0, rate: 0.0, burst: 1.0 });
+        assert_eq!(unknown.granted, 500.0, "an unknown plan is only counted");
+        assert!((unknown.fleet_rate - 55.0).abs() < 3.0, "what the fleet took, decayed: {}", unknown.fleet_rate);
     }
 
     #[test]

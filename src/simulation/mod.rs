@@ -16,7 +16,7 @@ use crate::config::{RawOptions, RelayerConfig};
 use crate::coord::Realm;
 use crate::policy::Classifier;
 use crate::pool::options::EndpointSpec;
-use crate::pool::{Call, Pipeline};
+use crate::pool::{Call, Pipeline, PipelineEvent};
 use crate::redact::EndpointUrl;
 use crate::runtime::sim::{join_all, SimRuntime};
 use crate::runtime::{Runtime, Transport};
@@ -24,8 +24,10 @@ use crate::time::Instant;
 
 pub mod fleet;
 pub mod scenarios;
+pub mod store;
 
 use fleet::{Fleet, Provider, SimCall};
+use store::{SimStore, StoreBehaviour};
 
 /// One simulated situation.
 pub struct Scenario {
@@ -54,6 +56,11 @@ pub struct Scenario {
     /// Every client in one realm (relayers of one process, sharing what
     /// they learn); otherwise each client is alone (independent users).
     pub realm: bool,
+    /// With `realm`: the clients are spread over this many processes (one
+    /// realm each; 0 or 1: one process).
+    pub processes: usize,
+    /// With several processes: the store they share (`store.rs`), if any.
+    pub store: Option<StoreBehaviour>,
 }
 
 /// What one run measured.
@@ -95,6 +102,8 @@ pub struct Report {
     pub served_wrong_chain: u64,
     /// Failed non-revert requests by stop reason.
     pub failures: std::collections::BTreeMap<&'static str, u64>,
+    /// Lease asks the fleet store received (0 without one).
+    pub store_asks: u64,
 }
 
 impl Report {
@@ -126,16 +135,20 @@ pub fn run_with_counters(scenario: &Scenario, seed: u64) -> (Report, fleet::Flee
     let fleet = Fleet::new(&rt, scenario.providers.clone(), scenario.keys.clone(), seed ^ 0x5eed);
     let outcomes: Rc<RefCell<Vec<Outcome>>> = Rc::default();
     let requests: Rc<RefCell<Vec<crate::runtime::sim::JoinHandle<()>>>> = Rc::default();
-    let realm = Realm::new();
-    let realm = scenario.realm.then_some(&realm);
-    let pipelines: Vec<Rc<Pipeline>> =
-        (0..scenario.clients).map(|_| Rc::new(client(scenario, rt.now(), realm))).collect();
+    let processes = scenario.processes.max(1);
+    let realms: Rc<Vec<Realm>> = Rc::new((0..processes).map(|_| Realm::new()).collect());
+    let store = scenario.store.filter(|_| scenario.realm).map(|b| SimStore::start(&rt, b, Rc::clone(&realms)));
+    let pipelines: Vec<Rc<Pipeline>> = (0..scenario.clients)
+        .map(|i| Rc::new(client(scenario, rt.now(), scenario.realm.then(|| &realms[i % processes]))))
+        .collect();
 
     let loops: Vec<_> = pipelines
         .iter()
-        .map(|pipeline| {
+        .enumerate()
+        .map(|(i, pipeline)| {
             let (rt2, fleet, outcomes, requests, pipeline) =
                 (rt.clone(), fleet.clone(), outcomes.clone(), requests.clone(), pipeline.clone());
+            let to_store = store.clone().map(|store| (store, i % processes));
             let (rate, duration, revert_fraction) = (scenario.rate, scenario.duration, scenario.revert_fraction);
             rt.spawn(async move {
                 let mean = Duration::from_secs_f64(1.0 / rate);
@@ -147,7 +160,7 @@ pub fn run_with_counters(scenario: &Scenario, seed: u64) -> (Report, fleet::Flee
                         break;
                     }
                     let revert = rt2.random_unit() < revert_fraction;
-                    let handle = request(&rt2, &fleet, &pipeline, &outcomes, revert);
+                    let handle = request(&rt2, &fleet, &pipeline, &outcomes, revert, to_store.clone());
                     requests.borrow_mut().push(handle);
                 }
             })
@@ -176,7 +189,9 @@ pub fn run_with_counters(scenario: &Scenario, seed: u64) -> (Report, fleet::Flee
         });
     }
     let outcomes = outcomes.borrow();
-    (report(scenario, &outcomes, &fleet, flips), fleet.counters())
+    let mut report = report(scenario, &outcomes, &fleet, flips);
+    report.store_asks = store.map_or(0, |s| s.asks.get());
+    (report, fleet.counters())
 }
 
 fn client(scenario: &Scenario, now: Instant, realm: Option<&Realm>) -> Pipeline {
@@ -206,13 +221,19 @@ fn request(
     pipeline: &Rc<Pipeline>,
     outcomes: &Rc<RefCell<Vec<Outcome>>>,
     revert: bool,
+    store: Option<(Rc<SimStore>, usize)>,
 ) -> crate::runtime::sim::JoinHandle<()> {
     let (rt2, fleet, pipeline, outcomes) = (rt.clone(), fleet.clone(), pipeline.clone(), outcomes.clone());
     rt.spawn(async move {
         let method = if revert { "eth_call" } else { "eth_blockNumber" };
         let call = SimCall { method };
         let start = rt2.now();
-        let result = pipeline.execute(&rt2, Call::new(method), |t| fleet.send(&call, t), &|_| {}).await;
+        let emit = |event: PipelineEvent| {
+            if let Some((store, from)) = &store {
+                store.on_event(*from, &event);
+            }
+        };
+        let result = pipeline.execute(&rt2, Call::new(method), |t| fleet.send(&call, t), &emit).await;
         let failure = result.as_ref().err().map(|f| f.reason.as_str());
         outcomes.borrow_mut().push(Outcome {
             ok: result.is_ok(),
@@ -266,6 +287,7 @@ fn report(scenario: &Scenario, outcomes: &[Outcome], fleet: &Fleet, flips: u64) 
         flips_per_client: flips as f64 / scenario.clients.max(1) as f64,
         flaps: scenario.flaps,
         served_wrong_chain: counters.served_wrong_chain,
+        store_asks: 0,
     }
 }
 

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use super::fleet::{Mode, Provider};
+use super::store::StoreBehaviour;
 use super::Scenario;
 use crate::config::RawOptions;
 
@@ -28,6 +29,8 @@ fn base(name: &'static str, providers: Vec<Provider>) -> Scenario {
         groups: Vec::new(),
         options: defaults,
         realm: false,
+        processes: 1,
+        store: None,
     }
 }
 
@@ -197,5 +200,41 @@ pub fn one_process() -> Vec<Scenario> {
         shared_key("100 in a process: shared key, sharing", true),
         all_down("100 in a process: all down 5 s, alone", false),
         all_down("100 in a process: all down 5 s, sharing", true),
+    ]
+}
+
+/// A fleet of processes on one key: 10,000 relayers in 20 processes (500
+/// in each, one realm per process) at 0.1 requests/s each, for 30 s;
+/// providers 0 and 1 are two URLs on one API key limited to 150
+/// requests/s (far below the demand of 1,000/s), provider 2 has room; the
+/// plan is not configured. Without a store, then on a simulated store
+/// (`store.rs`: 2 ms, 1 % of asks and news lost), on one that is down from
+/// 10 s to 20 s, and on a slow one (every answer 600 ms late).
+pub fn processes() -> Vec<Scenario> {
+    let mut p = vec![Provider::healthy(40), Provider::healthy(50), Provider::healthy(80)];
+    p[0].key = Some(0);
+    p[1].key = Some(0);
+    let fleet = |name, store| {
+        let mut s = base(name, p.clone());
+        s.clients = 10_000;
+        s.rate = 0.1;
+        s.duration = S(30);
+        s.keys = vec![150.0];
+        s.groups = vec![Some("keyA"), Some("keyA"), None];
+        s.options = || quota_options(f64::INFINITY, 1.0);
+        s.realm = true;
+        s.processes = 20;
+        s.store = store;
+        s
+    };
+    let store = |latency, down| Some(StoreBehaviour { latency, loss: 0.01, down });
+    vec![
+        fleet("10,000 in 20 processes: shared key, no store", None),
+        fleet("10,000 in 20 processes: shared key, on a store", store(Duration::from_millis(2), None)),
+        fleet(
+            "10,000 in 20 processes: shared key, store down 10-20 s",
+            store(Duration::from_millis(2), Some((S(10), S(20)))),
+        ),
+        fleet("10,000 in 20 processes: shared key, slow store (600 ms)", store(Duration::from_millis(600), None)),
     ]
 }

@@ -80,12 +80,7 @@ pub(super) fn ask(group: u64, ask: &LeaseAsk) {
         with_realm(|realm| realm.lease_failed(group, JsRuntime.now()));
         return;
     };
-    let args = Array::of4(
-        &format!("{group:016x}").into(),
-        &ask.want.into(),
-        &ask.rate.into(),
-        &ask.burst.into(),
-    );
+    let args = Array::of4(&format!("{group:016x}").into(), &ask.want.into(), &ask.rate.into(), &ask.burst.into());
     if store.apply(&JsValue::UNDEFINED, &args).is_err() {
         with_realm(|realm| realm.lease_failed(group, JsRuntime.now()));
     }
