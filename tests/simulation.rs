@@ -235,3 +235,26 @@ fn ten_thousand_relayers_in_twenty_processes_keep_one_key_on_a_store_and_lose_no
     assert!(down.limited <= alone.limited, "store down 10 s: {} 429s (alone {})", down.limited, alone.limited);
     assert!(slow.limited < alone.limited, "slow store: {} 429s (alone {})", slow.limited, alone.limited);
 }
+
+#[test]
+fn processes_come_back_from_a_total_outage_within_ten_second_deadlines() {
+    for name in ["100 in 4 processes: all down 5 s, no store", "100 in 4 processes: all down 5 s, on a store"] {
+        let s =
+            scenarios::processes().into_iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no scenario {name}"));
+        // Held reads take the pacer's turns oldest first, and one endpoint
+        // found back brings the others' probes forward: 65-67 % before both.
+        // A seed whose last early probe lands late still loses a few (seed
+        // 7: 96.4 %, the fleet found back 2 s after it returned).
+        let mut rates: Vec<f64> = Vec::new();
+        for seed in 1..=8 {
+            let r = run(&s, seed);
+            assert!(r.success_rate() >= 0.95, "{name}, seed {seed}: success {} {:?}", r.success_rate(), r.failures);
+            assert!(r.amplification <= 1.1, "{name}, seed {seed}: amplification {}", r.amplification);
+            let peak = r.peak_after_recovery.unwrap_or(f64::INFINITY);
+            assert!(peak <= 1.5, "{name}, seed {seed}: peak after recovery {peak}");
+            rates.push(r.success_rate());
+        }
+        rates.sort_by(f64::total_cmp);
+        assert!(rates[1] >= 0.99, "{name}: all but one seed at 99 % or more: {rates:?}");
+    }
+}

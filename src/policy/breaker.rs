@@ -63,6 +63,9 @@ pub struct BreakerConfig {
     pub reset_after: Duration,
 }
 
+/// How long this breaker's own success outweighs another realm's word that the node failed.
+const FRESH_SUCCESS: Duration = Duration::from_secs(2);
+
 impl Default for BreakerConfig {
     fn default() -> Self {
         BreakerConfig {
@@ -183,6 +186,8 @@ pub struct Breaker {
     ejections: u32,
     probes_in_flight: u32,
     probe_successes: u32,
+    /// This breaker's last success (a heard opening older than it is stale).
+    last_success: Option<Instant>,
     half_open_since: Instant,
     early_probe_at: Instant,
     early_spacing: Duration,
@@ -203,6 +208,7 @@ impl Breaker {
             ejections: 0,
             probes_in_flight: 0,
             probe_successes: 0,
+            last_success: None,
             half_open_since: now,
             early_probe_at: now,
             early_spacing: config.early_probe_base,
@@ -303,6 +309,11 @@ impl Breaker {
         }
         match self.inner {
             Inner::Open { .. } | Inner::HalfOpen => {}
+            // Answered here within the last two seconds: fresher than the word of
+            // a member whose attempt failed (after an outage, a probe that
+            // failed just before the node returned re-opened breakers that
+            // had just closed on their own proof, for 30 s).
+            Inner::Closed { .. } if self.last_success.is_some_and(|t| now.saturating_since(t) < FRESH_SUCCESS) => {}
             Inner::Closed { .. } => {
                 // At most a first ejection's time: the teller's longer time
                 // reflects its own repeated failures, not anything seen here.
@@ -315,6 +326,16 @@ impl Breaker {
         }
     }
 
+    /// Brings an Open breaker's half-open probe forward to `at` (never
+    /// later than it was): after a total outage, one endpoint found back
+    /// says the others may well be back too (a shared cause ended), so each
+    /// gets one probe soon instead of waiting out its open time.
+    pub fn hasten(&mut self, at: Instant) {
+        if let Inner::Open { until } = self.inner {
+            self.inner = Inner::Open { until: until.min(at) };
+        }
+    }
+
     /// When an Open breaker next allows an early probe.
     pub fn early_probe_at(&self) -> Instant {
         self.early_probe_at
@@ -323,6 +344,7 @@ impl Breaker {
     /// Records a healthy outcome.
     pub fn on_success(&mut self, now: Instant, probe: bool) -> Option<Transition> {
         self.release(probe);
+        self.last_success = Some(now);
         self.consecutive = 0;
         self.sample(now, true);
         let before = self.public();

@@ -45,6 +45,7 @@ use std::time::Duration;
 
 use super::events::PipelineEvent;
 use super::notify::{either, unless_closed, Notify, Shutdown};
+use super::outage::PacedTurn;
 use super::router::{RouteRequest, Router, Selection};
 use crate::config::RelayerConfig;
 use crate::coord::Realm;
@@ -236,18 +237,23 @@ impl Pipeline {
         // A failover reserved before the retry decision (given back unused if
         // the loop ends first: permits release themselves on drop).
         let mut preselected: Option<Permit<'_>> = None;
+        // Its place in the recovery pacer's line while that is what holds it.
+        let mut turn: Option<PacedTurn> = None;
 
         loop {
             if self.shutdown.is_triggered() {
                 return Err(state.stop(StopReason::Closed));
             }
             let now = runtime.now();
-            let request = route(&call, &info, &state.tried, only_untried, after);
+            let request = RouteRequest { since: Some(start), ..route(&call, &info, &state.tried, only_untried, after) };
             let reservation = if let Some(permit) = preselected.take() {
                 permit
             } else {
                 let draws = (runtime.random_unit(), runtime.random_unit());
                 let selection = self.select(emit, now, &request, draws);
+                if !matches!(selection, Selection::Wait { paced: true, .. }) {
+                    turn = None; // served, or held by something else: out of the pacer's line
+                }
                 match selection {
                     Selection::Reserved(r) => Permit::new(self, r),
                     Selection::NoEndpoint => {
@@ -255,7 +261,10 @@ impl Pipeline {
                             if state.records.is_empty() { StopReason::NoEndpoint } else { StopReason::NotRetryable };
                         return Err(state.stop(reason));
                     }
-                    Selection::Wait { until, quota } => {
+                    Selection::Wait { until, quota, paced } => {
+                        if paced && turn.is_none() {
+                            turn = Some(self.router.borrow().pace_turn(start));
+                        }
                         if until.is_some_and(|u| u >= deadline) {
                             return Err(state.stop(if quota { StopReason::RateLimited } else { StopReason::Deadline }));
                         }
@@ -437,6 +446,7 @@ fn route<'r>(
         only_untried,
         after,
         hedge_of: None,
+        since: None,
     }
 }
 

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use crate::rpc::methods::MethodClass;
+use crate::time::Instant;
 
 /// What one attempt wants.
 #[derive(Clone, Copy, Debug)]
@@ -27,4 +28,7 @@ pub struct RouteRequest<'a> {
     /// For a hedge: how long the attempt it races has run. Endpoints
     /// silent about as long skip it (a hedge onto them cannot help).
     pub hedge_of: Option<Duration>,
+    /// When the request began: after a total outage, held requests take
+    /// the pacer's turns oldest first (`None`: not in that line).
+    pub since: Option<Instant>,
 }

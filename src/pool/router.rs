@@ -26,7 +26,7 @@ use std::time::Duration;
 use super::endpoint::{ChainStatus, EndpointState};
 use super::head_rounds::HeadRounds;
 use super::options::{EndpointSpec, PoolOptions, Strategy};
-use super::outage::{OutageProbes, Pace, Pacer, Recovery};
+use super::outage::{OutageProbes, Pacer, Recovery};
 pub use super::route_request::RouteRequest;
 use super::strategy::{self, StrategyState};
 use crate::coord::realm::{EndpointRecord, Realm, SharedGroup};
@@ -92,6 +92,9 @@ pub enum Selection {
         until: Option<Instant>,
         /// Every candidate is in a quota cooldown or ejection.
         quota: bool,
+        /// Recovery pacing holds it (`outage.rs`): the request keeps a
+        /// place in the pacer's line while it waits.
+        paced: bool,
     },
     /// No endpoint can ever serve this request.
     NoEndpoint,
@@ -249,35 +252,13 @@ impl Router {
         router
     }
 
-    /// Counts one logical request (the demand recovery pacing is relative to).
-    pub fn note_arrival(&mut self, now: Instant) {
-        let mut pacer = self.pacer.borrow_mut();
-        if pacer.recovery.is_none() {
-            pacer.arrivals.record(now);
-        }
-    }
-
-    /// Recovery pacing: `Ok` if one more attempt fits, else the wait.
-    fn recovery_check(&mut self, now: Instant) -> Result<(), Duration> {
-        let mut pacer = self.pacer.borrow_mut();
-        let Some(rec) = pacer.recovery.as_mut() else { return Ok(()) };
-        match rec.check(now) {
-            Pace::Over => {
-                pacer.recovery = None;
-                Ok(())
-            }
-            Pace::Go => Ok(()),
-            Pace::Wait(d) => Err(d),
-        }
-    }
-
     /// Selects and reserves an endpoint for one attempt. `draws` are two
     /// uniform numbers in `[0, 1)` for the randomised strategies and probes.
     pub fn select(&mut self, now: Instant, req: &RouteRequest<'_>, draws: (f64, f64)) -> Selection {
         self.selections += 1;
         self.adopt_head_rounds();
-        if let Err(wait) = self.recovery_check(now) {
-            return Selection::Wait { until: Some(now + wait), quota: false };
+        if let Err(wait) = self.recovery_check(now, req.since) {
+            return Selection::Wait { until: Some(now + wait), quota: false, paced: true };
         }
         let mut eligible: Vec<usize> = Vec::new();
         // Some endpoint waits for a freed slot only (no clock can unblock it).
@@ -370,7 +351,7 @@ impl Router {
                 }
             }
             let until = if slot_bound { earliest } else { Some(earliest.unwrap_or(now + CONCURRENCY_RECHECK)) };
-            return Selection::Wait { until, quota: all_quota && !slot_bound };
+            return Selection::Wait { until, quota: all_quota && !slot_bound, paced: false };
         }
         let untried: Vec<usize> =
             eligible.iter().copied().filter(|&i| !req.tried.get(i).copied().unwrap_or(false)).collect();
@@ -388,7 +369,7 @@ impl Router {
                 return Selection::Reserved(r);
             }
         }
-        Selection::Wait { until: Some(earliest.unwrap_or(now + CONCURRENCY_RECHECK)), quota: false }
+        Selection::Wait { until: Some(earliest.unwrap_or(now + CONCURRENCY_RECHECK)), quota: false, paced: false }
     }
 
     /// Total outage: the Open endpoint whose early probe is due goes first.
@@ -407,11 +388,11 @@ impl Router {
         let first = *candidates.first()?;
         if self.outage.in_flight {
             // The probe in flight decides; its completion wakes the waiters.
-            return Some(Selection::Wait { until: Some(now + self.outage.spacing()), quota: false });
+            return Some(Selection::Wait { until: Some(now + self.outage.spacing()), quota: false, paced: false });
         }
         let due = self.endpoints[first].breaker.borrow().early_probe_at().max(self.outage.next_at);
         if due > now {
-            return Some(Selection::Wait { until: Some(due), quota: false });
+            return Some(Selection::Wait { until: Some(due), quota: false, paced: false });
         }
         for i in candidates {
             let admission = self.endpoints[i].breaker.borrow_mut().try_early_probe(now, draw);
@@ -488,6 +469,7 @@ impl Router {
 mod heads;
 mod hedging;
 mod outcomes;
+mod pacing;
 mod shared;
 #[cfg(test)]
 mod shared_tests;

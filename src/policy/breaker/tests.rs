@@ -339,6 +339,12 @@ fn another_realms_opening_opens_a_closed_breaker_only() {
     let mut b = Breaker::new(config(), at(0));
     b.open_until(at(10), at(5));
     assert_eq!(b.state(at(10)), BreakerState::Closed, "a time already past is no opening");
+    let mut fresh = Breaker::new(config(), at(0));
+    fresh.on_success(at(1_000), false);
+    fresh.open_until(at(2_999), at(9_000));
+    assert_eq!(fresh.state(at(2_999)), BreakerState::Closed, "its own answer 2 s ago is fresher than the word");
+    fresh.open_until(at(3_000), at(9_000));
+    assert_eq!(fresh.state(at(3_000)), BreakerState::Open { until: at(9_000) });
     let mut long = Breaker::new(config(), at(0));
     long.open_until(at(10), at(500_000));
     assert_eq!(long.state(at(10)), BreakerState::Open { until: at(30_010) }, "for a first ejection's time at most");
@@ -355,4 +361,18 @@ fn another_realms_opening_opens_a_closed_breaker_only() {
     assert_eq!(b.try_acquire(at(4_003)), Admission::Allowed { probe: true });
     b.on_success(at(4_004), true);
     assert_eq!(b.state(at(4_004)), BreakerState::Closed, "and they close it");
+}
+
+#[test]
+fn a_hastened_breaker_probes_soon_never_later() {
+    let mut b = Breaker::new(config(), at(0));
+    trip(&mut b, at(0));
+    b.hasten(at(1_000));
+    assert_eq!(b.state(at(10)), BreakerState::Open { until: at(1_000) });
+    b.hasten(at(50_000));
+    assert_eq!(b.state(at(10)), BreakerState::Open { until: at(1_000) }, "never later");
+    assert_eq!(b.try_acquire(at(1_000)), Admission::Allowed { probe: true });
+    let mut closed = Breaker::new(config(), at(0));
+    closed.hasten(at(5));
+    assert_eq!(closed.state(at(10)), BreakerState::Closed, "only an open breaker");
 }

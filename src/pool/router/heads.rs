@@ -91,6 +91,7 @@ impl Router {
             only_untried: false,
             after: None,
             hedge_of: None,
+            since: None,
         };
         let mut polls = Vec::new();
         for i in 0..self.endpoints.len() {

@@ -60,6 +60,13 @@ impl Router {
                 if pacer.recovery.is_none() {
                     pacer.recovery = Some(Recovery::start(pacer.arrivals.rate(), now));
                 }
+                // The others may be back too: each gets its half-open probe soon.
+                let soon = now + self.outage.base();
+                for (i, ep) in self.endpoints.iter().enumerate() {
+                    if i != r.endpoint {
+                        ep.breaker.borrow_mut().hasten(soon);
+                    }
+                }
             }
         }
         self.attempt_ended(r, verdict.is_reply().then_some(now));
@@ -123,7 +130,11 @@ impl Router {
         if let Some(t) = transition {
             // Slow start begins with the first proof of life (HalfOpen), so
             // the probes that close the breaker are paced too.
-            if t.to == BreakerState::HalfOpen || (t.to == BreakerState::Closed && ep.warm.is_none()) {
+            // Not while the pool-wide pacer governs a recovery from a total
+            // outage: both at once brought a fleet of three back at 0.9× its
+            // demand, too little to drain the outage's backlog in time.
+            let pool_paced = self.pacer.borrow().recovery.is_some();
+            if !pool_paced && (t.to == BreakerState::HalfOpen || (t.to == BreakerState::Closed && ep.warm.is_none())) {
                 ep.begin_warmup(now);
             }
             if !matches!(t.to, BreakerState::Open { .. }) {

@@ -69,7 +69,7 @@ fn a_rate_limit_one_member_hears_cools_the_group_for_all() {
     let limited = Verdict { retry_after: Some(Duration::from_secs(2)), ..verdict(ErrorClass::RateLimited, false) };
     a.complete(at(10), &res, &limited, MethodClass::Cheap, Duration::from_millis(10), 0.5);
     match select(&mut b, at(20)) {
-        Selection::Wait { until: Some(until), quota: true } => assert!(until >= at(2010), "{until:?}"),
+        Selection::Wait { until: Some(until), quota: true, .. } => assert!(until >= at(2010), "{until:?}"),
         other => panic!("the other member must wait out the cooldown, got {other:?}"),
     }
 }

@@ -40,6 +40,7 @@ pub(super) fn req<'a>(tried: &'a [bool]) -> RouteRequest<'a> {
         only_untried: false,
         after: None,
         hedge_of: None,
+        since: None,
     }
 }
 
@@ -209,7 +210,10 @@ fn total_outage_hands_out_spaced_early_probes_and_otherwise_says_wait() {
         );
     }
     let tried = vec![false, false];
-    assert_eq!(r.select(at(100), &req(&tried), (0.5, 0.5)), Selection::Wait { until: Some(at(500)), quota: false });
+    assert_eq!(
+        r.select(at(100), &req(&tried), (0.5, 0.5)),
+        Selection::Wait { until: Some(at(500)), quota: false, paced: false }
+    );
     let probe = match r.select(at(500), &req(&tried), (0.5, 0.5)) {
         Selection::Reserved(res) => res,
         other => panic!("{other:?}"),
@@ -459,4 +463,23 @@ fn an_endpoints_own_group_caps_cooldowns_at_the_longest_retry_after_honoured_and
         let _ = r.select(at(0), &req(&[false]), (0.5, 0.5));
     }
     assert_eq!(r.selections, before + 3);
+}
+
+#[test]
+fn after_a_total_outage_held_requests_take_the_pacers_turns_oldest_first() {
+    let mut r = router(2, Strategy::Priority);
+    r.pacer.borrow_mut().recovery = Some(crate::pool::outage::Recovery::start(10.0, at(0))); // 13/s
+    let tried = [false, false];
+    let since = |ms| RouteRequest { since: Some(at(ms)), ..req(&tried) };
+    let old = r.pace_turn(at(100));
+    let _young = r.pace_turn(at(900));
+    // A token is there at 1 s; a request that began after the oldest held one waits its turn.
+    let waits = r.select(at(1000), &since(900), (0.5, 0.5));
+    assert!(matches!(waits, Selection::Wait { paced: true, .. }), "{waits:?}");
+    assert!(matches!(r.select(at(1000), &since(100), (0.5, 0.5)), Selection::Reserved(_)), "the oldest goes");
+    drop(old); // served: out of the line
+    assert!(matches!(r.select(at(1100), &since(900), (0.5, 0.5)), Selection::Reserved(_)), "then the next");
+    let head_poll = req(&tried); // no place in the line: paced, never ordered
+    assert!(matches!(r.select(at(1101), &head_poll, (0.5, 0.5)), Selection::Wait { paced: true, .. }));
+    assert_eq!(r.pacer.borrow().oldest_held(), Some(at(900)));
 }
