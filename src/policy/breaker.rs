@@ -63,9 +63,6 @@ pub struct BreakerConfig {
     pub reset_after: Duration,
 }
 
-/// How long this breaker's own success outweighs another realm's word that the node failed.
-const FRESH_SUCCESS: Duration = Duration::from_secs(2);
-
 impl Default for BreakerConfig {
     fn default() -> Self {
         BreakerConfig {
@@ -186,8 +183,6 @@ pub struct Breaker {
     ejections: u32,
     probes_in_flight: u32,
     probe_successes: u32,
-    /// This breaker's last success (a heard opening older than it is stale).
-    last_success: Option<Instant>,
     half_open_since: Instant,
     early_probe_at: Instant,
     early_spacing: Duration,
@@ -208,7 +203,6 @@ impl Breaker {
             ejections: 0,
             probes_in_flight: 0,
             probe_successes: 0,
-            last_success: None,
             half_open_since: now,
             early_probe_at: now,
             early_spacing: config.early_probe_base,
@@ -309,11 +303,6 @@ impl Breaker {
         }
         match self.inner {
             Inner::Open { .. } | Inner::HalfOpen => {}
-            // Answered here within the last two seconds: fresher than the word of
-            // a member whose attempt failed (after an outage, a probe that
-            // failed just before the node returned re-opened breakers that
-            // had just closed on their own proof, for 30 s).
-            Inner::Closed { .. } if self.last_success.is_some_and(|t| now.saturating_since(t) < FRESH_SUCCESS) => {}
             Inner::Closed { .. } => {
                 // At most a first ejection's time: the teller's longer time
                 // reflects its own repeated failures, not anything seen here.
@@ -344,7 +333,6 @@ impl Breaker {
     /// Records a healthy outcome.
     pub fn on_success(&mut self, now: Instant, probe: bool) -> Option<Transition> {
         self.release(probe);
-        self.last_success = Some(now);
         self.consecutive = 0;
         self.sample(now, true);
         let before = self.public();

@@ -339,12 +339,6 @@ fn another_realms_opening_opens_a_closed_breaker_only() {
     let mut b = Breaker::new(config(), at(0));
     b.open_until(at(10), at(5));
     assert_eq!(b.state(at(10)), BreakerState::Closed, "a time already past is no opening");
-    let mut fresh = Breaker::new(config(), at(0));
-    fresh.on_success(at(1_000), false);
-    fresh.open_until(at(2_999), at(9_000));
-    assert_eq!(fresh.state(at(2_999)), BreakerState::Closed, "its own answer 2 s ago is fresher than the word");
-    fresh.open_until(at(3_000), at(9_000));
-    assert_eq!(fresh.state(at(3_000)), BreakerState::Open { until: at(9_000) });
     let mut long = Breaker::new(config(), at(0));
     long.open_until(at(10), at(500_000));
     assert_eq!(long.state(at(10)), BreakerState::Open { until: at(30_010) }, "for a first ejection's time at most");
