@@ -1,8 +1,11 @@
 //! The transaction engine on the simulated clock against a simulated
 //! chain (`sim_chain`): speed-up timing, head-of-line, lost sends, resyncs,
-//! gaps, drops, replaced-by-others, duplicate delivery and gas spikes.
+//! gaps, drops, replaced-by-others, duplicate delivery and gas spikes; and
+//! the request parser's fields (`request_parse`, `request_build`).
 
 mod realistic;
+mod request_build;
+mod request_parse;
 mod sim_chain;
 
 use std::cell::RefCell;
