@@ -1,7 +1,8 @@
 //! The watch loop of one nonce: an inclusion reported once, a node whose
 //! account count runs ahead of its receipts, the re-broadcast cadence,
-//! and the options a cancel hands to the loop already watching (its block
-//! wait and `hold_at_ceiling` stay the watcher's).
+//! the options a cancel hands to the loop already watching (its block wait
+//! and `hold_at_ceiling` stay the watcher's), and the block wait of a
+//! cancel that starts the watch itself.
 
 use std::time::Duration;
 
@@ -139,4 +140,38 @@ fn after_a_cancel_joins_a_watched_nonce_the_cancel_is_re_priced_on_the_watchers_
     assert_eq!(cancels.len(), 2, "{cancels:?}");
     let (first_block, _) = cancels[0];
     assert_eq!(cancels[1], (first_block + 4, Some(first_block)), "four blocks after the first cancel, not one");
+}
+
+#[test]
+fn a_cancel_of_a_nonce_nobody_watches_is_re_priced_after_the_cancels_block_wait_not_every_poll() {
+    let w = world(0);
+    let emit = w.emit();
+    let ceiling = TxOptions { max_wait_blocks: 1, fee_ceiling: Some(2 * GWEI + GWEI / 20), ..w.engine.options() };
+    w.with_blocks(async {
+        w.chain.borrow_mut().min_fee = 100 * GWEI; // nothing is mined for a while
+        let error = w.send(&request(2 * GWEI), ceiling, &emit).await.unwrap_err();
+        assert!(matches!(error, TxFailure::FeeCeiling { nonce: 0, .. }), "{error:?}");
+        let cancel = async {
+            let options = TxOptions { max_wait_blocks: 3, fee_ceiling: None, ..w.engine.options() };
+            w.engine.cancel(&*w.rt, &w.signer, 1, 0, options, &emit).await.unwrap().resolution
+        };
+        let fees_fall = async {
+            w.rt.sleep(Duration::from_secs(120)).await;
+            w.chain.borrow_mut().min_fee = 0;
+        };
+        let tasks: Vec<Task> =
+            vec![Box::pin(async { assert_eq!(cancel.await, Resolution::Cancelled) }), Box::pin(fees_fall)];
+        join_all(tasks).await;
+    });
+    let events = w.events.borrow();
+    let cancels: Vec<(u64, Option<u64>)> = events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            TxEvent::Replacement { kind: TxKind::Cancel, block, since, .. } => Some((*block, *since)),
+            _ => None,
+        })
+        .collect();
+    // The cancel at once (head 1), then one re-pricing per three blocks until
+    // fees fall at 120 s (block 10); it used to be re-priced on every poll.
+    assert_eq!(cancels, vec![(1, Some(0)), (4, Some(1)), (7, Some(4)), (10, Some(7))]);
 }
