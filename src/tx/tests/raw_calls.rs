@@ -63,24 +63,33 @@ fn encode_other() -> Vec<u8> {
     tx
 }
 
+/// `wait_for_receipt` for a hash never sent, with `limit`; `None` if it is
+/// still waiting at twice the limit.
+fn wait_limited(w: &super::sim_chain::World, options: TxOptions, limit: Duration) -> Option<Result<u64, WaitEnd>> {
+    let never = tx_hash(b"never sent");
+    let ignore = |_: TxEvent| {};
+    let ended = std::cell::RefCell::new(None);
+    let wait = async {
+        *ended.borrow_mut() = Some(w.engine.wait_for_receipt(&*w.rt, never, options, Some(limit), &ignore).await);
+    };
+    w.rt.block_on(crate::pool::notify::either(wait, w.rt.sleep(limit * 2))).unwrap();
+    ended.into_inner()
+}
+
 #[test]
 fn a_receipt_wait_ends_at_the_last_poll_whose_next_delay_would_pass_the_limit() {
     // The first poll delay, drawn as the engine will draw it (same seed, first draw).
     let options = TxOptions { poll_interval: Duration::from_secs(4), ..TxOptions::default() };
     let first = poll_delay(options.poll_interval, SimRuntime::new(7).random_unit());
     let w = world(0);
-    let never = tx_hash(b"never sent");
-    let ignore = |_: TxEvent| {};
     // A limit equal to the first delay: the wait polls once more, at the limit, then ends.
-    let wait = w.engine.wait_for_receipt(&*w.rt, never, options, Some(first), &ignore);
-    assert_eq!(w.rt.block_on(wait).unwrap(), Err(WaitEnd::TimedOut));
+    assert_eq!(wait_limited(&w, options, first), Some(Err(WaitEnd::TimedOut)));
     assert_eq!(w.rt.now().since_epoch(), first);
     assert_eq!(w.chain.borrow().polls.len(), 2);
     // A longer limit: it ends at a poll within the last 6 s (the longest delay) before it.
     let started = w.rt.now();
     let limit = Duration::from_secs(30);
-    let wait = w.engine.wait_for_receipt(&*w.rt, never, options, Some(limit), &ignore);
-    assert_eq!(w.rt.block_on(wait).unwrap(), Err(WaitEnd::TimedOut));
+    assert_eq!(wait_limited(&w, options, limit), Some(Err(WaitEnd::TimedOut)));
     let waited = w.rt.now().saturating_since(started);
     assert!(waited <= limit && waited > limit - Duration::from_secs(6), "ended after {waited:?}");
 }
