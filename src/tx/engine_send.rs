@@ -256,7 +256,9 @@ impl<N: TxNode> TxEngine<N> {
             return self.join(&cell).await;
         }
         // Nobody watches it (an earlier call gave up at the ceiling): watch it here.
-        self.drive(runtime, signer, &account, &cell, TxOptions { max_wait_blocks: 0, ..options }, emit).await
+        // The cancel goes at once whatever the block wait; the wait spaces its
+        // re-pricings (a wait of 0 re-priced it on every poll, several per block).
+        self.drive(runtime, signer, &account, &cell, options, emit).await
     }
 
     /// Flags a cancel on every tracked slot of `address` with `nonce` (on

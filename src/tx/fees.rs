@@ -228,6 +228,32 @@ mod tests {
         );
     }
 
+    #[test]
+    fn the_cap_is_the_max_fee_or_the_gas_price() {
+        assert_eq!(eip(300, 20).cap(), 300);
+        assert_eq!(Fees::Legacy { gas_price: 77 }.cap(), 77);
+    }
+
+    #[test]
+    fn a_bump_below_ten_percent_still_gives_strictly_more_than_ten_percent() {
+        assert_eq!(min_replacement(9, 0), 10, "⌊9.9⌋ + 1");
+        assert_eq!(min_replacement(105, 5), 116, "⌊115.5⌋ + 1, above the 5 % bump's 111");
+        assert_eq!(min_replacement(1005, 0), 1106);
+    }
+
+    #[test]
+    fn a_replacement_exactly_at_the_ceiling_is_allowed() {
+        assert_eq!(replacement(eip(100, 10), None, 10, Some(111)), Ok(eip(111, 12)), "the max fee lands on it");
+        assert_eq!(replacement(eip(100, 100), None, 10, Some(111)), Ok(eip(111, 111)), "both fields land on it");
+        assert_eq!(
+            replacement(eip(100, 100), None, 10, Some(110)),
+            Err(FeeError::AtCeiling { needed: 111, ceiling: 110 })
+        );
+        let legacy = Fees::Legacy { gas_price: 1000 };
+        assert_eq!(replacement(legacy, None, 15, Some(1150)), Ok(Fees::Legacy { gas_price: 1150 }));
+        assert_eq!(replacement(legacy, None, 15, Some(1149)), Err(FeeError::AtCeiling { needed: 1150, ceiling: 1149 }));
+    }
+
     proptest! {
         /// Whatever the inputs, an accepted replacement satisfies geth's and
         /// EDR's rules on both fields, the tip never exceeds the max fee and

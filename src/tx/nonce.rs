@@ -261,6 +261,64 @@ mod tests {
         assert_eq!(book.gap(2), None);
     }
 
+    #[test]
+    fn the_book_tells_how_each_nonce_is_used() {
+        let mut book = ready(0);
+        assert_eq!(book.usage(0), None);
+        let n = book.allocate().unwrap();
+        assert_eq!(book.usage(n), Some(NonceUse::Reserved));
+        book.mark_live(n);
+        assert_eq!(book.usage(n), Some(NonceUse::Live));
+        book.settle(n);
+        assert_eq!(book.usage(n), None);
+    }
+
+    #[test]
+    fn released_nonces_are_listed_as_holes_until_reused() {
+        let mut book = ready(5);
+        assert_eq!(book.holes().collect::<Vec<_>>(), Vec::<u64>::new());
+        let (a, b, c) = (book.allocate().unwrap(), book.allocate().unwrap(), book.allocate().unwrap());
+        book.mark_live(a);
+        book.mark_live(c);
+        book.release(b).unwrap();
+        assert_eq!(book.holes().collect::<Vec<_>>(), vec![6]);
+        book.allocate().unwrap();
+        assert_eq!(book.holes().count(), 0);
+    }
+
+    #[test]
+    fn resync_drops_only_the_holes_below_the_nodes_count() {
+        let mut book = ready(0);
+        let nonces: Vec<u64> = (0..4).map(|_| book.allocate().unwrap()).collect();
+        book.mark_live(nonces[0]);
+        book.mark_live(nonces[3]);
+        book.release(1).unwrap();
+        book.release(2).unwrap();
+        assert_eq!(book.holes().collect::<Vec<_>>(), vec![1, 2]);
+        assert_eq!(book.resync(2), 4..4, "behind the book: nothing skipped");
+        assert_eq!(book.holes().collect::<Vec<_>>(), vec![2], "nonce 1 is used on the node: no longer a hole");
+        assert_eq!(book.allocate(), Ok(2));
+        assert_eq!(book.allocate(), Ok(4));
+    }
+
+    #[test]
+    fn abandoning_a_nonce_the_book_does_not_track_leaves_no_hole() {
+        let mut book = ready(0);
+        let n = book.allocate().unwrap();
+        book.mark_live(n);
+        book.settle(n);
+        book.abandon(n); // mined, then reported dropped: it must not be handed out again
+        assert_eq!(book.holes().count(), 0);
+        assert_eq!(book.allocate(), Ok(1));
+        // A nonce marked live at the book's next (never handed out) is not a hole
+        // either: it would be handed out twice, as the hole and as the next.
+        let mut book = ready(3);
+        book.mark_live(3);
+        book.abandon(3);
+        assert_eq!(book.holes().count(), 0);
+        assert_eq!((book.allocate(), book.allocate()), (Ok(3), Ok(4)));
+    }
+
     proptest! {
         /// Any sequence of operations: a nonce is never handed out while it
         /// is in use, and live nonces stay tracked.

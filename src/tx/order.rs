@@ -125,7 +125,7 @@ impl Drop for Ticket {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::sim::{join_all, SimRuntime};
+    use crate::runtime::sim::{join_all, join_many, SimRuntime};
     use crate::runtime::Runtime;
     use std::time::Duration;
 
@@ -197,5 +197,53 @@ mod tests {
         rt.block_on(run).unwrap();
         assert_eq!(log.into_inner(), vec!["a0", "b", "a1"], "b never waits for account a's turn");
         assert_eq!(order.outstanding(), 0);
+    }
+
+    #[test]
+    fn tickets_are_counted_until_dropped() {
+        let order = Rc::new(SendOrder::default());
+        let (first, mut second) = (order.ticket(), order.ticket());
+        assert_eq!(order.outstanding(), 2);
+        second.bind(Rc::new(AccountQueue::default()));
+        assert_eq!(order.outstanding(), 2, "bound or not");
+        drop(first);
+        assert_eq!(order.outstanding(), 1);
+        drop(second);
+        assert_eq!(order.outstanding(), 0);
+    }
+
+    #[test]
+    fn a_waiting_send_is_woken_by_an_older_ticket_binding_elsewhere_or_dropping() {
+        // Each send polled only when its own waker fires (`join_many`): nothing
+        // but the order's wake-ups can let the waiting one go.
+        let rt = SimRuntime::new(1);
+        let order = Rc::new(SendOrder::default());
+        let (a, b) = (Rc::new(AccountQueue::default()), Rc::new(AccountQueue::default()));
+        let log = RefCell::new(Vec::new());
+        let (mut unbound, mut holder, mut waiter) = (order.ticket(), order.ticket(), order.ticket());
+        holder.bind(a.clone());
+        waiter.bind(a.clone());
+        let (rt, entries) = (&rt, &log);
+        let tasks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + '_>>> = vec![
+            Box::pin(async move {
+                rt.sleep(Duration::from_millis(10)).await;
+                unbound.bind(b); // another account: it no longer holds account a's sends back
+                unbound.turn().await;
+                entries.borrow_mut().push(("elsewhere", rt.now().since_epoch().as_millis()));
+            }),
+            Box::pin(async move {
+                holder.turn().await;
+                rt.sleep(Duration::from_millis(20)).await;
+                entries.borrow_mut().push(("holder", rt.now().since_epoch().as_millis()));
+                drop(holder);
+            }),
+            Box::pin(async move {
+                waiter.turn().await;
+                entries.borrow_mut().push(("waiter", rt.now().since_epoch().as_millis()));
+            }),
+        ];
+        rt.block_on(join_many(tasks)).unwrap();
+        assert_eq!(log.into_inner(), vec![("elsewhere", 10), ("holder", 30), ("waiter", 30)]);
+        // The holder waited for the older unbound ticket to bind (t = 10), held 20 ms.
     }
 }

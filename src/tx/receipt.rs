@@ -133,4 +133,14 @@ mod tests {
         assert!(poll_delay(base, 0.999_999_9) < Duration::from_millis(1500));
         assert_eq!(poll_delay(base, f64::NAN), Duration::from_millis(1000));
     }
+
+    #[test]
+    fn the_watch_remembers_the_receipt_it_believes_in() {
+        let mut watch = ReceiptWatch::new(2);
+        assert_eq!(watch.seen(), None);
+        watch.observe(Some(at(1, 10, 1)), 10);
+        assert_eq!(watch.seen(), Some(at(1, 10, 1)));
+        watch.observe(None, 11);
+        assert_eq!(watch.seen(), None, "gone in a reorg");
+    }
 }

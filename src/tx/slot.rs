@@ -340,4 +340,24 @@ mod tests {
         assert_eq!(slot.request_cancel(), Err(SlotError::Settled(4)));
         assert_eq!(slot.hashes(), vec![format!("{:#x}", B256::repeat_byte(1))]);
     }
+
+    #[test]
+    fn kinds_and_resolutions_have_their_js_spellings() {
+        let kinds = [TxKind::Original, TxKind::SpeedUp, TxKind::Cancel].map(TxKind::as_str);
+        assert_eq!(kinds, ["original", "speedUp", "cancel"]);
+        let resolutions = [Resolution::Mined, Resolution::Replaced, Resolution::Cancelled].map(Resolution::as_str);
+        assert_eq!(resolutions, ["mined", "replaced", "cancelled"]);
+    }
+
+    #[test]
+    fn a_slot_tells_which_hash_is_included_and_whether_it_is_settled() {
+        let mut slot = sent_at(0);
+        assert_eq!((slot.included(), slot.is_settled()), (None, false));
+        slot.saw_receipt(B256::repeat_byte(1));
+        assert_eq!(slot.included(), Some(B256::repeat_byte(1)));
+        slot.lost_receipt(Some(2));
+        assert_eq!(slot.included(), None);
+        slot.settle();
+        assert!(slot.is_settled());
+    }
 }

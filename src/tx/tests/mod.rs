@@ -1,9 +1,16 @@
 //! The transaction engine on the simulated clock against a simulated
 //! chain (`sim_chain`): speed-up timing, head-of-line, lost sends, resyncs,
-//! gaps, drops, replaced-by-others, duplicate delivery and gas spikes.
+//! gaps, drops, replaced-by-others, duplicate delivery and gas spikes; and
+//! the request parser's fields (`request_parse`, `request_build`).
 
+mod raw_calls;
 mod realistic;
+mod replace_gap;
+mod request_build;
+mod request_parse;
+mod send_entry;
 mod sim_chain;
+mod watch_loop;
 
 use std::cell::RefCell;
 use std::time::Duration;

@@ -1,8 +1,9 @@
 //! The simulated chain the engine tests run against: a mempool with the
 //! 10 % replacement rule and an eviction base fee, blocks mined by a task on
 //! the simulated clock, switches that lose a send's answer or the send
-//! itself, refuse everything, or deliver twice; and a signer whose "signed
-//! bytes" are the fields as text (identical inputs, identical hash).
+//! itself, refuse everything, deliver twice or index receipts late; and a
+//! signer whose "signed bytes" are the fields as text (identical inputs,
+//! identical hash).
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
@@ -59,6 +60,10 @@ pub(super) struct Chain {
     /// Sends are answered "accepted" but never reach the pool (a gateway
     /// that swallows them).
     pub(super) swallow: bool,
+    /// Once a transaction is mined, the next this many receipt lookups of
+    /// it answer "none", and no node knows it until they are used up (a node
+    /// whose account count runs ahead of its receipt index).
+    pub(super) unindexed: u32,
     /// How long each `eth_estimateGas` takes, in call order (then instant).
     pub(super) estimate_delays: std::collections::VecDeque<Duration>,
 }
@@ -201,13 +206,18 @@ impl TxNode for SimNode {
             chain.fail_receipts -= 1;
             return Err("502".into());
         }
+        if chain.unindexed > 0 && chain.mined.contains_key(&hash) {
+            chain.unindexed -= 1;
+            return Ok(None);
+        }
         Ok(chain.mined.get(&hash).map(|&block| {
             (ReceiptInfo { hash, block_number: block, block_hash: B256::with_last_byte(block as u8) }, block)
         }))
     }
     async fn known(&self, hash: B256) -> bool {
         let chain = self.chain.borrow();
-        chain.mined.contains_key(&hash) || chain.pool.values().any(|p| p.hash == hash)
+        let indexed = chain.mined.contains_key(&hash) && chain.unindexed == 0;
+        indexed || chain.pool.values().any(|p| p.hash == hash)
     }
     async fn closing(&self) {
         std::future::pending::<()>().await
