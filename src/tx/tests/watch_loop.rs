@@ -129,14 +129,7 @@ fn after_a_cancel_joins_a_watched_nonce_the_cancel_is_re_priced_on_the_watchers_
         ];
         join_all(tasks).await;
     });
-    let events = w.events.borrow();
-    let cancels: Vec<(u64, Option<u64>)> = events
-        .iter()
-        .filter_map(|(_, e)| match e {
-            TxEvent::Replacement { kind: TxKind::Cancel, block, since, .. } => Some((*block, *since)),
-            _ => None,
-        })
-        .collect();
+    let cancels = cancels_sent(&w.events.borrow());
     assert_eq!(cancels.len(), 2, "{cancels:?}");
     let (first_block, _) = cancels[0];
     assert_eq!(cancels[1], (first_block + 4, Some(first_block)), "four blocks after the first cancel, not one");
@@ -163,15 +156,19 @@ fn a_cancel_of_a_nonce_nobody_watches_is_re_priced_after_the_cancels_block_wait_
             vec![Box::pin(async { assert_eq!(cancel.await, Resolution::Cancelled) }), Box::pin(fees_fall)];
         join_all(tasks).await;
     });
-    let events = w.events.borrow();
-    let cancels: Vec<(u64, Option<u64>)> = events
+    let cancels = cancels_sent(&w.events.borrow());
+    // The cancel at once (head 1), then one re-pricing per three blocks until
+    // fees fall at 120 s (block 10); it used to be re-priced on every poll.
+    assert_eq!(cancels, vec![(1, Some(0)), (4, Some(1)), (7, Some(4)), (10, Some(7))]);
+}
+
+/// The cancels the engine sent, as (head block, block the nonce had waited since).
+fn cancels_sent(events: &[(crate::time::Instant, TxEvent)]) -> Vec<(u64, Option<u64>)> {
+    events
         .iter()
         .filter_map(|(_, e)| match e {
             TxEvent::Replacement { kind: TxKind::Cancel, block, since, .. } => Some((*block, *since)),
             _ => None,
         })
-        .collect();
-    // The cancel at once (head 1), then one re-pricing per three blocks until
-    // fees fall at 120 s (block 10); it used to be re-priced on every poll.
-    assert_eq!(cancels, vec![(1, Some(0)), (4, Some(1)), (7, Some(4)), (10, Some(7))]);
+        .collect()
 }
