@@ -242,6 +242,23 @@ test('a process that cannot reach Redis spends alone; the others stay coordinate
   for (const r of reports) assert.deepEqual(r.tally, { ok: r.sent }, `every read answered: ${detail}`);
 });
 
+test('a node-redis client of the caller\'s is used (connected if it was not), never closed by the relayer', async () => {
+  const redis = await startRedis();
+  stops.push(redis.stop);
+  const upstream = await node([{ result: '0x1' }]);
+  const client = createClient({ url: redis.url }); // not connected
+  const relayer = new FaultTolerantRelayer([{ url: upstream.url, quotaGroup: 'key', costs: ONE_CU }], {
+    quota: { key: { cuPerSecond: 500 } }, fleet: { redis: client, prefix: 'given:' },
+  });
+  try {
+    await eventually(() => groupFleet(relayer) === 'leased', 5000, 'the lease through the given client');
+  } finally {
+    await relayer.close();
+  }
+  assert.ok(client.isOpen, 'the caller\'s client stays the caller\'s');
+  await client.close();
+});
+
 test('bad store options are typed errors that name the field', () => {
   const cases = [
     [{ redis: 'http://127.0.0.1:6379' }, 'fleet.redis'],

@@ -116,4 +116,13 @@ async function main(): Promise<void> {
   void block; void params; void n; void stats; void labels;
   await relayer.close();
 }
+// Fleet stores: a URL, createClient options, or a node-redis-shaped client (type-checked, never run).
+function fleetTypes(client: { eval<T>(script: string, options?: { keys?: string[]; arguments?: string[] }): Promise<T>; duplicate(): unknown; isOpen: boolean }): void {
+  const a = new FaultTolerantRelayer(['http://127.0.0.1:8545'], { fleet: { redis: 'redis://127.0.0.1:6379', prefix: 'bots:' } });
+  const b = new FaultTolerantRelayer(['http://127.0.0.1:8545'], { fleet: { redis: { url: 'rediss://h:6380', password: 'p', socket: { tls: true } } } });
+  const c = new FaultTolerantRelayer(['http://127.0.0.1:8545'], { fleet: { redis: client, budget: false } });
+  const state: 'leased' | 'local' | undefined = a.stats().quotaGroups[0]?.fleet;
+  void state; void b; void c;
+}
+void fleetTypes;
 void main();

@@ -83,7 +83,7 @@ export function fleetStores(wasm, news) {
   return {
     use(spec) {
       if (current && current.identity !== spec.identity) {
-        throw invalidStore('fleet.redis', 'this realm already uses another store (one per process, page or worker)');
+        throw invalidStore('fleet.redis', 'this realm already uses another store (one per process, page or worker: fleet.redis and fleet.prefix must be the same as the first relayer\'s)');
       }
       if (!current) current = { identity: spec.identity, users: 0, store: redisStore(wasm, news, spec) };
       current.users += 1;
@@ -134,6 +134,10 @@ function redisStore(wasm, news, { prefix, client: given, options }) {
     }
     if (given) {
       given.on?.('ready', storeBack);
+      // A client of the caller's still not connected a moment later is connected here (and
+      // never closed here); one the caller connects meanwhile is left to the caller.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      if (!given.isOpen && typeof given.connect === 'function') await given.connect().catch(quiet);
       if (given.isReady) storeBack();
     }
     subscriber = client.duplicate();

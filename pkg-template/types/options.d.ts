@@ -251,7 +251,7 @@ export interface RelayerOptions {
    * `prefix`: the Redis keys' and channel's prefix.
    * @default true (budget: { ratio: 0.1, minPerSecond: 2, burst: 20 }, prefix: 'breakwater:')
    */
-  fleet?: boolean | { budget?: boolean | RetryBudgetOptions; redis?: string | RedisStoreOptions; prefix?: string };
+  fleet?: boolean | { budget?: boolean | RetryBudgetOptions; redis?: string | RedisStoreOptions | RedisClientLike; prefix?: string };
   /** Defaults of the transaction layer (each call may override them). */
   transactions?: TransactionOptions;
   /**
@@ -278,7 +278,17 @@ export interface Logger {
 }
 
 /**
- * node-redis `createClient` options (`url`, `username`, `password`, `socket: { tls, … }`, …), passed through;
- * or a node-redis client already made (anything with `eval` and `duplicate`).
+ * node-redis `createClient` options (`url`, `username`, `password`, `socket: { tls, … }`, …), passed through
+ * as they are (node-redis checks them).
  */
 export type RedisStoreOptions = { url?: string; [option: string]: unknown };
+/**
+ * A node-redis client of yours (v5 or later): connected by the relayer if it is not yet, never closed by it
+ * (a duplicate it makes for pub/sub is).
+ */
+export interface RedisClientLike {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  eval(...args: any[]): unknown;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  duplicate(...args: any[]): unknown;
+}
