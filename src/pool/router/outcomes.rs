@@ -130,11 +130,7 @@ impl Router {
         if let Some(t) = transition {
             // Slow start begins with the first proof of life (HalfOpen), so
             // the probes that close the breaker are paced too.
-            // Not while the pool-wide pacer governs a recovery from a total
-            // outage: both at once brought a fleet of three back at 0.9× its
-            // demand, too little to drain the outage's backlog in time.
-            let pool_paced = self.pacer.borrow().recovery.is_some();
-            if !pool_paced && (t.to == BreakerState::HalfOpen || (t.to == BreakerState::Closed && ep.warm.is_none())) {
+            if t.to == BreakerState::HalfOpen || (t.to == BreakerState::Closed && ep.warm.is_none()) {
                 ep.begin_warmup(now);
             }
             if !matches!(t.to, BreakerState::Open { .. }) {

@@ -219,10 +219,16 @@ fn total_outage_hands_out_spaced_early_probes_and_otherwise_says_wait() {
         other => panic!("{other:?}"),
     };
     assert!(probe.probe);
+    let probed = probe.endpoint;
     let events = finish(&mut r, at(510), probe, ErrorClass::Success, false);
     assert!(events
         .iter()
         .any(|e| matches!(e, RouterEvent::Breaker { transition, .. } if transition.to == BreakerState::HalfOpen)));
+    // The fleet is back: pool-wide pacing starts, and the other endpoint gets
+    // its half-open probe one early-probe spacing later.
+    assert!(r.pacer.borrow().recovery.is_some());
+    let other = 1 - probed;
+    assert_eq!(r.endpoints[other].breaker.borrow_mut().state(at(510)), BreakerState::Open { until: at(1010) });
 }
 
 #[test]
@@ -475,7 +481,8 @@ fn after_a_total_outage_held_requests_take_the_pacers_turns_oldest_first() {
     let _young = r.pace_turn(at(900));
     // A token is there at 1 s; a request that began after the oldest held one waits its turn.
     let waits = r.select(at(1000), &since(900), (0.5, 0.5));
-    assert!(matches!(waits, Selection::Wait { paced: true, .. }), "{waits:?}");
+    let next_turn = at(1000) + Duration::from_secs_f64(1.0 / 13.0);
+    assert_eq!(waits, Selection::Wait { until: Some(next_turn), quota: false, paced: true }, "one pacing interval");
     assert!(matches!(r.select(at(1000), &since(100), (0.5, 0.5)), Selection::Reserved(_)), "the oldest goes");
     drop(old); // served: out of the line
     assert!(matches!(r.select(at(1100), &since(900), (0.5, 0.5)), Selection::Reserved(_)), "then the next");
