@@ -419,3 +419,48 @@ fn only_a_members_own_chain_check_is_news_for_other_realms() {
     assert_eq!(b.endpoints[0].chain, ChainStatus::Verified, "adopted, not checked");
     assert!(b.take_news().is_empty(), "an adopted check is not told again (one message, not one per member)");
 }
+
+#[test]
+fn a_members_429_and_breaker_opening_are_news_for_other_realms_and_a_lowered_plan_too() {
+    use crate::coord::news::News;
+    let realm = Realm::new();
+    let o = options(Strategy::Priority);
+    let (mut a, _b) = two_in(Some(&realm), &o);
+    let limited = Verdict { retry_after: Some(Duration::from_secs(5)), ..verdict(ErrorClass::RateLimited, false) };
+    let r = reserve(&mut a, at(0), &req(&[false, false]));
+    a.complete(at(1000), &r, &limited, MethodClass::Cheap, Duration::from_millis(10), 0.5);
+    let group = a.group_keys[a.endpoints[0].group].unwrap();
+    let news = a.take_news();
+    assert_eq!(news.len(), 2, "{news:?}");
+    assert!(
+        matches!(news[0], News::Plan { group: g, rate } if g == group && rate > 0.0),
+        "the learned plan, lowered: {news:?}"
+    );
+    assert_eq!(news[1], News::Cooldown { group, until: at(6000) });
+    // A breaker that opens is news; one that closes is not.
+    let tried = [true, false];
+    for _ in 0..3 {
+        let r = reserve(&mut a, at(7000), &RouteRequest { only_untried: true, ..req(&tried) });
+        assert_eq!(r.endpoint, 1);
+        a.complete(
+            at(7000),
+            &r,
+            &verdict(ErrorClass::Transient, true),
+            MethodClass::Cheap,
+            Duration::from_millis(10),
+            0.5,
+        );
+    }
+    let news = a.take_news();
+    let breaker = a.breaker_keys[1].unwrap();
+    assert!(
+        matches!(news.as_slice(), [News::BreakerOpen { breaker: b, until }] if *b == breaker && *until > at(7000)),
+        "{news:?}"
+    );
+    // A first 429 whose cooldown is already over (Retry-After: 0) is nothing to tell.
+    let (mut c, _d) = two_in(Some(&Realm::new()), &o);
+    let r = reserve(&mut c, at(0), &req(&[false, false]));
+    let past = Verdict { retry_after: Some(Duration::ZERO), ..limited };
+    c.complete(at(0), &r, &past, MethodClass::Cheap, Duration::from_millis(10), 0.5);
+    assert!(c.take_news().iter().all(|n| !matches!(n, News::Cooldown { .. })), "no cooldown told for a past time");
+}
