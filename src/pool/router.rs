@@ -470,6 +470,8 @@ mod heads;
 mod hedging;
 mod outcomes;
 mod pacing;
+#[cfg(test)]
+mod pacing_tests;
 mod shared;
 #[cfg(test)]
 mod shared_tests;

@@ -26,7 +26,7 @@ pub(super) fn options(strategy: Strategy) -> PoolOptions {
     }
 }
 
-fn router(n: usize, strategy: Strategy) -> Router {
+pub(super) fn router(n: usize, strategy: Strategy) -> Router {
     Router::new((0..n).map(spec).collect(), &options(strategy), Duration::from_secs(60), at(0))
 }
 
@@ -472,21 +472,11 @@ fn an_endpoints_own_group_caps_cooldowns_at_the_longest_retry_after_honoured_and
 }
 
 #[test]
-fn after_a_total_outage_held_requests_take_the_pacers_turns_oldest_first() {
-    let mut r = router(2, Strategy::Priority);
-    r.pacer.borrow_mut().recovery = Some(crate::pool::outage::Recovery::start(10.0, at(0))); // 13/s
-    let tried = [false, false];
-    let since = |ms| RouteRequest { since: Some(at(ms)), ..req(&tried) };
-    let old = r.pace_turn(at(100));
-    let _young = r.pace_turn(at(900));
-    // A token is there at 1 s; a request that began after the oldest held one waits its turn.
-    let waits = r.select(at(1000), &since(900), (0.5, 0.5));
-    let next_turn = at(1000) + Duration::from_secs_f64(1.0 / 13.0);
-    assert_eq!(waits, Selection::Wait { until: Some(next_turn), quota: false, paced: true }, "one pacing interval");
-    assert!(matches!(r.select(at(1000), &since(100), (0.5, 0.5)), Selection::Reserved(_)), "the oldest goes");
-    drop(old); // served: out of the line
-    assert!(matches!(r.select(at(1100), &since(900), (0.5, 0.5)), Selection::Reserved(_)), "then the next");
-    let head_poll = req(&tried); // no place in the line: paced, never ordered
-    assert!(matches!(r.select(at(1101), &head_poll, (0.5, 0.5)), Selection::Wait { paced: true, .. }));
-    assert_eq!(r.pacer.borrow().oldest_held(), Some(at(900)));
+fn an_endpoint_counts_its_successes_and_failures() {
+    let mut r = router(1, Strategy::Priority);
+    for (class, health) in [(ErrorClass::Success, false), (ErrorClass::Success, false), (ErrorClass::Transient, true)] {
+        let res = pick(&mut r, at(0), (0.5, 0.5));
+        finish(&mut r, at(1), res, class, health);
+    }
+    assert_eq!((r.endpoints[0].successes, r.endpoints[0].failures), (2, 1));
 }
