@@ -69,3 +69,37 @@ fn a_lone_recovered_endpoint_is_capped_at_a_ramped_share_of_its_healthy_rate() {
     // Past the ramp and 2 s without a refusal, the cap is gone.
     assert_eq!(granted(&mut r, 13_000, 14_000), 1000);
 }
+
+#[test]
+fn a_breaker_that_proves_the_node_back_starts_its_slow_start_and_ends_the_outage_schedule() {
+    let mut o = options(Strategy::Priority);
+    o.slow_start = ramp_10s();
+    o.breaker.consecutive_failures = 1;
+    o.breaker.open_base = Duration::from_secs(1);
+    o.breaker.close_after = 1;
+    o.breaker.observe = Duration::ZERO;
+    let mut r = Router::new((0..2).map(spec).collect(), &o, Duration::from_secs(60), at(0));
+    let res = pick(&mut r, at(0), (0.5, 0.5));
+    assert_eq!(res.endpoint, 0);
+    finish(&mut r, at(0), res, ErrorClass::Transient, true); // opens until 1 s
+    assert_eq!(r.endpoints[0].slow_start.factor(at(0)), 1.0, "opening starts no warm-up");
+    r.outage.granted(at(0), 0.5); // as if early probes had been spaced out meanwhile
+    r.outage.granted(at(0), 0.5);
+    assert!(r.outage.spacing() > r.outage.base());
+    let probe = pick(&mut r, at(1000), (0.5, 0.5));
+    assert!(probe.probe && probe.endpoint == 0, "{probe:?}");
+    let events = finish(&mut r, at(1000), probe, ErrorClass::Success, false);
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, RouterEvent::Breaker { transition, .. } if transition.to == BreakerState::Closed)));
+    assert!(
+        (r.endpoints[0].slow_start.factor(at(1000)) - 0.1).abs() < 1e-9,
+        "the proof of life starts the ramp at its floor"
+    );
+    assert_eq!(
+        r.outage.spacing(),
+        r.outage.base(),
+        "the node is back: the next outage's probes start from the base spacing"
+    );
+    assert_eq!(r.endpoints[1].slow_start.factor(at(1000)), 1.0, "the other endpoint never left");
+}
