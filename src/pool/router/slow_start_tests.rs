@@ -103,3 +103,23 @@ fn a_breaker_that_proves_the_node_back_starts_its_slow_start_and_ends_the_outage
     );
     assert_eq!(r.endpoints[1].slow_start.factor(at(1000)), 1.0, "the other endpoint never left");
 }
+
+#[test]
+fn an_early_probe_that_finds_the_node_back_starts_its_slow_start_at_once() {
+    let mut o = options(Strategy::Priority);
+    o.slow_start = ramp_10s();
+    o.breaker.consecutive_failures = 1;
+    let mut r = Router::new((0..1).map(spec).collect(), &o, Duration::from_secs(60), at(0));
+    let res = pick(&mut r, at(0), (0.5, 0.5));
+    finish(&mut r, at(0), res, ErrorClass::Transient, true); // the only endpoint opens: a total outage
+    let probe = pick(&mut r, at(1000), (0.5, 0.5)); // the pool's early probe
+    assert!(probe.probe, "{probe:?}");
+    let events = finish(&mut r, at(1000), probe, ErrorClass::Success, false);
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, RouterEvent::Breaker { transition, .. } if transition.to == BreakerState::HalfOpen)));
+    assert!(
+        (r.endpoints[0].slow_start.factor(at(1000)) - 0.1).abs() < 1e-9,
+        "half-open on its proof of life: the ramp starts"
+    );
+}
