@@ -41,15 +41,16 @@ pub fn detach_realm_store() {
 /// The store's connection is (back) up: leases are asked at the next charge.
 #[wasm_bindgen(js_name = realmStoreBack)]
 pub fn realm_store_back() {
-    let asks = with_realm(|realm| realm.store_back(JsRuntime.now()));
-    for (group, due) in asks {
-        ask(group, &due);
-    }
+    send(with_realm(|realm| realm.store_back(JsRuntime.now())));
 }
 
 /// Sends the asks due now (after a relayer joined the realm).
 pub(super) fn send_due_asks() {
-    let asks = with_realm(|realm| realm.lease_asks(JsRuntime.now()));
+    send(with_realm(|realm| realm.lease_asks(JsRuntime.now())));
+}
+
+/// Passes each ask to the store (outside the realm's borrow: a failing store answers at once).
+fn send(asks: Vec<(u64, LeaseAsk)>) {
     for (group, due) in asks {
         ask(group, &due);
     }
