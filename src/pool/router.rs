@@ -287,7 +287,8 @@ impl Router {
                 continue;
             }
             serving += 1;
-            let cost = ep.spec.cost(req.method, req.cost);
+            let cost = self.attempt_cost(i, req, self.would_check_chain(i, now));
+            let ep = &mut self.endpoints[i];
             let mut until: Option<Instant> = None;
             let mut slot_blocked = false;
             let mut quota_blocked = false;
@@ -381,7 +382,11 @@ impl Router {
                     && !ep.refused(now)
                     && ep.spec.serves(req.method)
                     && ep.rest_until <= now
-                    && self.groups[ep.group].quota.borrow_mut().check(now, ep.spec.cost(req.method, req.cost)).is_ok()
+                    && self.groups[ep.group]
+                        .quota
+                        .borrow_mut()
+                        .check(now, self.attempt_cost(i, req, self.would_check_chain(i, now)))
+                        .is_ok()
             })
             .collect();
         candidates.sort_by_key(|&i| self.endpoints[i].breaker.borrow().early_probe_at());
@@ -416,8 +421,9 @@ impl Router {
 
     /// Reserves breaker permit, quota and a concurrency slot, or nothing.
     fn reserve(&mut self, i: usize, now: Instant, req: &RouteRequest<'_>, early_probe: bool) -> Option<Reservation> {
+        let check_chain = self.would_check_chain(i, now);
+        let cost = self.attempt_cost(i, req, check_chain);
         let ep = &mut self.endpoints[i];
-        let cost = ep.spec.cost(req.method, req.cost);
         let probe = if early_probe {
             true
         } else {
@@ -442,7 +448,6 @@ impl Router {
         if self.strategy == Strategy::Sticky {
             self.sticky = Some(i);
         }
-        let check_chain = ep.chain == ChainStatus::Unknown || ep.chain_check_due(now, self.chain_recheck);
         if check_chain {
             self.chains[i].begin_check();
         }
@@ -466,6 +471,8 @@ impl Router {
     }
 }
 
+#[cfg(test)]
+mod cost_tests;
 mod heads;
 mod hedging;
 mod outcomes;

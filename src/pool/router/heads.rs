@@ -96,6 +96,7 @@ impl Router {
         let mut polls = Vec::new();
         for i in 0..self.endpoints.len() {
             self.adopt_shared_chain(i, now);
+            let cost = self.attempt_cost(i, &req, self.would_check_chain(i, now));
             let ep = &mut self.endpoints[i];
             let free = !ep.chain_disabled(now, self.chain_recheck)
                 && !ep.refused(now)
@@ -103,7 +104,7 @@ impl Router {
                 && ep.breaker.borrow_mut().state(now) == BreakerState::Closed
                 && ep.rest_until <= now
                 && ep.in_flight < ep.concurrency_limit(now)
-                && self.groups[ep.group].quota.borrow_mut().check(now, ep.spec.cost(req.method, req.cost)).is_ok();
+                && self.groups[ep.group].quota.borrow_mut().check(now, cost).is_ok();
             if let Some(r) = free.then(|| self.reserve(i, now, &req, false)).flatten() {
                 polls.push(r);
             }

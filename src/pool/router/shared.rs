@@ -8,11 +8,12 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::{ChainStatus, Recovery, Router, RouterEvent};
+use super::{ChainStatus, Recovery, RouteRequest, Router, RouterEvent};
 use crate::coord::key::{breaker_key, endpoint_key, fleet_key, group_key, head_rounds_key, pacer_key};
 use crate::coord::realm::{EndpointRecord, Realm};
 use crate::policy::lease::LeaseAsk;
 use crate::policy::quota::QuotaGroup;
+use crate::rpc::methods::method_info;
 use crate::runtime::notify::Notify;
 use crate::time::Instant;
 
@@ -177,9 +178,24 @@ impl Router {
     /// check (this router's or, in a realm, another member's) is already
     /// out: it waits for that answer instead of sending its own.
     pub(super) fn awaiting_chain_check(&self, i: usize, now: Instant) -> bool {
+        self.would_check_chain(i, now) && self.chains[i].checking()
+    }
+
+    /// Whether an attempt on endpoint `i` now would check its chain first
+    /// (not yet known, or its re-check is due).
+    pub(super) fn would_check_chain(&self, i: usize, now: Instant) -> bool {
         let ep = &self.endpoints[i];
-        let would_check = ep.chain == ChainStatus::Unknown || ep.chain_check_due(now, self.chain_recheck);
-        would_check && self.chains[i].checking()
+        ep.chain == ChainStatus::Unknown || ep.chain_check_due(now, self.chain_recheck)
+    }
+
+    /// What an attempt of `req` on endpoint `i` costs its quota group: the
+    /// request, plus the `eth_chainId` check sent before it when
+    /// `check_chain` (a request the provider counts like any other; priced
+    /// by the endpoint's `costs`, else the method table).
+    pub(super) fn attempt_cost(&self, i: usize, req: &RouteRequest<'_>, check_chain: bool) -> f64 {
+        let spec = &self.endpoints[i].spec;
+        let check = if check_chain { spec.cost("eth_chainId", method_info("eth_chainId").cost) } else { 0.0 };
+        spec.cost(req.method, req.cost) + check
     }
 
     /// A reservation that was to check endpoint `i`'s chain came back.

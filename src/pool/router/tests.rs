@@ -99,20 +99,6 @@ fn priority_prefers_the_lowest_and_spills_over_when_it_is_at_budget() {
 }
 
 #[test]
-fn an_endpoints_own_cost_for_a_method_is_what_its_quota_group_is_charged() {
-    let mut o = options(Strategy::Priority);
-    o.quota_groups = vec![("key".into(), QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() })];
-    let mut specs: Vec<EndpointSpec> = (0..2).map(spec).collect();
-    specs[0].quota_group = Some("key".into());
-    specs[0].costs = vec![("eth_blockNumber".into(), 40.0)];
-    let mut r = Router::new(specs, &o, Duration::from_secs(60), at(0));
-    let first = pick(&mut r, at(0), (0.5, 0.5));
-    assert_eq!((first.endpoint, first.cost), (0, 40.0), "its own price, not the table's 10");
-    let chosen: Vec<usize> = (0..3).map(|_| pick(&mut r, at(0), (0.5, 0.5)).endpoint).collect();
-    assert_eq!(chosen, vec![0, 1, 1], "40 + 40 fit the 100-CU burst, a third 40 does not (at 10 each, ten would)");
-}
-
-#[test]
 fn weighted_follows_the_weights() {
     let mut specs: Vec<EndpointSpec> = (0..2).map(spec).collect();
     specs[0].weight = 3.0;

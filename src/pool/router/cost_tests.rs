@@ -1,0 +1,73 @@
+//! What an attempt costs its quota group, on explicit instants: the
+//! endpoint's own price for the method, and the `eth_chainId` check sent
+//! before it (the provider counts that request like any other).
+
+use std::time::Duration;
+
+use super::tests::{at, options, pick, spec};
+use super::*;
+
+#[test]
+fn an_endpoints_own_cost_for_a_method_is_what_its_quota_group_is_charged() {
+    let mut o = options(Strategy::Priority);
+    o.quota_groups = vec![("key".into(), QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() })];
+    let mut specs: Vec<EndpointSpec> = (0..2).map(spec).collect();
+    specs[0].quota_group = Some("key".into());
+    specs[0].costs = vec![("eth_blockNumber".into(), 40.0)];
+    let mut r = Router::new(specs, &o, Duration::from_secs(60), at(0));
+    let first = pick(&mut r, at(0), (0.5, 0.5));
+    assert_eq!((first.endpoint, first.cost), (0, 40.0), "its own price, not the table's 10");
+    let chosen: Vec<usize> = (0..3).map(|_| pick(&mut r, at(0), (0.5, 0.5)).endpoint).collect();
+    assert_eq!(chosen, vec![0, 1, 1], "40 + 40 fit the 100-CU burst, a third 40 does not (at 10 each, ten would)");
+}
+
+#[test]
+fn the_chain_check_before_an_attempt_is_charged_at_the_endpoints_price_for_eth_chain_id() {
+    let mut o = options(Strategy::Priority);
+    o.check_chain = true;
+    o.chain_recheck = Duration::from_secs(300);
+    o.quota_groups = vec![("key".into(), QuotaConfig { cu_per_second: 1.0, burst: 100.0, ..QuotaConfig::default() })];
+    let mut specs: Vec<EndpointSpec> = (0..2).map(spec).collect();
+    specs[0].quota_group = Some("key".into());
+    specs[0].costs = vec![("eth_chainId".into(), 5.0)];
+    specs[1].quota_group = Some("key".into());
+    let mut r = Router::new(specs, &o, Duration::from_secs(60), at(0));
+    let group = r.groups[r.endpoints[0].group].quota.clone();
+    let first = pick(&mut r, at(0), (0.5, 0.5));
+    assert!(first.check_chain);
+    assert_eq!((first.endpoint, first.cost), (0, 15.0), "the request's 10 and the check's 5");
+    assert_eq!(group.borrow().stats().cu_charged, 15.0);
+    assert_eq!(r.chain_checked(0, 1, at(0)), None);
+    r.release(&first);
+    let verified = pick(&mut r, at(1), (0.5, 0.5));
+    assert_eq!((verified.check_chain, verified.cost), (false, 10.0), "verified: the request alone");
+    r.release(&verified);
+    // Without a price of its own, eth_chainId costs what the method table says (nothing).
+    let o2 = {
+        let mut o = o.clone();
+        o.quota_groups[0].1.burst = 10.0;
+        o
+    };
+    let mut specs: Vec<EndpointSpec> = (0..1).map(spec).collect();
+    specs[0].quota_group = Some("key".into());
+    let mut r = Router::new(specs, &o2, Duration::from_secs(60), at(0));
+    let unpriced = pick(&mut r, at(0), (0.5, 0.5));
+    assert_eq!((unpriced.check_chain, unpriced.cost), (true, 10.0));
+    r.release(&unpriced);
+    // The check's price decides what fits: 10 CU left pay a priced endpoint's request but not its check.
+    let o3 = {
+        let mut o = o2.clone();
+        o.quota_groups[0].1.burst = 25.0;
+        o
+    };
+    let mut specs: Vec<EndpointSpec> = (0..2).map(spec).collect();
+    specs[0].quota_group = Some("key".into());
+    specs[0].costs = vec![("eth_chainId".into(), 5.0)];
+    specs[1].quota_group = Some("key".into());
+    let mut r = Router::new(specs, &o3, Duration::from_secs(60), at(0));
+    let checked = pick(&mut r, at(0), (0.5, 0.5));
+    assert_eq!((checked.endpoint, checked.cost), (0, 15.0));
+    r.release(&checked); // no answer: its chain is still to be checked
+    let spilled = pick(&mut r, at(0), (0.5, 0.5));
+    assert_eq!((spilled.endpoint, spilled.cost), (1, 10.0), "15 CU do not fit in the 10 left; the unpriced check does");
+}
