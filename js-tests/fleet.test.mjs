@@ -66,7 +66,7 @@ test('four processes on one key and Redis send what one relayer would; alone eac
     const { urls, options } = onKey(key, 90, fleet ? { fleet } : {});
     const reports = await Promise.all([1, 2, 3, 4].map((id) => fleetProcess({ id, urls, options, rps: 30, burst: 60, waitLease: true, durationMs: 3000, relayers: 3 })));
     const answered = reports.reduce((sum, r) => sum + (r.tally.ok || 0), 0);
-    return { ...key.counts(), answered, reports, seconds: (Date.now() - began) / 1000 };
+    return { ...key.counts(), answered, reports, windows: key.windows(), seconds: (Date.now() - began) / 1000 };
   };
   const shared = await run({ redis: redis.url });
   const alone = await run(undefined);
@@ -74,7 +74,7 @@ test('four processes on one key and Redis send what one relayer would; alone eac
   // once per refill it can use: bounded per second, not per request.
   const evals = await evalCalls(redis.url);
   const perProcessSecond = evals / (4 * shared.seconds);
-  const detail = JSON.stringify({ shared: { ...shared, reports: shared.reports.map((r) => r.fleet) }, alone: { ...alone, reports: undefined }, evals, perProcessSecond });
+  const detail = JSON.stringify({ shared: { ...shared, reports: shared.reports.map((r) => [r.fleet, r.allowedRate]) }, alone: { ...alone, reports: undefined, windows: undefined }, evals, perProcessSecond });
   t.diagnostic(detail);
   assert.ok(perProcessSecond <= 25, `a bounded number of store round trips per process and second: ${detail}`);
   assert.ok(shared.reports.every((r) => r.fleet[0] === 'leased'), `every process leased from Redis: ${detail}`);

@@ -35,5 +35,6 @@ const settled = await Promise.all(outcomes);
 const tally = {};
 for (const o of settled) tally[o] = (tally[o] || 0) + 1;
 const fleet = relayers[0].stats().quotaGroups.map((g) => g.fleet);
+const allowedRate = relayers[0].stats().quotaGroups.map((g) => g.allowedCuPerSecond);
 await Promise.all(relayers.map((r) => r.close()));
-process.stdout.write(`${JSON.stringify({ sent: settled.length, tally, fleet, fleetAtStart, startedAfterMs })}\n`);
+process.stdout.write(`${JSON.stringify({ sent: settled.length, tally, fleet, allowedRate, fleetAtStart, startedAfterMs })}\n`);

@@ -8,6 +8,7 @@ export async function startLimitedKey({ perSecond, urls = 2, retryAfter = '1' })
   const counts = { served: 0, limited: 0, chainChecks: 0 };
   let window = 0;
   let inWindow = 0;
+  let windows = [];
   const servers = [];
   for (let i = 0; i < urls; i += 1) {
     const server = http.createServer((req, res) => {
@@ -17,14 +18,16 @@ export async function startLimitedKey({ perSecond, urls = 2, retryAfter = '1' })
         let body = null;
         try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { /* counted anyway */ }
         const second = Math.floor(Date.now() / 1000);
-        if (second !== window) { window = second; inWindow = 0; }
+        if (second !== window) { window = second; inWindow = 0; windows.push({ at: second, served: 0, limited: 0 }); }
         inWindow += 1;
         if (inWindow > perSecond) {
           counts.limited += 1;
+          windows.at(-1).limited += 1;
           res.writeHead(429, { 'content-type': 'application/json', 'retry-after': retryAfter });
           return res.end(JSON.stringify({ jsonrpc: '2.0', id: body && body.id, error: { code: 429, message: 'Too Many Requests' } }));
         }
         counts.served += 1;
+        windows.at(-1).served += 1;
         if (body && body.method === 'eth_chainId') counts.chainChecks += 1;
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ jsonrpc: '2.0', id: body && body.id, result: '0x1' }));
@@ -36,7 +39,9 @@ export async function startLimitedKey({ perSecond, urls = 2, retryAfter = '1' })
   return {
     urls: servers.map((s) => `http://127.0.0.1:${s.address().port}/`),
     counts: () => ({ ...counts, total: counts.served + counts.limited }),
-    reset: () => { counts.served = 0; counts.limited = 0; counts.chainChecks = 0; },
+    /** Served and limited per one-second window, oldest first (seconds since the first window). */
+    windows: () => windows.map((w) => ({ ...w, at: w.at - (windows[0]?.at ?? 0) })),
+    reset: () => { counts.served = 0; counts.limited = 0; counts.chainChecks = 0; windows = []; window = 0; },
     close: () => Promise.all(servers.map((s) => new Promise((r) => { s.closeAllConnections?.(); s.close(r); }))),
   };
 }

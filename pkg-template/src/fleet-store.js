@@ -15,37 +15,63 @@ import { isNews, NEWS_VERSION } from './realm-news.js';
 const REDIS_PACKAGE = 'redis';
 const DEFAULT_PREFIX = 'breakwater:';
 const ASK_GIVEN_UP_MS = 1000; // policy/lease.rs DEFAULT_PERIOD
-const LAYOUT = '1'; // the bucket hash's layout: another version's is started afresh
+const LAYOUT = '2'; // the bucket hash's layout: another version's is started afresh
 
-// KEYS[1]: the group's bucket. ARGV: want (CU), rate (CU/s; 0 = plan unknown: grant all and only
-// count), burst (CU). Server time, so machines' clocks never matter. Returns strings (Redis would
-// truncate Lua numbers): granted, ms until the rest could be, the fleet's rate (CU/s, decayed
-// over 10 s).
-const LEASE_SCRIPT = `
+// The fleet bucket of policy/fleet_bucket.rs (the contract: docs/coordination.md; exported for
+// js-tests/fleet-script.test.mjs, not by the package). KEYS[1]: the
+// group's bucket (a hash: tokens, at, spent, everything held, and each member's hold as 'h:'..id);
+// KEYS[2]: when each member's hold ends (a sorted set), in the same hash slot. ARGV: want (CU),
+// rate (CU/s; 0 = plan unknown: grant all and only count), burst (CU), what the asker still
+// holds (CU), how long a grant stays spendable (ms), the asker's largest charge (CU), the asker's
+// id. Server time, so machines' clocks never matter. Returns strings (Redis would truncate Lua
+// numbers): granted, ms until the rest could be (the members asking share the refill), the fleet's
+// rate (CU/s, decayed over 10 s), and the most one member may hold (0: no bound).
+export const LEASE_SCRIPT = `
 local want, rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-if not (want and rate and burst) or want < 0 or rate < 0 or burst < 0 then
+local held, hold, least, member = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
+if not (want and rate and burst and held and hold and least) or want < 0 or rate < 0 or burst < 0
+  or held < 0 or hold < 0 or least < 0 or not member or member == '' then
   return redis.error_reply('bad lease ask')
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local s = redis.call('HMGET', KEYS[1], 'tokens', 'at', 'spent', 'v')
-local tokens, at, spent = tonumber(s[1]), tonumber(s[2]) or now, tonumber(s[3]) or 0
-if s[4] ~= '${LAYOUT}' then tokens, spent = nil, 0 end
+local s = redis.call('HMGET', KEYS[1], 'tokens', 'at', 'spent', 'v', 'held')
+local tokens, at, spent, total = tonumber(s[1]), tonumber(s[2]) or now, tonumber(s[3]) or 0, tonumber(s[5]) or 0
+if s[4] ~= '${LAYOUT}' then
+  redis.call('DEL', KEYS[1], KEYS[2])
+  tokens, spent, total = nil, 0, 0
+end
+local function forget(id)
+  total = total - (tonumber(redis.call('HGET', KEYS[1], 'h:' .. id)) or 0)
+  redis.call('HDEL', KEYS[1], 'h:' .. id)
+end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do forget(id) end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if redis.call('ZSCORE', KEYS[2], member) then forget(member) end
+redis.call('ZREM', KEYS[2], member)
+local others = math.max(0, total)
 local dt = math.max(0, now - at)
-local granted, short = want, 0
+local granted, short, share = want, 0, 0
 if rate > 0 then
-  tokens = math.min(burst, (tokens or burst) + dt * rate / 1000)
-  granted = math.max(0, math.min(want, tokens))
+  tokens = math.min(math.max(0, burst - others - held), (tokens or burst) + dt * rate / 1000)
+  share = burst / (redis.call('ZCARD', KEYS[2]) + 1)
+  local target = math.min(want, math.max(0, math.max(share, least) - held))
+  granted = math.max(0, math.min(target, tokens))
   tokens = tokens - granted
-  if granted < want then short = math.ceil((want - granted) * 1000 / rate) end
+  local asking = redis.call('ZCOUNT', KEYS[2], '(' .. (now + hold / 2), '+inf') + 1
+  if granted < target then short = math.ceil((target - granted) * asking * 1000 / rate) end
+  redis.call('HSET', KEYS[1], 'h:' .. member, held + granted)
+  redis.call('ZADD', KEYS[2], now + hold, member)
+  total = others + held + granted
 else
-  tokens = burst
+  tokens, total = burst, others
 end
 spent = spent * math.exp(-dt / 10000) + granted
-redis.call('HSET', KEYS[1], 'tokens', tokens, 'at', now, 'spent', spent, 'v', '${LAYOUT}')
+redis.call('HSET', KEYS[1], 'tokens', tokens, 'at', now, 'spent', spent, 'v', '${LAYOUT}', 'held', total)
 redis.call('PEXPIRE', KEYS[1], 60000)
+redis.call('PEXPIRE', KEYS[2], 60000)
 local function text(x) return string.format('%.17g', x) end
-return { text(granted), text(short), text(spent / 10) }`;
+return { text(granted), text(short), text(spent / 10), text(share) }`;
 
 const invalidStore = (field, message) => new ConfigError({ kind: 'config', code: -32602, field, message: `${field}: ${message}` });
 
@@ -158,17 +184,21 @@ function redisStore(wasm, news, { prefix, client: given, options }) {
   connect().catch(quiet); // down at start: asks fail until the client's reconnect succeeds
 
   const failLater = (key) => queueMicrotask(() => wasm.realmLeaseFailed(key));
-  wasm.attachRealmStore((key, want, rate, burst) => {
+  wasm.attachRealmStore((key, want, rate, burst, held, holdMs, least) => {
     if (closed || !client || !client.isReady || busy(key)) return failLater(key);
     const started = Date.now();
     asking.set(key, started);
     const done = () => { if (asking.get(key) === started) asking.delete(key); };
-    const ask = client.eval(LEASE_SCRIPT, { keys: [`${prefix}q:${key}`], arguments: [String(want), String(rate), String(burst)] });
+    const bucket = `${prefix}q:{${key}}`;
+    const ask = client.eval(LEASE_SCRIPT, {
+      keys: [bucket, `${bucket}:holds`],
+      arguments: [want, rate, burst, held, holdMs, least].map(String).concat(from),
+    });
     Promise.resolve(ask).then(
       (reply) => {
         done();
-        const [granted, shortMs, fleetRate] = Array.isArray(reply) ? reply.map(Number) : [NaN, NaN, NaN];
-        wasm.realmLeaseGranted(key, want, granted, shortMs, fleetRate);
+        const [granted, shortMs, fleetRate, share] = Array.isArray(reply) ? reply.map(Number) : [NaN, NaN, NaN, NaN];
+        wasm.realmLeaseGranted(key, want, granted, shortMs, fleetRate, share);
       },
       () => {
         done();

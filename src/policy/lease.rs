@@ -26,6 +26,16 @@
 //!                         the store had too little ─► wait until it said
 //! ```
 //!
+//! Held compute units are part of the fleet's burst. Units a realm holds
+//! were taken from the bucket ahead of need; if the bucket refilled to its
+//! whole burst meanwhile, a fleet going from calm to busy (or starting)
+//! could send its burst twice over. So each ask tells the store what the
+//! realm still holds, the store keeps `tokens + everything held ≤ burst`
+//! and hands each member at most its share of the burst (the burst over
+//! the members holding), and the realm sizes its chunks to that share. A
+//! fleet then sends, in any interval T, at most burst + rate × T, what one
+//! relayer's own bucket allows ([`FleetBucket`] is the store's side).
+//!
 //! Pure: time is an argument. The unknown plan (no rate to enforce yet) is
 //! never waited on: its asks only tell the store what the realm sends, so
 //! that the first 429 can teach every member the fleet's rate, not its own.
@@ -47,6 +57,14 @@ pub struct LeaseAsk {
     pub rate: f64,
     /// The bucket's burst (CU).
     pub burst: f64,
+    /// What the realm still holds of earlier grants (CU): the store counts
+    /// it as part of the burst in use.
+    pub held: f64,
+    /// How long granted units stay spendable (the store forgets the hold then).
+    pub hold: Duration,
+    /// The realm's largest single charge (CU): a share below it would never
+    /// pay for one, so the store lets a member hold at least that much.
+    pub least: f64,
 }
 
 /// The store's answer to an ask.
@@ -58,22 +76,27 @@ pub struct LeaseGrant {
     pub short_for: Duration,
     /// What the whole fleet took from this bucket lately (CU/s).
     pub fleet_rate: f64,
+    /// The most one member may hold now (CU): the burst over the members
+    /// holding. Infinite when the store sets no such bound (an unknown plan).
+    pub share: f64,
 }
 
 impl LeaseGrant {
     /// An answer read from the store (through the host), or `None` for one
     /// that cannot be trusted (not numbers, negative, more than `want`):
     /// a broken or hostile store counts as a failed ask, never as quota.
-    pub fn read(want: f64, granted: f64, short_for_ms: f64, fleet_rate: f64) -> Option<LeaseGrant> {
+    /// `share` 0 means "no bound" (the store's text for infinity).
+    pub fn read(want: f64, granted: f64, short_for_ms: f64, fleet_rate: f64, share: f64) -> Option<LeaseGrant> {
         let sane = |x: f64| x.is_finite() && x >= 0.0;
         // The store prints numbers to 17 significant digits; one that rounds up past
         // `want` by a hair is `want`, more is a broken answer.
-        if !(sane(granted) && sane(short_for_ms) && sane(fleet_rate)) || granted > want * (1.0 + 1e-9) {
+        if !(sane(granted) && sane(short_for_ms) && sane(fleet_rate) && sane(share)) || granted > want * (1.0 + 1e-9) {
             return None;
         }
         let granted = granted.min(want);
         let short_for = Duration::from_secs_f64(short_for_ms.min(3_600_000.0) / 1000.0);
-        Some(LeaseGrant { granted, short_for, fleet_rate })
+        let share = if share > 0.0 { share } else { f64::INFINITY };
+        Some(LeaseGrant { granted, short_for, fleet_rate, share })
     }
 }
 
@@ -90,6 +113,8 @@ pub struct Lease {
     failures: u32,
     short_until: Instant,
     fleet_rate: f64,
+    /// The most the store lets this realm hold, as it last said.
+    share: f64,
     /// The largest single charge seen: a chunk always covers a few.
     largest: f64,
 }
@@ -107,6 +132,7 @@ impl Lease {
             failures: 0,
             short_until: Instant::ZERO,
             fleet_rate: 0.0,
+            share: f64::INFINITY,
             largest: 1.0,
         }
     }
@@ -157,31 +183,42 @@ impl Lease {
     /// The ask to send now, if one is due: none is out, no backoff or
     /// shortage is running, and less than half a chunk is held. A chunk is
     /// one period of `recent_rate` (the realm's CU/s), at least a few of
-    /// the largest charges.
+    /// the largest charges; for a known plan, at most the burst and the
+    /// share the store last allowed (never below one largest charge).
     pub fn ask(&mut self, now: Instant, recent_rate: f64, rate: f64, burst: f64) -> Option<LeaseAsk> {
         self.expire_ask(now);
         if self.out.is_some() || now < self.retry_at || now < self.short_until {
             return None;
         }
         let chunk = (recent_rate * self.period.as_secs_f64()).max(4.0 * self.largest);
-        let chunk = if rate.is_finite() && rate > 0.0 { chunk.min(burst.max(self.largest)) } else { chunk };
-        if self.up && self.held(now) >= chunk / 2.0 {
+        let chunk =
+            if rate.is_finite() && rate > 0.0 { chunk.min(burst.min(self.share).max(self.largest)) } else { chunk };
+        let held = self.held(now);
+        if self.up && held >= chunk / 2.0 {
             return None;
         }
         self.out = Some(now);
-        Some(LeaseAsk { want: chunk, rate: if rate.is_finite() { rate } else { 0.0 }, burst })
+        let rate = if rate.is_finite() { rate } else { 0.0 };
+        Some(LeaseAsk { want: chunk, rate, burst, held, hold: self.hold(), least: self.largest })
+    }
+
+    /// How long granted units stay spendable, counted from the ask (the
+    /// store counts from its answer, later: it never forgets a hold first).
+    fn hold(&self) -> Duration {
+        self.period * 2
     }
 
     /// The store answered the ask out.
     pub fn granted(&mut self, now: Instant, want: f64, grant: LeaseGrant) {
-        if self.out.take().is_none() {
+        let Some(since) = self.out.take() else {
             return; // an answer after its ask was given up: the failure stands
-        }
+        };
         self.held = self.held(now) + grant.granted.max(0.0);
-        self.expires = now + self.period * 2;
+        self.expires = since + self.hold();
         self.up = true;
         self.failures = 0;
         self.fleet_rate = grant.fleet_rate.max(0.0);
+        self.share = if grant.share > 0.0 { grant.share } else { f64::INFINITY };
         if grant.granted < want {
             self.short_until = now + grant.short_for.min(self.period);
         }
@@ -217,39 +254,6 @@ impl Lease {
     }
 }
 
-/// The store's side of a lease: one fleet bucket, as the wrapper's Redis
-/// script keeps it (`pkg-template/src/fleet-store.js`; the contract is in
-/// docs/coordination.md). Here for the simulated store and as the
-/// contract's reference: refill at the asker's `rate` up to `burst` (a new
-/// bucket starts full), grant what is there up to `want`, and count what the
-/// fleet takes (decayed over 10 s). `rate` 0: the plan is unknown, grant all.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FleetBucket {
-    tokens: Option<f64>,
-    at: Option<Instant>,
-    spent: f64,
-}
-
-impl FleetBucket {
-    /// One ask at `now`.
-    pub fn ask(&mut self, now: Instant, ask: LeaseAsk) -> LeaseGrant {
-        let dt_ms = self.at.map_or(0.0, |at| now.saturating_since(at).as_secs_f64() * 1000.0);
-        let (granted, short_ms) = if ask.rate > 0.0 {
-            let tokens = (self.tokens.unwrap_or(ask.burst) + dt_ms * ask.rate / 1000.0).min(ask.burst);
-            let granted = ask.want.min(tokens).max(0.0);
-            self.tokens = Some(tokens - granted);
-            let short = if granted < ask.want { ((ask.want - granted) * 1000.0 / ask.rate).ceil() } else { 0.0 };
-            (granted, short)
-        } else {
-            self.tokens = Some(ask.burst);
-            (ask.want, 0.0)
-        };
-        self.spent = self.spent * (-dt_ms / 10_000.0).exp() + granted;
-        self.at = Some(now);
-        LeaseGrant { granted, short_for: Duration::from_secs_f64(short_ms / 1000.0), fleet_rate: self.spent / 10.0 }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,7 +263,7 @@ mod tests {
     }
 
     fn grant(granted: f64) -> LeaseGrant {
-        LeaseGrant { granted, short_for: Duration::from_millis(250), fleet_rate: 40.0 }
+        LeaseGrant { granted, short_for: Duration::from_millis(250), fleet_rate: 40.0, share: f64::INFINITY }
     }
 
     #[test]
@@ -268,7 +272,8 @@ mod tests {
         assert!(!lease.up(at(0)), "before any answer the group's own bucket governs");
         assert_eq!(lease.check(at(0), 10.0, true), Ok(()));
         let ask = lease.ask(at(0), 100.0, 500.0, 1000.0).expect("the first ask");
-        assert_eq!(ask, LeaseAsk { want: 100.0, rate: 500.0, burst: 1000.0 });
+        let hold = Duration::from_secs(2);
+        assert_eq!(ask, LeaseAsk { want: 100.0, rate: 500.0, burst: 1000.0, held: 0.0, hold, least: 10.0 });
         assert_eq!(lease.ask(at(1), 100.0, 500.0, 1000.0), None, "one ask out at a time");
         lease.granted(at(20), ask.want, grant(100.0));
         assert!(lease.up(at(20)));
@@ -335,33 +340,27 @@ mod tests {
 
     #[test]
     fn a_stores_answer_is_read_only_when_it_makes_sense() {
-        let read = LeaseGrant::read(10.0, 4.0, 250.0, 30.0);
-        assert_eq!(read, Some(LeaseGrant { granted: 4.0, short_for: Duration::from_millis(250), fleet_rate: 30.0 }));
-        assert_eq!(LeaseGrant::read(10.0, 11.0, 0.0, 0.0), None, "more than asked");
+        let read = LeaseGrant::read(10.0, 4.0, 250.0, 30.0, 12.5);
+        let short_for = Duration::from_millis(250);
+        assert_eq!(read, Some(LeaseGrant { granted: 4.0, short_for, fleet_rate: 30.0, share: 12.5 }));
+        assert_eq!(LeaseGrant::read(10.0, 4.0, 0.0, 0.0, 0.0).unwrap().share, f64::INFINITY, "0: no bound");
+        assert_eq!(LeaseGrant::read(10.0, 11.0, 0.0, 0.0, 0.0), None, "more than asked");
         let want = 8.0 / 3.0;
         assert_eq!(
-            LeaseGrant::read(want, 2.6666666666667, 0.0, 0.0).map(|g| g.granted),
+            LeaseGrant::read(want, 2.6666666666667, 0.0, 0.0, 0.0).map(|g| g.granted),
             Some(want),
             "printed rounding"
         );
-        assert_eq!(LeaseGrant::read(10.0, -1.0, 0.0, 0.0), None);
-        assert_eq!(LeaseGrant::read(10.0, 1.0, f64::NAN, 0.0), None);
-        assert_eq!(LeaseGrant::read(10.0, 1.0, 0.0, f64::INFINITY), None);
-        assert_eq!(LeaseGrant::read(10.0, 1.0, 1e12, 0.0).unwrap().short_for, Duration::from_secs(3600), "bounded");
-    }
-
-    #[test]
-    fn the_fleet_bucket_refills_at_the_asked_rate_and_counts_the_fleet() {
-        let mut bucket = FleetBucket::default();
-        let ask = |want| LeaseAsk { want, rate: 100.0, burst: 50.0 };
-        assert_eq!(bucket.ask(at(0), ask(30.0)).granted, 30.0, "a new bucket starts full");
-        let short = bucket.ask(at(0), ask(30.0));
-        assert_eq!((short.granted, short.short_for), (20.0, Duration::from_millis(100)), "the rest in 100 ms");
-        assert_eq!(bucket.ask(at(100), ask(30.0)).granted, 10.0, "100 ms at 100/s");
-        assert_eq!(bucket.ask(at(10_000), ask(80.0)).granted, 50.0, "never past the burst");
-        let unknown = bucket.ask(at(10_000), LeaseAsk { want: 500.0, rate: 0.0, burst: 1.0 });
-        assert_eq!(unknown.granted, 500.0, "an unknown plan is only counted");
-        assert!((unknown.fleet_rate - 55.0).abs() < 3.0, "what the fleet took, decayed: {}", unknown.fleet_rate);
+        assert_eq!(LeaseGrant::read(10.0, -1.0, 0.0, 0.0, 0.0), None);
+        assert_eq!(LeaseGrant::read(10.0, 1.0, f64::NAN, 0.0, 0.0), None);
+        assert_eq!(LeaseGrant::read(10.0, 1.0, 0.0, f64::INFINITY, 0.0), None);
+        assert_eq!(LeaseGrant::read(10.0, 1.0, 0.0, 0.0, -1.0), None, "a negative share");
+        assert_eq!(LeaseGrant::read(10.0, 1.0, 0.0, 0.0, f64::NAN), None);
+        assert_eq!(
+            LeaseGrant::read(10.0, 1.0, 1e12, 0.0, 0.0).unwrap().short_for,
+            Duration::from_secs(3600),
+            "bounded"
+        );
     }
 
     #[test]
@@ -374,5 +373,28 @@ mod tests {
         let mut unknown = Lease::new(DEFAULT_PERIOD);
         let ask = unknown.ask(at(0), 5000.0, f64::INFINITY, 1.0).unwrap();
         assert_eq!((ask.want, ask.rate), (5000.0, 0.0), "an unknown plan asks for its rate and sends rate 0");
+    }
+
+    #[test]
+    fn an_ask_says_what_is_held_and_chunks_shrink_to_the_share_the_store_allows() {
+        // Less than wanted because of the share, not a shortage: no wait.
+        let capped = |granted, share| LeaseGrant { short_for: Duration::ZERO, share, ..grant(granted) };
+        let mut lease = Lease::new(DEFAULT_PERIOD);
+        let first = lease.ask(at(0), 90.0, 90.0, 10.0).unwrap();
+        assert_eq!((first.want, first.held, first.least), (10.0, 0.0, 1.0), "a chunk of the burst, nothing held yet");
+        lease.granted(at(50), first.want, capped(2.5, 2.5));
+        assert_eq!(lease.held(at(50)), 2.5);
+        lease.spend(at(60), 1.0, true);
+        assert_eq!(lease.ask(at(60), 90.0, 90.0, 10.0), None, "1.5 of a 2.5 chunk is still held");
+        lease.spend(at(70), 1.0, true);
+        let next = lease.ask(at(70), 90.0, 90.0, 10.0).expect("below half the share");
+        assert_eq!((next.want, next.held), (2.5, 0.5), "the share, and the 0.5 still held is told");
+        lease.granted(at(90), next.want, capped(0.5, 0.2));
+        lease.spend(at(95), 1.0, true);
+        let small = lease.ask(at(95), 90.0, 90.0, 10.0).unwrap();
+        assert_eq!(small.want, 1.0, "never below one largest charge, whatever the share");
+        lease.granted(at(100), small.want, capped(1.0, 0.0));
+        assert_eq!(lease.held(at(2094)), 1.0, "spendable two periods from the ask (at 95), not from the answer");
+        assert_eq!(lease.held(at(2095)), 0.0);
     }
 }

@@ -6,6 +6,7 @@ pub mod backoff;
 pub mod breaker;
 pub mod budget;
 pub mod classify;
+pub mod fleet_bucket;
 pub mod head_poll;
 pub mod lease;
 pub mod quota;

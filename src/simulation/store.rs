@@ -12,7 +12,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use crate::coord::Realm;
-use crate::policy::lease::FleetBucket;
+use crate::policy::fleet_bucket::FleetBucket;
 use crate::pool::PipelineEvent;
 use crate::runtime::sim::SimRuntime;
 use crate::runtime::Runtime;
@@ -93,7 +93,7 @@ impl SimStore {
                     if lost || store.is_down() {
                         return; // never answered: the lease gives the ask up after its period
                     }
-                    let grant = store.buckets.borrow_mut().entry(group).or_default().ask(rt2.now(), ask);
+                    let grant = store.buckets.borrow_mut().entry(group).or_default().ask(rt2.now(), from as u64, ask);
                     rt2.sleep(latency / 2).await;
                     store.realms[from].lease_granted(group, rt2.now(), ask.want, grant);
                 });

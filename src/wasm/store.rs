@@ -19,8 +19,8 @@ thread_local! {
     static ASK: RefCell<Option<Function>> = const { RefCell::new(None) };
 }
 
-/// Attaches the fleet store: `ask(key, want, rate, burst)` is called for
-/// each lease ask and must answer later (never from inside the call)
+/// Attaches the fleet store: `ask(key, want, rate, burst, held, holdMs,
+/// least)` is called for each lease ask and must answer later (never from inside the call)
 /// through `realmLeaseGranted` or `realmLeaseFailed`. Groups of relayers
 /// created from now on lease from it.
 #[wasm_bindgen(js_name = attachRealmStore)]
@@ -56,14 +56,14 @@ fn send(asks: Vec<(u64, LeaseAsk)>) {
     }
 }
 
-/// The store answered the ask for `want` CU of the group under `key`;
-/// an answer that makes no sense counts as a failure. `true` when a group
-/// of this realm took it.
+/// The store answered the ask for `want` CU of the group under `key`
+/// (`share`: the most one member may hold, 0 for no bound); an answer that
+/// makes no sense counts as a failure. `true` when a group of this realm took it.
 #[wasm_bindgen(js_name = realmLeaseGranted)]
-pub fn realm_lease_granted(key: &str, want: f64, granted: f64, short_for_ms: f64, fleet_rate: f64) -> bool {
+pub fn realm_lease_granted(key: &str, want: f64, granted: f64, short_for_ms: f64, fleet_rate: f64, share: f64) -> bool {
     let Some(key) = read_key(key) else { return false };
     let now = JsRuntime.now();
-    with_realm(|realm| match LeaseGrant::read(want, granted, short_for_ms, fleet_rate) {
+    with_realm(|realm| match LeaseGrant::read(want, granted, short_for_ms, fleet_rate, share) {
         Some(grant) => realm.lease_granted(key, now, want, grant),
         None => realm.lease_failed(key, now),
     })
@@ -81,7 +81,11 @@ pub(super) fn ask(group: u64, ask: &LeaseAsk) {
         with_realm(|realm| realm.lease_failed(group, JsRuntime.now()));
         return;
     };
+    let hold_ms = ask.hold.as_secs_f64() * 1000.0;
     let args = Array::of4(&format!("{group:016x}").into(), &ask.want.into(), &ask.rate.into(), &ask.burst.into());
+    for extra in [ask.held, hold_ms, ask.least] {
+        args.push(&extra.into());
+    }
     if store.apply(&JsValue::UNDEFINED, &args).is_err() {
         with_realm(|realm| realm.lease_failed(group, JsRuntime.now()));
     }

@@ -131,7 +131,7 @@ mod tests {
     }
 
     fn grant(granted: f64, fleet_rate: f64) -> LeaseGrant {
-        LeaseGrant { granted, short_for: Duration::from_millis(300), fleet_rate }
+        LeaseGrant { granted, short_for: Duration::from_millis(300), fleet_rate, share: f64::INFINITY }
     }
 
     #[test]

@@ -1,0 +1,91 @@
+// The lease script on a real redis-server (pkg-template/src/fleet-store.js) keeps the fleet
+// bucket's contract (src/policy/fleet_bucket.rs, docs/coordination.md): what members hold is part
+// of the burst, each member holds at most its share, a shortage's wait counts the members asking,
+// and a broken ask is an error, not quota. Redis runs on its own clock, so the checks allow for
+// the milliseconds between two asks.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createClient } from 'redis';
+import { LEASE_SCRIPT } from '../pkg-template/src/fleet-store.js';
+import { startRedis } from './helpers/redis.mjs';
+
+const stops = [];
+after(async () => { for (const stop of stops.reverse()) await stop(); });
+
+async function store() {
+  const redis = await startRedis();
+  stops.push(redis.stop);
+  const client = createClient({ url: redis.url });
+  await client.connect();
+  stops.push(() => client.close());
+  let n = 0;
+  const bucket = () => `t${n}:q:{k}`;
+  return {
+    fresh: () => { n += 1; },
+    client,
+    bucket,
+    /** One ask; resolves with the numbers the script returned. */
+    async ask(member, { want, rate = 100, burst = 50, held = 0, hold = 2000, least = 1 }) {
+      const reply = await client.eval(LEASE_SCRIPT, {
+        keys: [bucket(), `${bucket()}:holds`],
+        arguments: [want, rate, burst, held, hold, least].map(String).concat(member),
+      });
+      const [granted, shortMs, fleetRate, share] = reply.map(Number);
+      return { granted, shortMs, fleetRate, share };
+    },
+  };
+}
+
+test('what members hold is part of the burst: a second member gets what the first left, never a fresh burst', async () => {
+  const s = await store();
+  const a = await s.ask('a', { want: 40 });
+  assert.deepEqual([a.granted, a.share], [40, 50], 'alone: the whole burst is its share');
+  await new Promise((r) => setTimeout(r, 500)); // the bucket alone would be full again
+  const b = await s.ask('b', { want: 40 });
+  assert.equal(b.share, 25, 'two members hold: half the burst each');
+  assert.ok(b.granted <= 10 + 1e-9, `the 40 a holds are not there again: ${b.granted}`);
+  assert.ok(b.shortMs > 0, 'short of its share: told to wait');
+  const again = await s.ask('a', { want: 40, held: 40 });
+  assert.deepEqual([again.granted, again.shortMs], [0, 0], 'a already holds more than its share: nothing, and no shortage');
+  const [tokens, held] = (await s.client.hmGet(s.bucket(), ['tokens', 'held'])).map(Number);
+  assert.ok(tokens + held <= 50 + 1e-9, `tokens ${tokens} + held ${held} within the burst`);
+  assert.ok(Math.abs(held - (40 + b.granted)) < 1e-6, `everything held is counted: ${held}`);
+});
+
+test('holds end after their time, and a member that spent what it held gets its share again', async () => {
+  const s = await store();
+  s.fresh();
+  await s.ask('a', { want: 50, hold: 150 });
+  const blocked = await s.ask('b', { want: 10, hold: 150 });
+  assert.ok(blocked.granted < 1, `a holds the whole burst: ${blocked.granted}`);
+  await new Promise((r) => setTimeout(r, 400)); // both holds ended; 40 CU refilled
+  const alone = await s.ask('b', { want: 50, hold: 150 });
+  assert.equal(alone.share, 50, 'the ended holds no longer count as members');
+  assert.ok(alone.granted >= 40 - 1e-6, `the burst is there again: ${alone.granted}`);
+});
+
+test('a shortage waits for the refill every member asking shares; a large charge may still be held', async () => {
+  const s = await store();
+  s.fresh();
+  for (const m of ['a', 'b', 'c', 'd']) await s.ask(m, { want: 12.5 });
+  const short = await s.ask('a', { want: 12.5 });
+  // About 12.5 missing, four members asking: about 4 × 125 ms (less what refilled meanwhile).
+  assert.ok(short.shortMs > 300 && short.shortMs <= 500, `four asking: ${short.shortMs} ms`);
+  s.fresh();
+  for (const m of ['a', 'b', 'c', 'd', 'e', 'f']) await s.ask(m, { want: 1, burst: 30, least: 1 });
+  const big = await s.ask('g', { want: 26, burst: 30, least: 26 });
+  assert.ok(big.share < 26);
+  assert.ok(big.granted >= 24 - 1e-6, `a member with a 26-CU call holds more than the share: ${big.granted}`);
+});
+
+test('an unknown plan is granted and counted; a broken ask is an error, never quota', async () => {
+  const s = await store();
+  s.fresh();
+  const unknown = await s.ask('a', { want: 500, rate: 0, burst: 1 });
+  assert.deepEqual([unknown.granted, unknown.share], [500, 0]);
+  assert.ok(unknown.fleetRate > 0, 'what the fleet takes is counted');
+  for (const bad of [{ want: -1 }, { want: 'x' }, { want: 1, held: -1 }, { want: 1, hold: 'soon' }]) {
+    await assert.rejects(s.ask('a', bad), /bad lease ask/, JSON.stringify(bad));
+  }
+  await assert.rejects(s.ask('', { want: 1 }), /bad lease ask/, 'a member with no id');
+});
