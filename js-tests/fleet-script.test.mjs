@@ -1,7 +1,7 @@
 // The lease script on a real redis-server (pkg-template/src/fleet-store.js) keeps the fleet
 // bucket's contract (src/policy/fleet_bucket.rs, docs/coordination.md): what members hold is part
-// of the burst, each member holds at most its share, a shortage's wait counts the members asking,
-// and a broken ask is an error, not quota. Redis runs on its own clock, so the checks allow for
+// of the burst, each member holds at most its share, a short member queues for the refill, and a
+// broken ask is an error, not quota. Redis runs on its own clock, so the checks allow for
 // the milliseconds between two asks.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -27,7 +27,7 @@ async function store() {
     /** One ask; resolves with the numbers the script returned. */
     async ask(member, { want, rate = 100, burst = 50, held = 0, hold = 2000, least = 1 }) {
       const reply = await client.eval(LEASE_SCRIPT, {
-        keys: [bucket(), `${bucket()}:holds`],
+        keys: [bucket(), `${bucket()}:holds`, `${bucket()}:queue`],
         arguments: [want, rate, burst, held, hold, least].map(String).concat(member),
       });
       const [granted, shortMs, fleetRate, share] = reply.map(Number);
@@ -64,13 +64,20 @@ test('holds end after their time, and a member that spent what it held gets its 
   assert.ok(alone.granted >= 40 - 1e-6, `the burst is there again: ${alone.granted}`);
 });
 
-test('a shortage waits for the refill every member asking shares; a large charge may still be held', async () => {
+test('a shortage queues: the refill goes to the members short first; a large charge may still be held', async () => {
   const s = await store();
   s.fresh();
-  for (const m of ['a', 'b', 'c', 'd']) await s.ask(m, { want: 12.5 });
-  const short = await s.ask('a', { want: 12.5 });
-  // About 12.5 missing, four members asking: about 4 × 125 ms (less what refilled meanwhile).
-  assert.ok(short.shortMs > 300 && short.shortMs <= 500, `four asking: ${short.shortMs} ms`);
+  await s.ask('a', { want: 30, burst: 30 });
+  const b = await s.ask('b', { want: 5, burst: 30 });
+  const c = await s.ask('c', { want: 5, burst: 30 });
+  assert.ok(b.granted < 1 && c.granted < 1, 'a holds the burst: b and c are short');
+  assert.ok(c.shortMs > b.shortMs, `c waits behind b's claim: ${b.shortMs} < ${c.shortMs} ms`);
+  // a spent its 30 and asks again at once: what refilled is kept for b and c.
+  const eager = await s.ask('a', { want: 5, burst: 30 });
+  assert.ok(eager.granted < 1e-9, `nothing for a while b and c wait: ${eager.granted}`);
+  await new Promise((r) => setTimeout(r, c.shortMs + 20));
+  const [bTurn, cTurn] = [await s.ask('b', { want: 5, burst: 30 }), await s.ask('c', { want: 5, burst: 30 })];
+  assert.deepEqual([bTurn.granted, cTurn.granted], [5, 5], 'each gets its turn');
   s.fresh();
   for (const m of ['a', 'b', 'c', 'd', 'e', 'f']) await s.ask(m, { want: 1, burst: 30, least: 1 });
   const big = await s.ask('g', { want: 26, burst: 30, least: 26 });

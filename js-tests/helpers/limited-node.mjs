@@ -1,7 +1,8 @@
 // Loopback JSON-RPC nodes behind one rate-limited API key, the way a provider's key limits every
 // URL it is used on: `startLimitedKey({ perSecond, urls })` serves `urls` nodes that share one
 // counter of requests per second (fixed one-second windows); beyond it, a 429 with
-// `Retry-After: 1`. Every request counts, chain checks included; counts are per outcome.
+// `Retry-After: 1`. Every request counts, chain checks included (CORS preflights do not); counts
+// are per outcome.
 import http from 'node:http';
 
 export async function startLimitedKey({ perSecond, urls = 2, retryAfter = '1' }) {
@@ -12,6 +13,13 @@ export async function startLimitedKey({ perSecond, urls = 2, retryAfter = '1' })
   const servers = [];
   for (let i = 0; i < urls; i += 1) {
     const server = http.createServer((req, res) => {
+      // Pages fetch it across origins: CORS, and preflights are not requests the key counts.
+      res.setHeader('access-control-allow-origin', '*');
+      res.setHeader('access-control-allow-methods', 'POST, OPTIONS');
+      res.setHeader('access-control-allow-headers', 'content-type, accept');
+      res.setHeader('access-control-expose-headers', 'retry-after');
+      res.setHeader('access-control-max-age', '600');
+      if (req.method === 'OPTIONS') return res.end();
       const chunks = [];
       req.on('data', (c) => chunks.push(c));
       req.on('end', () => {

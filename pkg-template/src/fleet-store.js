@@ -9,6 +9,7 @@
 
 import { ConfigError } from './errors.js';
 import { isNews, NEWS_VERSION } from './realm-news.js';
+import { tabStore, tabsCanLease, tabsWanted } from './tab-store.js';
 
 // The module name in a variable: bundlers of browser apps leave the import alone, and only a
 // Node process that names a Redis URL needs the package.
@@ -19,13 +20,16 @@ const LAYOUT = '2'; // the bucket hash's layout: another version's is started af
 
 // The fleet bucket of policy/fleet_bucket.rs (the contract: docs/coordination.md; exported for
 // js-tests/fleet-script.test.mjs, not by the package). KEYS[1]: the
-// group's bucket (a hash: tokens, at, spent, everything held, and each member's hold as 'h:'..id);
-// KEYS[2]: when each member's hold ends (a sorted set), in the same hash slot. ARGV: want (CU),
+// group's bucket (a hash: tokens, at, spent, everything held, each member's hold as 'h:'..id, and
+// each short member's claim and its end as 'c:'..id, 'u:'..id); KEYS[2]: when each member's hold
+// ends; KEYS[3]: the short members in the order they queued (sorted sets, all in the bucket's hash
+// slot). ARGV: want (CU),
 // rate (CU/s; 0 = plan unknown: grant all and only count), burst (CU), what the asker still
 // holds (CU), how long a grant stays spendable (ms), the asker's largest charge (CU), the asker's
 // id. Server time, so machines' clocks never matter. Returns strings (Redis would truncate Lua
-// numbers): granted, ms until the rest could be (the members asking share the refill), the fleet's
-// rate (CU/s, decayed over 10 s), and the most one member may hold (0: no bound).
+// numbers): granted, ms until the rest could be (a short member queues: the refill goes to those
+// short before it first), the fleet's rate (CU/s, decayed over 10 s), and the most one member may
+// hold (0: no bound).
 export const LEASE_SCRIPT = `
 local want, rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local held, hold, least, member = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
@@ -38,7 +42,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local s = redis.call('HMGET', KEYS[1], 'tokens', 'at', 'spent', 'v', 'held')
 local tokens, at, spent, total = tonumber(s[1]), tonumber(s[2]) or now, tonumber(s[3]) or 0, tonumber(s[5]) or 0
 if s[4] ~= '${LAYOUT}' then
-  redis.call('DEL', KEYS[1], KEYS[2])
+  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
   tokens, spent, total = nil, 0, 0
 end
 local function forget(id)
@@ -56,10 +60,29 @@ if rate > 0 then
   tokens = math.min(math.max(0, burst - others - held), (tokens or burst) + dt * rate / 1000)
   share = burst / (redis.call('ZCARD', KEYS[2]) + 1)
   local target = math.min(want, math.max(0, math.max(share, least) - held))
-  granted = math.max(0, math.min(target, tokens))
+  local ahead, queued = 0, false
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+    if (tonumber(redis.call('HGET', KEYS[1], 'u:' .. id)) or 0) <= now then
+      redis.call('ZREM', KEYS[3], id)
+      redis.call('HDEL', KEYS[1], 'c:' .. id, 'u:' .. id)
+    elseif id == member then
+      queued = true
+      break
+    else
+      ahead = ahead + (tonumber(redis.call('HGET', KEYS[1], 'c:' .. id)) or 0)
+    end
+  end
+  granted = math.max(0, math.min(target, tokens - ahead))
   tokens = tokens - granted
-  local asking = redis.call('ZCOUNT', KEYS[2], '(' .. (now + hold / 2), '+inf') + 1
-  if granted < target then short = math.ceil((target - granted) * asking * 1000 / rate) end
+  local missing = target - granted
+  if missing > 0 then
+    short = math.ceil(math.max(0, ahead + missing - tokens) * 1000 / rate)
+    redis.call('HSET', KEYS[1], 'c:' .. member, missing, 'u:' .. member, now + short + 250)
+    redis.call('ZADD', KEYS[3], 'NX', now, member)
+  elseif queued then
+    redis.call('ZREM', KEYS[3], member)
+    redis.call('HDEL', KEYS[1], 'c:' .. member, 'u:' .. member)
+  end
   redis.call('HSET', KEYS[1], 'h:' .. member, held + granted)
   redis.call('ZADD', KEYS[2], now + hold, member)
   total = others + held + granted
@@ -70,13 +93,30 @@ spent = spent * math.exp(-dt / 10000) + granted
 redis.call('HSET', KEYS[1], 'tokens', tokens, 'at', now, 'spent', spent, 'v', '${LAYOUT}', 'held', total)
 redis.call('PEXPIRE', KEYS[1], 60000)
 redis.call('PEXPIRE', KEYS[2], 60000)
+redis.call('PEXPIRE', KEYS[3], 60000)
 local function text(x) return string.format('%.17g', x) end
 return { text(granted), text(short), text(spent / 10), text(share) }`;
 
 const invalidStore = (field, message) => new ConfigError({ kind: 'config', code: -32602, field, message: `${field}: ${message}` });
 
+const TABS = { tabs: true, identity: 'tabs' };
+
+/**
+ * Splits the wrapper's part of `fleet` from the engine's: `store` is the store this relayer
+ * names (`fleet.redis`, `fleet.prefix`), else its origin's tabs where they can lease and
+ * `fleet.tabs` is not `false`, else `null`; `named` says whether the relayer named it; `fleet`
+ * is what the engine reads.
+ */
+export function splitFleetOptions(fleet) {
+  const named = readStoreOptions(fleet);
+  const store = named || (tabsWanted(fleet, invalidStore) && tabsCanLease() ? TABS : null);
+  if (fleet === null || typeof fleet !== 'object') return { store, named: Boolean(named), fleet };
+  const { redis, prefix, tabs, ...engine } = fleet;
+  return { store, named: Boolean(named), fleet: engine };
+}
+
 /** Reads `fleet.redis` and `fleet.prefix`; `null` when no store is named. */
-export function readStoreOptions(fleet) {
+function readStoreOptions(fleet) {
   if (fleet === null || typeof fleet !== 'object' || fleet.redis === undefined) {
     if (fleet && typeof fleet === 'object' && fleet.prefix !== undefined) {
       throw invalidStore('fleet.prefix', 'only means something with fleet.redis');
@@ -103,15 +143,26 @@ export function readStoreOptions(fleet) {
   return { prefix, client: null, options: redis, identity: `${JSON.stringify(redis.url)}\n${prefix}` };
 }
 
-/** The realm's store (at most one): `use(spec)` joins a relayer to it and returns its release. */
+/**
+ * The realm's store (at most one): `use(spec, named)` joins a relayer to it and returns its
+ * release. A store the relayer did not name (its origin's tabs, the default) is joined only
+ * when the realm has no other; the realm's groups lease from whichever is attached.
+ */
 export function fleetStores(wasm, news) {
   let current = null;
   return {
-    use(spec) {
+    use(spec, named = true) {
       if (current && current.identity !== spec.identity) {
+        if (!named) return null;
+        if (current.identity === TABS.identity) {
+          throw invalidStore('fleet.redis', 'this realm already leases from its origin\'s tabs: set fleet.tabs to false on every relayer of the page or worker to use a Redis store');
+        }
         throw invalidStore('fleet.redis', 'this realm already uses another store (one per process, page or worker: fleet.redis and fleet.prefix must be the same as the first relayer\'s)');
       }
-      if (!current) current = { identity: spec.identity, users: 0, store: redisStore(wasm, news, spec) };
+      if (!current) {
+        const store = spec.tabs ? tabStore(wasm) : redisStore(wasm, news, spec);
+        current = { identity: spec.identity, users: 0, store };
+      }
       current.users += 1;
       const mine = current;
       let released = false;
@@ -191,7 +242,7 @@ function redisStore(wasm, news, { prefix, client: given, options }) {
     const done = () => { if (asking.get(key) === started) asking.delete(key); };
     const bucket = `${prefix}q:{${key}}`;
     const ask = client.eval(LEASE_SCRIPT, {
-      keys: [bucket, `${bucket}:holds`],
+      keys: [bucket, `${bucket}:holds`, `${bucket}:queue`],
       arguments: [want, rate, burst, held, holdMs, least].map(String).concat(from),
     });
     Promise.resolve(ask).then(

@@ -12,7 +12,7 @@ import { wrapUpstreams } from './upstreams.js';
 import { adaptSigner, knownSigner } from './signers.js';
 import { runAttempt } from './attempt.js';
 import { newsHub } from './realm-news.js';
-import { fleetStores, readStoreOptions } from './fleet-store.js';
+import { fleetStores, splitFleetOptions } from './fleet-store.js';
 
 /** Checks a `wrap` option: a function from the bound EIP-1193 provider to the client `op` receives. */
 function checkWrap(wrap, field) {
@@ -65,17 +65,17 @@ export function createRelayerClass(wasm) {
       }
       // The engine holds its listener until close(); through a weak reference, so a relayer
       // dropped without close() is still collected (the engine is freed with it).
-      // A store across processes (fleet.redis, fleet.prefix) is the wrapper's to carry; it is
-      // attached before the engine is built, so this relayer's quota groups lease from it.
-      const store = readStoreOptions(engineOptions && engineOptions.fleet);
-      if (store) {
-        const { redis, prefix, ...fleet } = engineOptions.fleet;
-        engineOptions = { ...engineOptions, fleet };
+      // A store across processes (fleet.redis, fleet.prefix) or across the origin's tabs
+      // (fleet.tabs) is the wrapper's to carry; it is attached before the engine is built, so
+      // this relayer's quota groups lease from it.
+      const split = splitFleetOptions(engineOptions && engineOptions.fleet);
+      if (engineOptions && typeof engineOptions.fleet === 'object' && engineOptions.fleet !== null) {
+        engineOptions = { ...engineOptions, fleet: split.fleet };
       }
       const self = new WeakRef(this);
       const listener = (event) => self.deref()?.#dispatch(event);
       news.open();
-      const release = store ? stores.use(store) : null;
+      const release = split.store ? stores.use(split.store, split.named) : null;
       try {
         this.#engine = engineCall(() => new wasm.WasmRelayer(wrapUpstreams(rpcUrls), engineOptions, listener, senderFor));
       } catch (error) {

@@ -249,9 +249,12 @@ export interface RelayerOptions {
    * down, slow or restarted never fails a request (each relayer falls back to its own buckets within a
    * second). Needs the `redis` package (an optional peer dependency). One store per realm.
    * `prefix`: the Redis keys' and channel's prefix.
-   * @default true (budget: { ratio: 0.1, minPerSecond: 2, burst: 20 }, prefix: 'breakwater:')
+   * `tabs`: where Web Locks exist (browsers, their workers) and no Redis store is named, quota groups lease
+   * from one bucket per key that the origin's leader tab keeps, so a dapp open in several tabs sends what one
+   * tab would; `false` (on every relayer of the page or worker) keeps its buckets its own.
+   * @default true (budget: { ratio: 0.1, minPerSecond: 2, burst: 20 }, prefix: 'breakwater:', tabs: true)
    */
-  fleet?: boolean | { budget?: boolean | RetryBudgetOptions; redis?: string | RedisStoreOptions | RedisClientLike; prefix?: string };
+  fleet?: boolean | { budget?: boolean | RetryBudgetOptions; redis?: string | RedisStoreOptions | RedisClientLike; prefix?: string; tabs?: boolean };
   /** Defaults of the transaction layer (each call may override them). */
   transactions?: TransactionOptions;
   /**

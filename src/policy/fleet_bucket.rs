@@ -11,12 +11,17 @@
 //!     share   = burst / (members holding, the asker included)
 //!     granted = min(want, tokens, max(share, least) − held)     (never below 0)
 //!     the asker now holds held + granted, until now + hold
-//!     short   = what was missing × (members that asked in the last hold/2) / rate
+//!   a shortage queues: tokens are kept for the members short before the
+//!   asker (their claims, oldest first), so
+//!     granted = min(that, tokens − claims ahead)
+//!     missing = what it still wanted: its claim, keeping its place in the queue
+//!     short   = (claims ahead + missing − tokens left) / rate   (+ 250 ms, then the claim lapses)
 //! ```
-//! The wait on a shortage counts the members asking: they share the
-//! refill, so an ask after `short` finds about what was missing, instead of
-//! every member asking again each time a sliver has refilled (the store's
-//! load stays near rate / share asks per member and second).
+//! The queue makes a contended bucket fair: a member that asks the moment it
+//! needs (the leader tab answers its own asks with no round trip; a process
+//! beside Redis) cannot take every refill from members farther away; each
+//! gets its turn. A member not short takes only what nobody queued for, so
+//! a light member's spare rate still goes to a busy one.
 //! So `tokens + everything held ≤ burst` (one relayer's bucket never holds
 //! more either), and no member hoards the burst the others need. `rate` 0:
 //! the plan is unknown, everything is granted and only counted. The fleet
@@ -35,6 +40,17 @@ struct Hold {
     until: Instant,
 }
 
+/// A member short of what it asked: tokens kept for it, in the order it queued.
+#[derive(Clone, Copy, Debug)]
+struct Claim {
+    member: u64,
+    amount: f64,
+    until: Instant,
+}
+
+/// How long a claim outlives its wait (a member that never comes back).
+const CLAIM_GRACE: Duration = Duration::from_millis(250);
+
 /// One fleet bucket (see the module doc).
 #[derive(Clone, Debug, Default)]
 pub struct FleetBucket {
@@ -42,6 +58,8 @@ pub struct FleetBucket {
     at: Option<Instant>,
     spent: f64,
     holds: Vec<Hold>,
+    /// Oldest first.
+    claims: Vec<Claim>,
 }
 
 impl FleetBucket {
@@ -57,12 +75,22 @@ impl FleetBucket {
             let share = ask.burst / (self.holds.len() + 1) as f64;
             let room = (share.max(ask.least) - held).max(0.0);
             let target = ask.want.min(room);
-            let granted = target.min(tokens).max(0.0);
-            self.tokens = Some(tokens - granted);
-            let recent = now + ask.hold / 2;
-            let asking = self.holds.iter().filter(|h| h.until > recent).count() + 1;
+            self.claims.retain(|c| c.until > now);
+            let place = self.claims.iter().position(|c| c.member == member);
+            let ahead: f64 = self.claims[..place.unwrap_or(self.claims.len())].iter().map(|c| c.amount).sum();
+            let granted = target.min(tokens - ahead).max(0.0);
+            let left = tokens - granted;
+            self.tokens = Some(left);
             let missing = target - granted;
-            let short = if missing > 0.0 { (missing * asking as f64 * 1000.0 / ask.rate).ceil() } else { 0.0 };
+            let short =
+                if missing > 0.0 { ((ahead + missing - left).max(0.0) * 1000.0 / ask.rate).ceil() } else { 0.0 };
+            let until = now + Duration::from_secs_f64(short / 1000.0) + CLAIM_GRACE;
+            match (place, missing > 0.0) {
+                (Some(i), true) => self.claims[i] = Claim { member, amount: missing, until },
+                (Some(i), false) => drop(self.claims.remove(i)),
+                (None, true) => self.claims.push(Claim { member, amount: missing, until }),
+                (None, false) => {}
+            }
             self.holds.push(Hold { member, amount: held + granted, until: now + ask.hold });
             (granted, short, share)
         } else {
@@ -83,6 +111,48 @@ impl FleetBucket {
     pub fn held(&self, now: Instant) -> f64 {
         self.holds.iter().filter(|h| h.until > now).map(|h| h.amount).sum()
     }
+}
+
+/// A store's buckets by group key, for a store kept in memory (the tabs of
+/// an origin lease from the tab that holds the leader lock): buckets
+/// unused for a minute are dropped, as the Redis keys expire.
+#[derive(Debug, Default)]
+pub struct FleetBuckets {
+    buckets: Vec<(String, FleetBucket)>,
+}
+
+/// How long a bucket nobody asks stays (Redis: the keys' expiry).
+const UNUSED: Duration = Duration::from_secs(60);
+
+impl FleetBuckets {
+    /// One ask of `member` (any id: hashed) for the bucket under `key`.
+    pub fn ask(&mut self, now: Instant, key: &str, member: &str, ask: LeaseAsk) -> LeaseGrant {
+        self.buckets.retain(|(k, b)| k == key || b.at.is_none_or(|at| now.saturating_since(at) < UNUSED));
+        let i = match self.buckets.iter().position(|(k, _)| k == key) {
+            Some(i) => i,
+            None => {
+                self.buckets.push((key.to_owned(), FleetBucket::default()));
+                self.buckets.len() - 1
+            }
+        };
+        self.buckets[i].1.ask(now, member_id(member), ask)
+    }
+
+    /// How many buckets are kept.
+    pub fn len(&self) -> usize {
+        self.buckets.len()
+    }
+
+    /// Whether none is kept.
+    pub fn is_empty(&self) -> bool {
+        self.buckets.is_empty()
+    }
+}
+
+/// A member's id as a number (FNV-1a): ids are random per realm, so a
+/// collision only merges two members' holds (the share is then smaller).
+fn member_id(member: &str) -> u64 {
+    member.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 #[cfg(test)]
@@ -121,12 +191,14 @@ mod tests {
         assert_eq!(two.share, 25.0, "two members hold: half the burst each");
         assert_eq!(two.granted, 10.0, "tokens + held stay within the burst");
         assert!(bucket.held(at(1000)) <= 50.0);
-        // Member 1 spent its 40 and says so: the bucket refills again (at its rate), up to member 1's share.
-        let back = bucket.ask(at(1100), 1, ask(40.0, 0.0));
-        assert_eq!(back.granted, 10.0, "100 ms of refill: the 40 it spent are not handed back at once");
-        let more = bucket.ask(at(2000), 1, ask(40.0, 10.0));
-        assert_eq!(more.granted, 15.0, "its share (25) less the 10 it holds, though 40 were there");
-        // Holds end: member 2's 10 ended at 3000, so member 1 alone again gets the whole burst.
+        // Member 1 spent its 40 and says so; what refilled is kept for member 2, short and queued first.
+        let queued = bucket.ask(at(1100), 1, ask(40.0, 0.0));
+        assert_eq!(queued.granted, 0.0, "10 refilled, 15 queued for member 2 before it");
+        let turn = bucket.ask(at(1150), 2, ask(40.0, 10.0));
+        assert_eq!(turn.granted, 15.0, "member 2's turn: its share (25) less the 10 it holds");
+        let lapsed = bucket.ask(at(2000), 1, ask(40.0, 0.0));
+        assert_eq!(lapsed.granted, 25.0, "its share; its own claim had lapsed, nobody else queued");
+        // Holds end: member 2's 25 ended at 3150, so member 1 alone again gets the whole burst.
         let alone = bucket.ask(at(4000), 1, ask(50.0, 0.0));
         assert_eq!((alone.share, alone.granted), (50.0, 50.0));
     }
@@ -144,20 +216,33 @@ mod tests {
     }
 
     #[test]
-    fn a_shortage_waits_for_the_refill_every_member_asking_shares() {
+    fn a_shortage_queues_so_the_refill_goes_to_who_was_short_first() {
         let mut bucket = FleetBucket::default();
-        for member in 1..=4 {
-            bucket.ask(at(0), member, ask(12.5, 0.0));
-        }
-        let short = bucket.ask(at(10), 1, ask(12.5, 0.0));
-        assert_eq!(short.granted, 1.0, "10 ms at 100/s");
-        assert_eq!(short.short_for, Duration::from_millis(460), "11.5 missing, four asking: 4 × 115 ms");
-        // Members that last asked over a second ago still hold, but no longer compete for the refill.
-        assert_eq!(bucket.ask(at(1500), 2, ask(12.5, 0.0)).granted, 12.5);
-        assert_eq!(bucket.ask(at(1510), 2, ask(12.5, 0.0)).granted, 12.5);
-        let alone = bucket.ask(at(1520), 2, ask(12.5, 0.0));
-        assert_eq!(alone.granted, 1.0);
-        assert_eq!(alone.short_for, Duration::from_millis(115), "only member 2 asked lately: 11.5 at 100/s");
+        let ask =
+            |want| LeaseAsk { want, rate: 100.0, burst: 30.0, held: 0.0, hold: Duration::from_secs(2), least: 1.0 };
+        assert_eq!(bucket.ask(at(0), 1, ask(30.0)).granted, 30.0, "member 1 takes the burst");
+        // Member 2, then 3, are short: they queue, each waiting for the refill of those ahead too.
+        let two = bucket.ask(at(0), 2, ask(5.0));
+        assert_eq!((two.granted, two.short_for), (0.0, Duration::from_millis(50)));
+        let three = bucket.ask(at(0), 3, ask(5.0));
+        assert_eq!((three.granted, three.short_for), (0.0, Duration::from_millis(100)), "behind member 2's 5");
+        // Member 1 spent its 30 and asks the moment it can (no round trip): the refill is kept for 2 and 3.
+        let eager = bucket.ask(at(30), 1, ask(5.0));
+        assert_eq!(eager.granted, 0.0, "3 CU refilled, 10 queued before it");
+        assert_eq!(eager.short_for, Duration::from_millis(120), "behind 10 queued, 5 missing, 3 there");
+        assert_eq!(bucket.ask(at(50), 2, ask(5.0)).granted, 5.0, "member 2's turn: first in the queue");
+        assert_eq!(bucket.ask(at(100), 3, ask(5.0)).granted, 5.0, "then member 3's");
+        assert_eq!(bucket.ask(at(150), 1, ask(5.0)).granted, 5.0, "then member 1's");
+        // A claim whose member never comes back lapses 250 ms after its wait.
+        let mut fresh = FleetBucket::default();
+        let brief = |want| LeaseAsk { hold: Duration::from_millis(100), ..ask(want) };
+        fresh.ask(at(0), 1, brief(30.0));
+        assert_eq!(fresh.ask(at(0), 4, brief(5.0)).short_for, Duration::from_millis(50), "member 4 queues");
+        assert_eq!(fresh.ask(at(200), 5, brief(30.0)).granted, 15.0, "20 refilled, 5 kept for member 4");
+        let mut again = FleetBucket::default();
+        again.ask(at(0), 1, brief(30.0));
+        again.ask(at(0), 4, brief(5.0));
+        assert_eq!(again.ask(at(1000), 5, brief(30.0)).granted, 30.0, "member 4 never came back: its claim lapsed");
     }
 
     #[test]
@@ -182,5 +267,20 @@ mod tests {
             let total = bucket.tokens.unwrap_or(0.0) + bucket.held(at(now));
             assert!(total <= 50.0 + 1e-9, "tokens + held = {total} at {now} ms");
         }
+    }
+
+    #[test]
+    fn buckets_in_memory_are_kept_per_key_and_dropped_after_a_minute_unused() {
+        let mut buckets = FleetBuckets::default();
+        assert_eq!(buckets.ask(at(0), "a", "tab-1", ask(40.0, 0.0)).granted, 40.0);
+        let second = buckets.ask(at(500), "a", "tab-2", ask(40.0, 0.0));
+        assert_eq!(second.granted, 10.0, "the same bucket: tab-1 holds 40 of the burst");
+        assert_eq!(buckets.ask(at(500), "b", "tab-2", ask(40.0, 0.0)).granted, 40.0, "another key, another bucket");
+        assert_eq!(buckets.len(), 2);
+        buckets.ask(at(60_400), "b", "tab-2", ask(1.0, 0.0));
+        assert_eq!(buckets.len(), 2, "a unused for 59.9 s: kept");
+        buckets.ask(at(60_600), "b", "tab-2", ask(1.0, 0.0));
+        assert_eq!(buckets.len(), 1, "a unused for a minute: dropped");
+        assert_ne!(member_id("tab-1"), member_id("tab-2"));
     }
 }

@@ -18,6 +18,7 @@ mod observation;
 mod relayer;
 mod stats;
 mod store;
+mod tab_buckets;
 mod timers;
 mod tx;
 mod tx_events;

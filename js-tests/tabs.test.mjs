@@ -1,0 +1,131 @@
+// A dapp open in several tabs of one browser profile, in real headless Chromium: the tabs' quota
+// groups lease from one bucket per key that the leader tab (the one holding the Web Lock) keeps,
+// so three tabs on one rate-limited key get no more 429s than one tab alone; with `fleet.tabs`
+// false each tab spends its own plan and the key refuses the excess. And when the leader tab
+// closes, another takes over and the others keep leasing (docs/coordination.md, "Tabs").
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startStaticServer } from './helpers/static-server.mjs';
+import { startLimitedKey } from './helpers/limited-node.mjs';
+import { launchBrowser } from './helpers/browser.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+// One tab: a relayer on the key with a plan that fits it (25 CU/s and a burst of 5 on a key that
+// allows 30 a second), and `load(rps, ms)`: reads at `rps` for `ms`, then how they ended.
+const TAB = `<!doctype html><meta charset="utf-8"><script type="module">
+  import { FaultTolerantRelayer } from '/pkg/web.js';
+  const q = new URLSearchParams(location.search);
+  const upstream = { url: q.get('url'), quotaGroup: 'key', costs: { eth_getBalance: 1, eth_chainId: 1 } };
+  const relayer = new FaultTolerantRelayer([upstream], {
+    quota: { key: { cuPerSecond: 25, burst: 5 } }, deadlineMs: 3000, fleet: { tabs: q.get('tabs') === 'true' },
+  });
+  const tag = Number(q.get('tag'));
+  window.fleet = () => relayer.stats().quotaGroups[0].fleet ?? 'none';
+  window.load = async (rps, ms) => {
+    const outcomes = [];
+    const start = Date.now();
+    for (let n = 0; Date.now() - start < ms; n += 1) {
+      const address = '0x' + (tag * 1e6 + n).toString(16).padStart(40, '0');
+      outcomes.push(relayer.request({ method: 'eth_getBalance', params: [address, 'latest'] }).then(() => 'ok', (e) => e.name));
+      const due = start + ((n + 1) * 1000) / rps;
+      await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now())));
+    }
+    const tally = {};
+    for (const o of await Promise.all(outcomes)) tally[o] = (tally[o] || 0) + 1;
+    return tally;
+  };
+  window.__ready = true;
+</script>`;
+
+let browser; let site; let key;
+before(async () => {
+  key = await startLimitedKey({ perSecond: 30, urls: 1 });
+  site = await startStaticServer({ routes: { '/pkg': join(root, 'pkg/dist') }, pages: { '/tab.html': TAB } });
+  browser = await launchBrowser();
+});
+after(async () => {
+  if (browser) await browser.close();
+  await Promise.all([site && site.close(), key && key.close()]);
+});
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Opens `count` tabs of one profile on the key; resolves with them and their context. */
+async function openTabs(count, tabs) {
+  const context = await browser.newContext(); // one profile: one origin's locks and channels
+  const pages = [];
+  for (let i = 0; i < count; i += 1) {
+    const page = await context.newPage();
+    await page.goto(`${site.url}/tab.html?${new URLSearchParams({ url: key.urls[0], tabs: String(tabs), tag: String(i + 1) })}`);
+    await page.waitForFunction(() => window.__ready, null, { timeout: 20000 });
+    pages.push(page);
+  }
+  return { context, pages };
+}
+
+/** Waits (bounded) until every page's group leases, as a dapp need not but a test of the steady state does. */
+async function leased(pages) {
+  const end = Date.now() + 5000;
+  for (const page of pages) {
+    // A lease is asked at a relayer's first charge: one read each.
+    await page.evaluate(() => window.load(1, 1));
+    while ((await page.evaluate(() => window.fleet())) !== 'leased') {
+      if (Date.now() > end) throw new Error('a tab never leased');
+      await sleep(50);
+    }
+  }
+}
+
+/** Every page reads at `rps` for 3 s; the key's counts and the pages' tallies. */
+async function run(pages, rps) {
+  await sleep(1100); // a fresh window at the key, the bucket full again
+  key.reset();
+  const tallies = await Promise.all(pages.map((page) => page.evaluate(({ r }) => window.load(r, 3000), { r: rps })));
+  const answered = tallies.reduce((sum, t) => sum + (t.ok || 0), 0);
+  return { ...key.counts(), answered, tallies, windows: key.windows() };
+}
+
+test('three tabs on one rate-limited key lease one bucket: no more 429s than one tab alone, the plan used', async () => {
+  const one = await openTabs(1, true);
+  await leased(one.pages);
+  const alone = await run(one.pages, 60);
+  await one.context.close();
+
+  const three = await openTabs(3, true);
+  await leased(three.pages);
+  const shared = await run(three.pages, 20);
+  await three.context.close();
+
+  const own = await openTabs(3, false);
+  const apart = await run(own.pages, 20);
+  await own.context.close();
+
+  const detail = JSON.stringify({ alone, shared, apart });
+  // One tab at twice the plan: its own bucket keeps it within the key.
+  assert.equal(alone.limited, 0, `one tab alone is never refused: ${detail}`);
+  assert.ok(shared.limited <= alone.limited, `three tabs on one bucket: what one tab alone gets: ${detail}`);
+  // Demand (60/s) is above the plan (25/s): the three used the plan between them, ~25/s for 3 s.
+  assert.ok(shared.answered >= 60, `the plan was used: ${detail}`);
+  assert.ok(shared.tallies.every((t) => (t.ok || 0) >= 10), `every tab got its turn: ${detail}`);
+  // Each tab on its own bucket spends its own plan: three plans on one key, refused until the news of
+  // the first 429 cools every tab (news still travels with fleet.tabs false).
+  assert.ok(apart.limited > shared.limited, `apart, the key refuses what three plans send: ${detail}`);
+});
+
+test('when the leader tab closes, the next one leads and the others keep leasing', async () => {
+  const { context, pages } = await openTabs(3, true);
+  try {
+    await leased(pages);
+    await pages[0].close(); // the first tab took the lock: the leader goes
+    const rest = pages.slice(1);
+    await sleep(200);
+    const after = await run(rest, 20);
+    assert.equal(after.limited, 0, `the two left share one bucket: ${JSON.stringify(after)}`);
+    assert.deepEqual(await Promise.all(rest.map((p) => p.evaluate(() => window.fleet()))), ['leased', 'leased']);
+  } finally {
+    await context.close();
+  }
+});

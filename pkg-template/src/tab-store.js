@@ -1,0 +1,103 @@
+// The fleet's store across the tabs and workers of one origin (docs/coordination.md, "Tabs"):
+// relayers of every page on one API key send, together, what one relayer would. The tab that
+// holds a Web Lock is the leader: it keeps the buckets in its engine (tabBucketAsk, the same
+// contract as the Redis script) and answers every tab's lease asks over a BroadcastChannel; when
+// it closes or crashes, the browser hands the lock to the next tab waiting, which starts the
+// buckets afresh. An ask the leader does not answer (none yet, or a frozen page) is given up by
+// the engine after its lease period, and that tab spends from its own bucket meanwhile, as alone.
+// Only where both Web Locks and BroadcastChannel exist (browsers, their workers); elsewhere the
+// realm keeps news only (realm-news.js).
+
+const CHANNEL = 'breakwater-rpc/leases';
+const LOCK = 'breakwater-rpc/lease-leader';
+const VERSION = 1;
+
+const quiet = () => {};
+
+/** Whether this realm can lease from its origin's tabs. */
+export function tabsCanLease() {
+  return typeof BroadcastChannel === 'function' && typeof navigator === 'object' && navigator !== null
+    && typeof navigator.locks?.request === 'function';
+}
+
+/** Reads `fleet.tabs`: `true` (the default), or `false` to keep this realm's buckets its own. */
+export function tabsWanted(fleet, invalid) {
+  if (fleet === false) return false;
+  if (fleet === null || typeof fleet !== 'object' || fleet.tabs === undefined) return true;
+  if (typeof fleet.tabs !== 'boolean') throw invalid('fleet.tabs', 'must be a boolean');
+  return fleet.tabs;
+}
+
+const isAsk = (d) => d.t === 'ask' && typeof d.from === 'string' && typeof d.key === 'string'
+  && typeof d.id === 'number' && Array.isArray(d.n) && d.n.length === 6 && d.n.every((x) => typeof x === 'number');
+const isGrant = (d) => d.t === 'grant' && typeof d.key === 'string' && typeof d.id === 'number'
+  && (d.r === null || (Array.isArray(d.r) && d.r.every((x) => typeof x === 'number')));
+
+/** Attaches the realm to its origin's tab store; `close()` detaches it. */
+export function tabStore(wasm) {
+  const from = Array.from(globalThis.crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, '0')).join('');
+  const channel = new BroadcastChannel(CHANNEL);
+  channel.unref?.();
+  let leader = false;
+  let closed = false;
+  let stepDown = quiet;
+  let nextId = 0;
+  const pending = new Map(); // group key -> the ask out at the leader: { id, want, numbers }
+
+  const serve = (key, member, numbers) => {
+    const reply = wasm.tabBucketAsk(key, member, Float64Array.from(numbers));
+    return reply.length === 4 ? Array.from(reply) : null;
+  };
+  const answer = (key, want, reply) => {
+    if (closed) return;
+    if (reply) wasm.realmLeaseGranted(key, want, reply[0], reply[1], reply[2], reply[3]);
+    else wasm.realmLeaseFailed(key);
+  };
+
+  channel.onmessage = ({ data }) => {
+    if (closed || data === null || typeof data !== 'object' || data.v !== VERSION) return;
+    if (leader && isAsk(data)) {
+      const r = serve(data.key, data.from, data.n);
+      channel.postMessage({ v: VERSION, t: 'grant', to: data.from, id: data.id, key: data.key, r });
+    } else if (data.to === from && isGrant(data) && pending.get(data.key)?.id === data.id) {
+      const { want } = pending.get(data.key);
+      pending.delete(data.key);
+      answer(data.key, want, data.r);
+    }
+  };
+
+  wasm.attachRealmStore((key, want, rate, burst, held, holdMs, least) => {
+    const numbers = [want, rate, burst, held, holdMs, least];
+    if (closed) return queueMicrotask(() => wasm.realmLeaseFailed(key));
+    if (leader) {
+      const reply = serve(key, from, numbers);
+      return queueMicrotask(() => answer(key, want, reply));
+    }
+    nextId += 1;
+    pending.set(key, { id: nextId, want, numbers }); // a later ask replaces one the engine gave up
+    channel.postMessage({ v: VERSION, t: 'ask', from, id: nextId, key, n: numbers });
+  });
+
+  // Queued behind the current leader; granted when it goes. Held until close().
+  navigator.locks.request(LOCK, () => new Promise((resolve) => {
+    if (closed) return resolve();
+    leader = true;
+    stepDown = resolve;
+    // Asks made before this tab led (the first tab asks before its lock is granted; the others'
+    // leader may just have gone) are answered here now, then groups that failed ask again.
+    const asked = [...pending];
+    pending.clear();
+    for (const [key, { want, numbers }] of asked) answer(key, want, serve(key, from, numbers));
+    wasm.realmStoreBack();
+  })).catch(quiet);
+
+  return {
+    close() {
+      closed = true;
+      leader = false;
+      stepDown();
+      channel.close();
+      wasm.detachRealmStore();
+    },
+  };
+}

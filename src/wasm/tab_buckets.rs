@@ -1,0 +1,40 @@
+//! The buckets the leader tab keeps for the tabs and workers of its origin
+//! (`pkg-template/src/tab-store.js`: the tab holding the leader lock
+//! answers every tab's lease asks from here, on its own clock).
+//! Conversions only: the bucket's rules are `policy::fleet_bucket`'s.
+
+use std::cell::RefCell;
+use std::time::Duration;
+
+use wasm_bindgen::prelude::*;
+
+use super::js_runtime::JsRuntime;
+use crate::policy::fleet_bucket::FleetBuckets;
+use crate::policy::lease::LeaseAsk;
+use crate::runtime::Runtime;
+
+thread_local! {
+    static BUCKETS: RefCell<FleetBuckets> = RefCell::new(FleetBuckets::default());
+}
+
+/// The longest hold an ask may name (a hostile or broken tab cannot pin the burst for long).
+const LONGEST_HOLD_MS: f64 = 60_000.0;
+
+/// One tab's ask for the bucket under `key`: `numbers` are want, rate,
+/// burst, held, hold (ms) and least, as the engine made them. Returns
+/// granted, ms until the rest could be, the fleet's rate and the share (0:
+/// no bound), or nothing for an ask that makes no sense (any number
+/// missing, negative or not finite): the asking tab counts that as a
+/// failed ask, never as quota.
+#[wasm_bindgen(js_name = tabBucketAsk)]
+pub fn tab_bucket_ask(key: &str, member: &str, numbers: &[f64]) -> Vec<f64> {
+    let &[want, rate, burst, held, hold_ms, least] = numbers else { return Vec::new() };
+    if key.is_empty() || member.is_empty() || !numbers.iter().all(|x| x.is_finite() && *x >= 0.0) {
+        return Vec::new();
+    }
+    let hold = Duration::from_secs_f64(hold_ms.min(LONGEST_HOLD_MS) / 1000.0);
+    let ask = LeaseAsk { want, rate, burst, held, hold, least };
+    let grant = BUCKETS.with(|b| b.borrow_mut().ask(JsRuntime.now(), key, member, ask));
+    let share = if grant.share.is_finite() { grant.share } else { 0.0 };
+    vec![grant.granted, grant.short_for.as_secs_f64() * 1000.0, grant.fleet_rate, share]
+}
