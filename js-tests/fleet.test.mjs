@@ -266,6 +266,7 @@ test('bad store options are typed errors that name the field', () => {
     [{ redis: { url: 'localhost' } }, 'fleet.redis.url'],
     [{ redis: 'redis://127.0.0.1:1', prefix: 'a b' }, 'fleet.prefix'],
     [{ prefix: 'p:' }, 'fleet.prefix'],
+    [{ tabs: 'yes' }, 'fleet.tabs'],
   ];
   for (const [fleet, field] of cases) {
     assert.throws(() => new FaultTolerantRelayer(['http://127.0.0.1:1'], { fleet }), (e) => e instanceof ConfigError && e.field === field, JSON.stringify(fleet));
@@ -274,4 +275,7 @@ test('bad store options are typed errors that name the field', () => {
   assert.throws(() => new FaultTolerantRelayer(['http://127.0.0.1:1'], { fleet: { redis: 'redis://127.0.0.1:2' } }),
     (e) => e instanceof ConfigError && e.field === 'fleet.redis' && /another store/.test(e.message));
   first.close();
+  // Where tabs cannot lease (Node: no Web Locks), `tabs` is accepted and changes nothing.
+  new FaultTolerantRelayer(['http://127.0.0.1:1'], { fleet: { tabs: false } }).close();
+  new FaultTolerantRelayer(['http://127.0.0.1:1'], { fleet: { tabs: true, budget: false } }).close();
 });
