@@ -193,9 +193,28 @@ function redisStore(wasm, news, { prefix, client: given, options }) {
   const asking = new Map();
   const busy = (key) => asking.has(key) && Date.now() - asking.get(key) < ASK_GIVEN_UP_MS;
 
-  // Asks wait for nobody: those made before the connection was up failed; once it is (the
-  // client's `isReady` is true only after its 'ready' listeners ran), the leases are asked again.
-  const storeBack = () => setTimeout(() => { if (!closed) wasm.realmStoreBack(); }, 0);
+  // The first connection's asks wait for it (at most an ask's period): a relayer made just before
+  // is then coordinated from its first lease instead of spending alone until a retry. Once the
+  // first connection is up or has failed, asks wait for nobody: those made while the connection
+  // is down fail; once it is back (the client's `isReady` is true only after its 'ready'
+  // listeners ran), the leases are asked again.
+  let beforeFirst = new Map(); // group key -> { at, args }; null after the first connection
+  const firstSettled = (up) => {
+    const waiting = beforeFirst;
+    beforeFirst = null;
+    for (const [key, { at, args }] of waiting || []) {
+      if (up && !closed && Date.now() - at < ASK_GIVEN_UP_MS) sendAsk(...args);
+      else failLater(key);
+    }
+  };
+  const firstGiveUp = setTimeout(() => firstSettled(false), ASK_GIVEN_UP_MS);
+  firstGiveUp.unref?.();
+  const storeBack = () => setTimeout(() => {
+    if (closed) return;
+    clearTimeout(firstGiveUp);
+    firstSettled(true);
+    wasm.realmStoreBack();
+  }, 0);
   const connect = async () => {
     if (!client) {
       const { createClient } = await import(REDIS_PACKAGE);
@@ -232,10 +251,16 @@ function redisStore(wasm, news, { prefix, client: given, options }) {
       if (isNews(data) && data.from !== from) wasm.hearRealmNews(data.kind, data.key, data.value);
     });
   };
-  connect().catch(quiet); // down at start: asks fail until the client's reconnect succeeds
+  // Down at start: the first asks fail, and later ones until the client's reconnect succeeds.
+  connect().catch(() => firstSettled(false));
 
   const failLater = (key) => queueMicrotask(() => wasm.realmLeaseFailed(key));
-  wasm.attachRealmStore((key, want, rate, burst, held, holdMs, least) => {
+  wasm.attachRealmStore((...args) => {
+    const key = args[0];
+    if (!closed && beforeFirst && !(client && client.isReady)) return void beforeFirst.set(key, { at: Date.now(), args });
+    sendAsk(...args);
+  });
+  function sendAsk(key, want, rate, burst, held, holdMs, least) {
     if (closed || !client || !client.isReady || busy(key)) return failLater(key);
     const started = Date.now();
     asking.set(key, started);
@@ -256,7 +281,7 @@ function redisStore(wasm, news, { prefix, client: given, options }) {
         wasm.realmLeaseFailed(key);
       },
     );
-  });
+  }
   const removeOutlet = news.addOutlet((kind, key, value) => {
     if (!closed && client && client.isReady) {
       Promise.resolve(client.publish(channel, JSON.stringify({ v: NEWS_VERSION, kind, key, value, from }))).catch(quiet);
@@ -266,6 +291,7 @@ function redisStore(wasm, news, { prefix, client: given, options }) {
   return {
     close() {
       closed = true;
+      clearTimeout(firstGiveUp);
       removeOutlet();
       wasm.detachRealmStore(); // groups still leasing fall back to their own buckets
       const end = (c) => { if (c) Promise.resolve().then(() => (c.isOpen ? c.close() : c.destroy?.())).catch(quiet); };

@@ -43,6 +43,8 @@ pub trait QuotaBucket {
     fn set_rate(&mut self, now: Instant, rate: f64);
     /// Changes the burst (tokens held are capped to it).
     fn set_burst(&mut self, now: Instant, burst: f64);
+    /// Empties the bucket (it refills at its rate).
+    fn drain(&mut self, now: Instant);
 }
 
 impl QuotaBucket for TokenBucket {
@@ -57,6 +59,9 @@ impl QuotaBucket for TokenBucket {
     }
     fn set_burst(&mut self, now: Instant, burst: f64) {
         TokenBucket::set_burst(self, now, burst)
+    }
+    fn drain(&mut self, now: Instant) {
+        TokenBucket::drain(self, now)
     }
 }
 

@@ -49,6 +49,12 @@ impl TokenBucket {
         }
     }
 
+    /// Empties the bucket at `now` (it refills at its rate from there).
+    pub fn drain(&mut self, now: Instant) {
+        self.refill(now);
+        self.tokens = 0.0;
+    }
+
     /// Tokens available at `now`.
     pub fn available(&mut self, now: Instant) -> f64 {
         self.refill(now);

@@ -247,7 +247,7 @@ impl Router {
             selections: 0,
         };
         if let Some(realm) = realm {
-            router.join_realm(realm);
+            router.join_realm(realm, now);
         }
         router
     }

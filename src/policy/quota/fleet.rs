@@ -16,8 +16,16 @@ use crate::time::Instant;
 
 impl QuotaGroup {
     /// From now on this group leases from the fleet's bucket (idempotent).
-    pub fn join_fleet(&mut self) {
-        self.lease.get_or_insert_with(|| Lease::new(DEFAULT_PERIOD));
+    /// Its own bucket is emptied when it joins: until the first lease (one
+    /// store round trip after the connection is up) the group spends from
+    /// it, and processes starting together would otherwise each send their
+    /// whole burst first (a fleet restart's first second was its burst
+    /// times its processes). It refills at the plan's rate meanwhile.
+    pub fn join_fleet(&mut self, now: Instant) {
+        if self.lease.is_none() {
+            self.lease = Some(Lease::new(DEFAULT_PERIOD));
+            self.bucket.drain(now);
+        }
     }
 
     /// Whether the group leases from a fleet store, and whether the lease is up now.
@@ -138,31 +146,34 @@ mod tests {
     fn a_fleet_group_spends_its_lease_and_asks_the_next_chunk_ahead() {
         let plan = QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() };
         let mut g = QuotaGroup::new(plan, at(0));
-        g.join_fleet();
+        g.join_fleet(at(0));
         assert_eq!(g.fleet_state(at(0)), Some(false));
-        g.charge(at(0), 10.0).expect("no lease yet: the own bucket governs");
+        assert!(g.charge(at(0), 10.0).is_err(), "joining empties the own bucket: no burst before the first lease");
+        g.charge(at(100), 10.0).expect("no lease yet: the own bucket governs, refilled at the plan's rate");
         let ask = g.take_lease_ask().expect("the first charge asks");
         assert_eq!((ask.rate, ask.burst), (100.0, 100.0));
         assert_eq!(g.take_lease_ask(), None);
-        g.lease_granted(at(5), ask.want, grant(ask.want, 250.0));
-        assert_eq!(g.fleet_state(at(5)), Some(true));
-        g.charge(at(5), 10.0).unwrap();
-        g.charge(at(6), 10.0).unwrap();
+        g.lease_granted(at(105), ask.want, grant(ask.want, 250.0));
+        assert_eq!(g.fleet_state(at(105)), Some(true));
+        g.charge(at(1005), 10.0).unwrap();
+        g.charge(at(1006), 10.0).unwrap();
         assert_eq!(g.take_lease_ask(), None, "half a chunk left: no ask yet");
-        g.charge(at(7), 10.0).unwrap();
+        g.charge(at(1007), 10.0).unwrap();
         let next = g.take_lease_ask().expect("below half a chunk");
-        assert_eq!(g.charge(at(8), 10.0), Ok(()), "the last of the lease");
-        assert!(matches!(g.check(at(8), 10.0), Err(QuotaDenied::Exhausted(_))), "empty, the ask out");
-        g.lease_granted(at(20), next.want, grant(10.0, 250.0));
-        assert_eq!(g.check(at(20), 10.0), Ok(()), "the grant arrived");
-        g.lease_failed(at(21)); // no ask out: nothing changes
-        assert_eq!(g.fleet_state(at(21)), Some(true));
+        assert_eq!(g.charge(at(1008), 10.0), Ok(()), "the last of the lease");
+        assert!(matches!(g.check(at(1008), 10.0), Err(QuotaDenied::Exhausted(_))), "empty, the ask out");
+        g.lease_granted(at(1020), next.want, grant(10.0, 250.0));
+        assert_eq!(g.check(at(1020), 10.0), Ok(()), "the grant arrived");
+        g.lease_failed(at(1021)); // no ask out: nothing changes
+        assert_eq!(g.fleet_state(at(1021)), Some(true));
+        g.join_fleet(at(1021));
+        assert_eq!(g.check(at(1021), 10.0), Ok(()), "joining again changes nothing: the bucket is not emptied twice");
     }
 
     #[test]
     fn an_unknown_plan_learns_the_fleets_rate_and_tells_its_decrease_once() {
         let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
-        g.join_fleet();
+        g.join_fleet(at(0));
         g.charge(at(0), 10.0).unwrap();
         let ask = g.take_lease_ask().unwrap();
         assert_eq!(ask.rate, 0.0, "unknown: the store only counts");

@@ -22,7 +22,7 @@ impl Router {
     /// holding one already wins; otherwise this router's becomes the
     /// realm's) and takes each endpoint's chain record. Groups or
     /// endpoints without a key (wrapped providers) stay this router's own.
-    pub(super) fn join_realm(&mut self, realm: &Realm) {
+    pub(super) fn join_realm(&mut self, realm: &Realm, now: Instant) {
         // Each endpoint's key once (a keccak each); everything else is keyed from them.
         self.endpoint_keys = self.endpoints.iter().map(|e| endpoint_key(&e.spec)).collect();
         self.group_keys.clear();
@@ -34,7 +34,7 @@ impl Router {
             if let Some(key) = key {
                 group.quota = realm.quota_group(key, Rc::clone(&group.quota));
                 if realm.has_store() {
-                    group.quota.borrow_mut().join_fleet();
+                    group.quota.borrow_mut().join_fleet(now);
                 }
             }
             self.group_keys.push(key);
