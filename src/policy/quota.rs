@@ -249,7 +249,9 @@ impl QuotaGroup {
         if now < self.cooldown_until {
             return Err(QuotaDenied::Cooling(self.cooldown_until));
         }
-        self.lease_check(now, cost)?;
+        if self.lease_check(now, cost)? {
+            return Ok(());
+        }
         self.bucket.check(now, cost).map_err(QuotaDenied::Exhausted)
     }
 
@@ -258,8 +260,10 @@ impl QuotaGroup {
         if now < self.cooldown_until {
             return Err(QuotaDenied::Cooling(self.cooldown_until));
         }
-        self.lease_check(now, cost)?;
-        self.bucket.try_take(now, cost).map_err(QuotaDenied::Exhausted)?;
+        // A lease that is up governs alone (the fleet's bucket is the limit); otherwise the own bucket.
+        if !self.lease_check(now, cost)? {
+            self.bucket.try_take(now, cost).map_err(QuotaDenied::Exhausted)?;
+        }
         self.lease_spend(now, cost);
         self.cu_charged += cost.max(0.0);
         self.recent.push_back((now, cost.max(0.0)));

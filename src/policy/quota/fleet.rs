@@ -33,12 +33,16 @@ impl QuotaGroup {
         self.lease.as_mut().map(|lease| lease.up(now))
     }
 
-    pub(super) fn lease_check(&mut self, now: Instant, cost: f64) -> Result<(), QuotaDenied> {
+    /// The lease's verdict on `cost`: `Ok(true)` when a lease that is up
+    /// pays for it (the own bucket is not asked), `Ok(false)` when the own
+    /// bucket governs (no lease, not up, or an unknown plan).
+    pub(super) fn lease_check(&mut self, now: Instant, cost: f64) -> Result<bool, QuotaDenied> {
         let limited = self.allowed.is_finite();
-        let Some(lease) = self.lease.as_mut() else { return Ok(()) };
+        let Some(lease) = self.lease.as_mut() else { return Ok(false) };
         let verdict = lease.check(now, cost, limited).map_err(QuotaDenied::Exhausted);
+        let leased = limited && lease.up(now);
         self.queue_ask(now);
-        verdict
+        verdict.map(|()| leased)
     }
 
     pub(super) fn lease_spend(&mut self, now: Instant, cost: f64) {
@@ -168,6 +172,23 @@ mod tests {
         assert_eq!(g.fleet_state(at(1021)), Some(true));
         g.join_fleet(at(1021));
         assert_eq!(g.check(at(1021), 10.0), Ok(()), "joining again changes nothing: the bucket is not emptied twice");
+    }
+
+    #[test]
+    fn a_lease_that_is_up_is_the_only_limit_and_a_failed_one_hands_back_to_the_own_bucket() {
+        let plan = QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() };
+        let mut g = QuotaGroup::new(plan, at(0));
+        g.join_fleet(at(0));
+        let ask = g.lease_ask_now(at(0)).expect("a joining group asks at once");
+        g.lease_granted(at(5), ask.want, grant(ask.want, 0.0));
+        assert_eq!(ask.want, 4.0, "four of the largest charge (1 CU) so far");
+        for ms in 5..9 {
+            g.charge(at(ms), 1.0).expect("the lease pays: the own bucket, emptied on joining, is not asked");
+        }
+        g.take_lease_ask();
+        g.lease_failed(at(10));
+        assert!(g.charge(at(10), 10.0).is_err(), "the store failed: the own bucket (1 CU refilled) governs again");
+        assert_eq!(g.charge(at(100), 10.0), Ok(()), "refilled at the plan's rate");
     }
 
     #[test]
