@@ -22,8 +22,8 @@ const LAYOUT = '2'; // the bucket hash's layout: another version's is started af
 // js-tests/fleet-script.test.mjs, not by the package). KEYS[1]: the
 // group's bucket (a hash: tokens, at, spent, everything held, each member's hold as 'h:'..id, and
 // each short member's claim and its end as 'c:'..id, 'u:'..id); KEYS[2]: when each member's hold
-// ends; KEYS[3]: the short members in the order they queued (sorted sets, all in the bucket's hash
-// slot). ARGV: want (CU),
+// ends; KEYS[3]: the short members in the order they queued (by a counter: two asks in one
+// millisecond keep their order) (sorted sets, all in the bucket's hash slot). ARGV: want (CU),
 // rate (CU/s; 0 = plan unknown: grant all and only count), burst (CU), what the asker still
 // holds (CU), how long a grant stays spendable (ms), the asker's largest charge (CU), the asker's
 // id. Server time, so machines' clocks never matter. Returns strings (Redis would truncate Lua
@@ -78,7 +78,7 @@ if rate > 0 then
   if missing > 0 then
     short = math.ceil(math.max(0, ahead + missing - tokens) * 1000 / rate)
     redis.call('HSET', KEYS[1], 'c:' .. member, missing, 'u:' .. member, now + short + 250)
-    redis.call('ZADD', KEYS[3], 'NX', now, member)
+    redis.call('ZADD', KEYS[3], 'NX', redis.call('HINCRBY', KEYS[1], 'seq', 1), member)
   elseif queued then
     redis.call('ZREM', KEYS[3], member)
     redis.call('HDEL', KEYS[1], 'c:' .. member, 'u:' .. member)
