@@ -1,7 +1,8 @@
 // One process of a fleet under test (benches/fleet-redis.mjs): `clients` clients of one kind on
 // the same URLs, each reading at `rate` per second once the harness says go, for `seconds`;
 // reports every read's outcome and latency. Kinds: ours on Redis, ours per process, and the
-// peers' multi-endpoint clients as benches/clients.mjs builds them.
+// peers' multi-endpoint clients as benches/clients.mjs builds them. FLEET_BURST (default 10) is
+// the key's burst in CU.
 import { CLIENTS } from './clients.mjs';
 import { FaultTolerantRelayer } from '../pkg/dist/node.mjs';
 
@@ -12,7 +13,7 @@ function ours(fleet) {
   // The first two URLs are on one key whose plan the user knows (the bench's limit, one CU a read).
   const costs = { eth_getBalance: 1, eth_chainId: 1 };
   const r = new FaultTolerantRelayer(config.urls.map((url, i) => (i < 2 ? { url, quotaGroup: 'key', costs } : url)), {
-    quota: { key: { cuPerSecond: config.plan, burst: 10 } }, deadlineMs: 10000, ...(fleet ? { fleet } : {}),
+    quota: { key: { cuPerSecond: config.plan, burst: Number(process.env.FLEET_BURST || 10) } }, deadlineMs: 10000, ...(fleet ? { fleet } : {}),
   });
   return { read: (i) => r.request({ method: 'eth_getBalance', params: [address(i), 'latest'] }), close: () => r.close(), stats: () => r.stats() };
 }

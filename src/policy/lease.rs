@@ -193,8 +193,10 @@ impl Lease {
         let chunk = (recent_rate * self.period.as_secs_f64()).max(4.0 * self.largest);
         let chunk =
             if rate.is_finite() && rate > 0.0 { chunk.min(burst.min(self.share).max(self.largest)) } else { chunk };
+        // Enough held: half a chunk, and the largest charge (a charge that cannot be paid must
+        // ask, or it would wait for the held units to expire).
         let held = self.held(now);
-        if self.up && held >= chunk / 2.0 {
+        if self.up && held >= (chunk / 2.0).max(self.largest) {
             return None;
         }
         self.out = Some(now);
@@ -396,5 +398,17 @@ mod tests {
         lease.granted(at(100), small.want, capped(1.0, 0.0));
         assert_eq!(lease.held(at(2094)), 1.0, "spendable two periods from the ask (at 95), not from the answer");
         assert_eq!(lease.held(at(2095)), 0.0);
+    }
+
+    #[test]
+    fn a_charge_the_held_units_cannot_pay_always_asks() {
+        let mut lease = Lease::new(DEFAULT_PERIOD);
+        assert_eq!(lease.check(at(0), 2.0, true), Ok(()), "not up yet: the own bucket");
+        let first = lease.ask(at(0), 0.0, 90.0, 10.0).unwrap();
+        // The store allows a share of one charge: chunks of 2, asked below 1 held.
+        lease.granted(at(5), first.want, LeaseGrant { short_for: Duration::ZERO, share: 0.5, ..grant(1.5) });
+        assert!(lease.check(at(6), 2.0, true).is_err(), "1.5 held cannot pay 2");
+        let next = lease.ask(at(6), 0.0, 90.0, 10.0).expect("asked although 1.5 is over half a chunk of 2");
+        assert_eq!((next.want, next.held), (2.0, 1.5));
     }
 }
