@@ -479,6 +479,8 @@ mod outcomes;
 mod pacing;
 #[cfg(test)]
 mod pacing_tests;
+#[cfg(test)]
+mod select_tests;
 mod shared;
 #[cfg(test)]
 mod shared_tests;
