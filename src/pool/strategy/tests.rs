@@ -132,6 +132,15 @@ fn weighted_pick_counts_non_finite_and_non_positive_weights_as_zero() {
     assert_eq!(weighted_pick(&[1.0, -1.0, 1.0, 1.0], 0.5), 2);
     assert_eq!(weighted_pick(&[1.0, f64::NAN, 1.0], 0.75), 2);
     assert_eq!(weighted_pick(&[0.0, -1.0], 0.5), 0, "nothing to weigh: the first");
+    assert_eq!(weighted_pick(&[0.0, 1.0], 0.0), 1, "a zero weight is never picked, even by a draw of 0");
+}
+
+#[test]
+fn each_weight_takes_a_half_open_share_of_the_draws() {
+    // [0, 0.5) picks the first of two equal weights, [0.5, 1] the second.
+    assert_eq!(weighted_pick(&[1.0, 1.0], 0.0), 0);
+    assert_eq!(weighted_pick(&[1.0, 1.0], 0.5), 1);
+    assert_eq!(weighted_pick(&[1.0, 1.0], 1.0), 1);
     assert_eq!(weighted_pick(&[3.0, 1.0], 0.74), 0);
     assert_eq!(weighted_pick(&[3.0, 1.0], 0.76), 1);
 }
