@@ -474,6 +474,8 @@ impl Router {
 #[cfg(test)]
 mod cost_tests;
 mod heads;
+#[cfg(test)]
+mod heads_tests;
 mod hedging;
 mod outcomes;
 mod pacing;
