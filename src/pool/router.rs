@@ -477,6 +477,8 @@ mod heads;
 #[cfg(test)]
 mod heads_tests;
 mod hedging;
+#[cfg(test)]
+mod hedging_tests;
 mod outcomes;
 mod pacing;
 #[cfg(test)]

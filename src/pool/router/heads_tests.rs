@@ -1,6 +1,7 @@
 //! What the router says about the endpoints' chain and heads, on explicit
 //! instants: which endpoints a head-poll round asks (not one resting after
-//! a Retry-After), and when every endpoint refused our credentials.
+//! a Retry-After or with no free slot), when every endpoint refused our
+//! credentials, and which heads and lags an outlier takes with it.
 
 use std::time::Duration;
 
@@ -40,6 +41,18 @@ fn a_head_poll_round_skips_an_endpoint_resting_after_a_retry_after() {
     // Rested by the next round: asked again.
     let polls = r.start_head_round(at(72_000)).expect("a round at 72 s");
     assert_eq!(polls.iter().map(|p| p.endpoint).collect::<Vec<_>>(), vec![0, 1, 2]);
+}
+
+#[test]
+fn a_head_poll_round_skips_an_endpoint_with_no_free_slot() {
+    let mut specs: Vec<EndpointSpec> = (0..2).map(spec).collect();
+    specs[0].max_concurrency = 1;
+    let mut r = Router::new(specs, &options(Strategy::Priority), Duration::from_secs(60), at(0));
+    let held = pick(&mut r, at(12_000), (0.5, 0.5));
+    assert_eq!(held.endpoint, 0);
+    let polls = r.start_head_round(at(12_000)).expect("a round at 12 s");
+    assert_eq!(polls.iter().map(|p| p.endpoint).collect::<Vec<_>>(), vec![1], "endpoint 0's one slot is taken");
+    assert_eq!(r.endpoints[0].in_flight, 1);
 }
 
 #[test]
