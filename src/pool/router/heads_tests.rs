@@ -121,3 +121,16 @@ fn a_head_exactly_the_jump_below_the_best_exposes_nothing() {
     assert!(r.endpoints[1].lagging(5, at(0), LAG_MEMORY), "still far behind the best");
     assert!(r.endpoints[2].lagging(5, at(0), LAG_MEMORY));
 }
+
+#[test]
+fn a_lag_judged_against_a_head_at_the_cut_stays() {
+    let mut o = options(Strategy::Priority);
+    o.max_lag_blocks = 5;
+    let mut r = Router::new((0..4).map(spec).collect(), &o, Duration::from_secs(60), at(0));
+    r.observe_head(1, 10_099, at(0));
+    r.observe_head(3, 10_000, at(0)); // 99 behind endpoint 1
+    r.observe_head(0, 10_200, at(0));
+    r.observe_head(2, 99, at(0)); // the cut is 10,099: endpoint 0 goes, 1 stays
+    assert_eq!(r.best_head(), Some(10_099));
+    assert!(r.endpoints[3].lagging(5, at(0), LAG_MEMORY), "still 99 behind endpoint 1");
+}
