@@ -474,6 +474,8 @@ mod head_poll;
 mod head_poll_tests;
 mod hedge;
 #[cfg(test)]
+mod hedge_corner_tests;
+#[cfg(test)]
 mod hedge_tests;
 #[cfg(test)]
 mod latency_tests;

@@ -474,11 +474,17 @@ impl Router {
 #[cfg(test)]
 mod cost_tests;
 mod heads;
+#[cfg(test)]
+mod heads_tests;
 mod hedging;
+#[cfg(test)]
+mod hedging_tests;
 mod outcomes;
 mod pacing;
 #[cfg(test)]
 mod pacing_tests;
+#[cfg(test)]
+mod select_tests;
 mod shared;
 #[cfg(test)]
 mod shared_tests;

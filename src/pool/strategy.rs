@@ -84,3 +84,6 @@ pub fn weighted_pick(weights: &[f64], draw: f64) -> usize {
     }
     weights.len() - 1
 }
+
+#[cfg(test)]
+mod tests;

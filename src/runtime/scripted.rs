@@ -11,6 +11,9 @@ use super::{AttemptTarget, Purpose, Runtime, Transport};
 use crate::policy::classify::{Observation, Reply, RpcErrorInfo, TransportFailure};
 use crate::time::Instant;
 
+/// The chain id that stands for "connection refused" (`refuse_chain_checks`).
+const REFUSE: &str = "refuse";
+
 /// One scripted behaviour of an endpoint.
 #[derive(Clone, Debug)]
 pub enum Behaviour {
@@ -33,6 +36,7 @@ pub struct ScriptedTransport {
     runtime: SimRuntime,
     scripts: RefCell<Vec<Vec<Behaviour>>>,
     chain_ids: RefCell<Vec<&'static str>>,
+    chain_check_delays: RefCell<Vec<Duration>>,
     log: RefCell<Vec<(usize, Instant)>>,
     chain_checks: RefCell<Vec<usize>>,
 }
@@ -41,10 +45,12 @@ impl ScriptedTransport {
     /// One script per endpoint; an empty script means "answer `0x1`".
     pub fn new(runtime: &SimRuntime, scripts: Vec<Vec<Behaviour>>) -> Self {
         let chain_ids = RefCell::new(vec!["0x1"; scripts.len()]);
+        let chain_check_delays = RefCell::new(vec![Duration::ZERO; scripts.len()]);
         ScriptedTransport {
             runtime: runtime.clone(),
             scripts: RefCell::new(scripts),
             chain_ids,
+            chain_check_delays,
             log: RefCell::default(),
             chain_checks: RefCell::default(),
         }
@@ -60,6 +66,18 @@ impl ScriptedTransport {
     /// Makes `endpoint` never answer its chain-id checks (a node hung from the start).
     pub fn hang_chain_checks(&self, endpoint: usize) {
         self.set_chain_id(endpoint, "");
+    }
+
+    /// Makes `endpoint` refuse the connections of its chain-id checks at once.
+    pub fn refuse_chain_checks(&self, endpoint: usize) {
+        self.set_chain_id(endpoint, REFUSE);
+    }
+
+    /// Makes `endpoint` answer its chain-id checks after `delay` (a timeout still wins).
+    pub fn delay_chain_checks(&self, endpoint: usize, delay: Duration) {
+        if let Some(slot) = self.chain_check_delays.borrow_mut().get_mut(endpoint) {
+            *slot = delay;
+        }
     }
 
     /// How many chain-id checks `endpoint` received.
@@ -102,9 +120,16 @@ impl Transport for ScriptedTransport {
         if target.purpose == Purpose::ChainId {
             self.chain_checks.borrow_mut().push(target.endpoint);
             let id = self.chain_ids.borrow().get(target.endpoint).copied().unwrap_or("0x1");
-            if id.is_empty() {
+            if id == REFUSE {
+                return Observation::Transport(TransportFailure::ConnectionRefused);
+            }
+            let delay = self.chain_check_delays.borrow().get(target.endpoint).copied().unwrap_or_default();
+            if id.is_empty() || delay >= target.timeout {
                 self.runtime.sleep(target.timeout).await;
                 return Observation::Transport(TransportFailure::Timeout);
+            }
+            if !delay.is_zero() {
+                self.runtime.sleep(delay).await;
             }
             return Observation::Http { status: 200, retry_after: None, reply: Reply::Result(id.to_string()) };
         }

@@ -171,9 +171,15 @@ impl Router {
                     ep.lag = None;
                 }
             }
+            // A lag is judged against the best head of its time (its head
+            // plus the lag): one above the cut was an outlier's.
             for ep in self.endpoints.iter_mut() {
-                if ep.lag.is_some_and(|(lag, _)| lag > MAX_HEAD_JUMP) {
-                    ep.lag = None; // judged against the outlier
+                if ep
+                    .head
+                    .zip(ep.lag)
+                    .is_some_and(|(h, (lag, _))| h.saturating_add(lag) > block.saturating_add(MAX_HEAD_JUMP))
+                {
+                    ep.lag = None;
                 }
             }
         }

@@ -1,0 +1,41 @@
+//! What a lost hedge race teaches the router, on explicit instants: an
+//! abandoned attempt's latency is learned only where it says more than the
+//! estimate, and losing at the endpoint's usual slow end is no failure.
+
+use std::time::Duration;
+
+use super::tests::{at, finish, options, pick, spec};
+use super::*;
+use crate::policy::ErrorClass;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+#[test]
+fn an_abandoned_attempt_teaches_its_latency_only_when_it_ran_longer_than_the_estimate() {
+    let mut r = Router::new((0..2).map(spec).collect(), &options(Strategy::Latency), ms(60_000), at(0));
+    let cheap = MethodClass::Cheap;
+    r.observe_abandoned(1, cheap, ms(40));
+    assert_eq!(r.endpoints[1].latency_ms(cheap), Some(40.0), "no estimate yet: at least 40 ms");
+    r.endpoints[0].observe_latency(cheap, ms(10));
+    r.observe_abandoned(0, cheap, ms(5));
+    assert_eq!(r.endpoints[0].latency_ms(cheap), Some(10.0), "cut short at 5 ms: says nothing");
+    r.observe_abandoned(0, cheap, ms(510));
+    assert_eq!(r.endpoints[0].latency_ms(cheap), Some(110.0), "at least 510 ms: 10 + 0.2 × 500");
+}
+
+#[test]
+fn losing_a_hedge_race_at_the_usual_slow_end_is_no_failure() {
+    let mut r = Router::new(vec![spec(0)], &options(Strategy::Priority), ms(60_000), at(0));
+    let cheap = MethodClass::Cheap;
+    assert!(r.hedge_loss_is_failure(0, cheap, ms(1)), "no trusted tail: nothing says it is ever this slow");
+    for _ in 0..10 {
+        let res = pick(&mut r, at(0), (0.5, 0.5));
+        finish(&mut r, at(0), res, ErrorClass::Success, false); // 10 ms each
+    }
+    assert_eq!(r.endpoints[0].trusted_tail(cheap), Some(10.0));
+    assert!(!r.hedge_loss_is_failure(0, cheap, ms(15)));
+    assert!(!r.hedge_loss_is_failure(0, cheap, ms(20)), "twice the tail is still the tail's business");
+    assert!(r.hedge_loss_is_failure(0, cheap, ms(21)));
+}
