@@ -117,6 +117,8 @@ pub struct Lease {
     share: f64,
     /// The largest single charge seen: a chunk always covers a few.
     largest: f64,
+    /// The largest charge refused since the last grant (0: none).
+    need: f64,
 }
 
 impl Lease {
@@ -134,6 +136,7 @@ impl Lease {
             fleet_rate: 0.0,
             share: f64::INFINITY,
             largest: 1.0,
+            need: 0.0,
         }
     }
 
@@ -166,6 +169,7 @@ impl Lease {
         if !self.up(now) || !limited || self.held(now) >= cost {
             return Ok(());
         }
+        self.need = self.need.max(cost);
         if now < self.short_until {
             return Err(self.short_until.saturating_since(now));
         }
@@ -193,10 +197,10 @@ impl Lease {
         let chunk = (recent_rate * self.period.as_secs_f64()).max(4.0 * self.largest);
         let chunk =
             if rate.is_finite() && rate > 0.0 { chunk.min(burst.min(self.share).max(self.largest)) } else { chunk };
-        // Enough held: half a chunk, and the largest charge (a charge that cannot be paid must
-        // ask, or it would wait for the held units to expire).
+        // Enough held: half a chunk, and what a refused charge needs (it must ask, or it would
+        // wait for the held units to expire).
         let held = self.held(now);
-        if self.up && held >= (chunk / 2.0).max(self.largest) {
+        if self.up && held >= (chunk / 2.0).max(self.need) {
             return None;
         }
         self.out = Some(now);
@@ -216,6 +220,7 @@ impl Lease {
             return; // an answer after its ask was given up: the failure stands
         };
         self.held = self.held(now) + grant.granted.max(0.0);
+        self.need = 0.0;
         self.expires = since + self.hold();
         self.up = true;
         self.failures = 0;
