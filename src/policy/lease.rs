@@ -257,6 +257,9 @@ impl Lease {
 }
 
 #[cfg(test)]
+mod edge_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
