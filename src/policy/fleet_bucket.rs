@@ -326,4 +326,14 @@ mod tests {
         assert_eq!(member_id(""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(member_id("a"), 0xaf63_dc4c_8601_ec8c);
     }
+
+    #[test]
+    fn what_a_member_holds_counts_against_its_share() {
+        let mut bucket = FleetBucket::default();
+        bucket.ask(at(0), 1, ask(5.0, 0.0));
+        assert_eq!(bucket.ask(at(0), 2, ask(10.0, 0.0)).granted, 10.0);
+        // 35 tokens are there, but member 2's share is 25 and it holds 10.
+        let more = bucket.ask(at(0), 2, ask(40.0, 10.0));
+        assert_eq!((more.share, more.granted), (25.0, 15.0));
+    }
 }
