@@ -283,4 +283,57 @@ mod tests {
         assert_eq!(buckets.len(), 1, "a unused for a minute: dropped");
         assert_ne!(member_id("tab-1"), member_id("tab-2"));
     }
+
+    #[test]
+    fn a_hold_counts_until_its_end_and_not_at_it() {
+        let mut bucket = FleetBucket::default();
+        bucket.ask(at(0), 1, ask(40.0, 0.0));
+        assert_eq!((bucket.held(at(0)), bucket.held(at(1999)), bucket.held(at(2000))), (40.0, 40.0, 0.0));
+        // At 2000 member 1's hold has ended: member 2 alone has the whole burst and share.
+        let two = bucket.ask(at(2000), 2, ask(50.0, 0.0));
+        assert_eq!((two.granted, two.share), (50.0, 50.0));
+    }
+
+    #[test]
+    fn a_claim_lapses_at_the_end_of_its_grace() {
+        let mut bucket = FleetBucket::default();
+        let brief = |want| LeaseAsk { burst: 30.0, hold: Duration::from_millis(100), ..ask(want, 0.0) };
+        bucket.ask(at(0), 1, brief(30.0));
+        assert_eq!(bucket.ask(at(0), 4, brief(5.0)).short_for, Duration::from_millis(50), "claim until 50 + 250 ms");
+        assert_eq!(bucket.ask(at(300), 5, brief(30.0)).granted, 30.0, "at 300 ms nothing is kept for member 4");
+    }
+
+    #[test]
+    fn the_fleet_rate_is_what_was_granted_decayed_over_ten_seconds() {
+        let mut bucket = FleetBucket::default();
+        assert_eq!(bucket.ask(at(0), 1, ask(30.0, 0.0)).fleet_rate, 3.0);
+        let later = bucket.ask(at(10_000), 1, LeaseAsk { rate: 0.0, ..ask(0.0, 0.0) });
+        assert!((later.fleet_rate - 3.0 * (-1.0f64).exp()).abs() < 1e-9, "{}", later.fleet_rate);
+    }
+
+    #[test]
+    fn a_bucket_unused_for_exactly_a_minute_is_dropped() {
+        let mut buckets = FleetBuckets::default();
+        assert!(buckets.is_empty());
+        buckets.ask(at(0), "a", "tab-1", ask(1.0, 0.0));
+        assert!(!buckets.is_empty());
+        buckets.ask(at(60_000), "b", "tab-1", ask(1.0, 0.0));
+        assert_eq!(buckets.len(), 1);
+    }
+
+    #[test]
+    fn member_ids_are_fnv_1a() {
+        assert_eq!(member_id(""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(member_id("a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn what_a_member_holds_counts_against_its_share() {
+        let mut bucket = FleetBucket::default();
+        bucket.ask(at(0), 1, ask(5.0, 0.0));
+        assert_eq!(bucket.ask(at(0), 2, ask(10.0, 0.0)).granted, 10.0);
+        // 35 tokens are there, but member 2's share is 25 and it holds 10.
+        let more = bucket.ask(at(0), 2, ask(40.0, 10.0));
+        assert_eq!((more.share, more.granted), (25.0, 15.0));
+    }
 }

@@ -262,6 +262,9 @@ impl Lease {
 }
 
 #[cfg(test)]
+mod edge_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

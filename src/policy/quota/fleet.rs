@@ -219,4 +219,35 @@ mod tests {
         assert_eq!(g.stats().allowed_rate, 30.0, "floored at min_fraction of the ceiling (600)");
         assert_eq!(g.take_decrease(), None, "heard, not told again");
     }
+
+    #[test]
+    fn a_heard_plan_must_be_a_positive_rate_below_the_own() {
+        let mut g =
+            QuotaGroup::new(QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() }, at(0));
+        assert!(!g.hear_plan(at(10), 100.0), "the same rate: nothing to lower");
+        assert!(!g.hear_plan(at(10), 0.0));
+        assert!(!g.hear_plan(at(10), -5.0));
+        assert_eq!(g.stats().allowed_rate, 100.0);
+    }
+
+    #[test]
+    fn a_heard_plan_grows_back_as_if_limited_here() {
+        let mut g =
+            QuotaGroup::new(QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() }, at(0));
+        assert!(g.hear_plan(at(0), 50.0), "the teller was limited at 100, halved");
+        g.on_success(at(10_000), 0.5);
+        assert_eq!(g.stats().allowed_rate, 55.0, "below 90 % of 100: one calm window is enough");
+    }
+
+    #[test]
+    fn a_store_back_asks_at_once_instead_of_after_the_backoff() {
+        let plan = QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() };
+        let mut g = QuotaGroup::new(plan, at(0));
+        g.join_fleet(at(0));
+        assert!(g.lease_ask_now(at(0)).is_some());
+        g.lease_failed(at(10));
+        assert_eq!(g.lease_ask_now(at(500)), None, "backing off one period");
+        g.lease_store_back();
+        assert!(g.lease_ask_now(at(500)).is_some());
+    }
 }

@@ -1,0 +1,64 @@
+//! The lease's edges: exact boundaries of the shortage and the printed
+//! grant, a period other than a second, and answers that set no bound.
+
+use std::time::Duration;
+
+use super::*;
+
+fn at(ms: u64) -> Instant {
+    Instant::from_epoch(Duration::from_millis(ms))
+}
+
+fn grant(granted: f64, share: f64) -> LeaseGrant {
+    LeaseGrant { granted, short_for: Duration::from_millis(250), fleet_rate: 0.0, share }
+}
+
+#[test]
+fn a_grant_printed_a_hair_above_the_want_is_the_want() {
+    let printed = 10.0 * (1.0 + 1e-9);
+    assert_eq!(LeaseGrant::read(10.0, printed, 0.0, 0.0, 0.0).map(|g| g.granted), Some(10.0));
+}
+
+#[test]
+fn once_the_stores_refill_is_due_an_empty_lease_retries_at_once() {
+    let mut lease = Lease::new(DEFAULT_PERIOD);
+    let ask = lease.ask(at(0), 10.0, 50.0, 50.0).unwrap();
+    lease.granted(at(10), ask.want, grant(2.0, f64::INFINITY));
+    assert_eq!(lease.check(at(100), 5.0, true), Err(Duration::from_millis(160)), "short until 260");
+    assert_eq!(lease.check(at(260), 5.0, true), Err(Duration::from_millis(1)), "due: the next ask, no wait");
+}
+
+#[test]
+fn an_unknown_plan_spends_nothing_of_what_is_held() {
+    let mut lease = Lease::new(DEFAULT_PERIOD);
+    let ask = lease.ask(at(0), 10.0, 50.0, 50.0).unwrap();
+    lease.granted(at(10), ask.want, grant(10.0, f64::INFINITY));
+    lease.spend(at(20), 4.0, false);
+    assert_eq!(lease.held(at(20)), 10.0);
+    lease.spend(at(20), 4.0, true);
+    assert_eq!(lease.held(at(20)), 6.0);
+}
+
+#[test]
+fn a_chunk_is_one_period_of_the_recent_rate_and_held_two_periods() {
+    let mut lease = Lease::new(Duration::from_millis(500));
+    let ask = lease.ask(at(0), 100.0, 500.0, 1000.0).unwrap();
+    assert_eq!((ask.want, ask.hold), (50.0, Duration::from_secs(1)), "half a second of 100 CU/s");
+}
+
+#[test]
+fn a_rate_of_zero_is_an_unknown_plan_whose_chunk_the_burst_does_not_cap() {
+    let mut lease = Lease::new(DEFAULT_PERIOD);
+    let ask = lease.ask(at(0), 5000.0, 0.0, 1.0).unwrap();
+    assert_eq!((ask.want, ask.rate), (5000.0, 0.0));
+}
+
+#[test]
+fn a_share_of_zero_in_a_grant_sets_no_bound() {
+    let mut lease = Lease::new(DEFAULT_PERIOD);
+    let first = lease.ask(at(0), 90.0, 90.0, 10.0).unwrap();
+    assert_eq!(first.want, 10.0, "the burst");
+    lease.granted(at(5), first.want, LeaseGrant { short_for: Duration::ZERO, ..grant(10.0, 0.0) });
+    lease.spend(at(6), 10.0, true);
+    assert_eq!(lease.ask(at(6), 90.0, 90.0, 10.0).map(|a| a.want), Some(10.0), "still the burst, not one charge");
+}
