@@ -8,7 +8,7 @@
 // relayer that uses it.
 
 import { ConfigError } from './errors.js';
-import { isNews, NEWS_VERSION } from './realm-news.js';
+import { isNews, NEWS_VERSION, realmId } from './realm-news.js';
 import { tabStore, tabsCanLease, tabsWanted } from './tab-store.js';
 
 // The module name in a variable: bundlers of browser apps leave the import alone, and only a
@@ -183,7 +183,7 @@ const quiet = () => {};
 
 function redisStore(wasm, news, { prefix, client: given, options }) {
   const channel = `${prefix}news`;
-  const from = Array.from(globalThis.crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, '0')).join('');
+  const from = realmId();
   let client = given;
   let subscriber = null;
   let closed = false;

@@ -8,6 +8,11 @@
 const CHANNEL = 'breakwater-rpc/news';
 export const NEWS_VERSION = 1;
 
+/** A realm's random id on a shared channel or store (16 hex digits): its own messages are known by it. */
+export function realmId() {
+  return Array.from(globalThis.crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
 /** Whether a message heard from elsewhere has the shape of news (the engine judges its content). */
 export function isNews(data) {
   return Boolean(data) && data.v === NEWS_VERSION && typeof data.kind === 'string'

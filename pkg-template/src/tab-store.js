@@ -8,6 +8,8 @@
 // Only where both Web Locks and BroadcastChannel exist (browsers, their workers); elsewhere the
 // realm keeps news only (realm-news.js).
 
+import { realmId } from './realm-news.js';
+
 const CHANNEL = 'breakwater-rpc/leases';
 const LOCK = 'breakwater-rpc/lease-leader';
 const VERSION = 1;
@@ -35,7 +37,7 @@ const isGrant = (d) => d.t === 'grant' && typeof d.key === 'string' && typeof d.
 
 /** Attaches the realm to its origin's tab store; `close()` detaches it. */
 export function tabStore(wasm) {
-  const from = Array.from(globalThis.crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, '0')).join('');
+  const from = realmId();
   const channel = new BroadcastChannel(CHANNEL);
   channel.unref?.();
   let leader = false;

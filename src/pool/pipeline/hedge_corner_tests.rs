@@ -7,33 +7,11 @@ use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 
-use super::tests::{harness, opts, Harness, MS};
+use super::hedge_tests::{hedges, hedging, slow};
+use super::tests::{harness, opts, MS};
 use super::*;
-use crate::config::RawOptions;
-use crate::runtime::scripted::{Behaviour, Behaviour::*};
+use crate::runtime::scripted::Behaviour::*;
 use crate::runtime::sim::join_all;
-
-fn slow(ms: u64, then: Behaviour) -> Behaviour {
-    Slow(MS(ms), Box::new(then))
-}
-
-/// No chain checks, so every read below is hedged at the 1 s initial delay.
-fn hedging() -> RawOptions {
-    let mut o = opts();
-    o.pool.check_chain = false;
-    o
-}
-
-fn hedges(h: &Harness) -> Vec<(usize, usize, u64)> {
-    h.events
-        .borrow()
-        .iter()
-        .filter_map(|e| match e {
-            PipelineEvent::Hedge { from, to, after } => Some((*from, *to, after.as_millis() as u64)),
-            _ => None,
-        })
-        .collect()
-}
 
 #[test]
 fn a_hedge_timer_late_by_exactly_a_quarter_of_the_delay_is_ordinary_jitter() {

@@ -10,18 +10,18 @@ use crate::pool::options::{HedgeConfig, Strategy};
 use crate::rpc::methods::method_info;
 use crate::runtime::scripted::{Behaviour, Behaviour::*};
 
-fn slow(ms: u64, then: Behaviour) -> Behaviour {
+pub(super) fn slow(ms: u64, then: Behaviour) -> Behaviour {
     Slow(MS(ms), Box::new(then))
 }
 
 /// No chain checks (they are never hedged), so every request below is.
-fn hedging() -> RawOptions {
+pub(super) fn hedging() -> RawOptions {
     let mut o = opts();
     o.pool.check_chain = false;
     o
 }
 
-fn hedges(h: &Harness) -> Vec<(usize, usize, u64)> {
+pub(super) fn hedges(h: &Harness) -> Vec<(usize, usize, u64)> {
     h.events
         .borrow()
         .iter()

@@ -21,17 +21,29 @@ fn an_endpoints_own_cost_for_a_method_is_what_its_quota_group_is_charged() {
     assert_eq!(chosen, vec![0, 1, 1], "40 + 40 fit the 100-CU burst, a third 40 does not (at 10 each, ten would)");
 }
 
-#[test]
-fn the_chain_check_before_an_attempt_is_charged_at_the_endpoints_price_for_eth_chain_id() {
+/// A router checking chains, its endpoints on one key of `burst` CU (1 CU/s), each with its own
+/// price for `eth_chainId` or none.
+fn on_one_key(burst: f64, chain_id_prices: &[Option<f64>]) -> Router {
     let mut o = options(Strategy::Priority);
     o.check_chain = true;
     o.chain_recheck = Duration::from_secs(300);
-    o.quota_groups = vec![("key".into(), QuotaConfig { cu_per_second: 1.0, burst: 100.0, ..QuotaConfig::default() })];
-    let mut specs: Vec<EndpointSpec> = (0..2).map(spec).collect();
-    specs[0].quota_group = Some("key".into());
-    specs[0].costs = vec![("eth_chainId".into(), 5.0)];
-    specs[1].quota_group = Some("key".into());
-    let mut r = Router::new(specs, &o, Duration::from_secs(60), at(0));
+    o.quota_groups = vec![("key".into(), QuotaConfig { cu_per_second: 1.0, burst, ..QuotaConfig::default() })];
+    let specs = chain_id_prices
+        .iter()
+        .enumerate()
+        .map(|(i, price)| {
+            let mut s = spec(i);
+            s.quota_group = Some("key".into());
+            s.costs = price.map(|p| ("eth_chainId".into(), p)).into_iter().collect();
+            s
+        })
+        .collect();
+    Router::new(specs, &o, Duration::from_secs(60), at(0))
+}
+
+#[test]
+fn the_chain_check_before_an_attempt_is_charged_at_the_endpoints_price_for_eth_chain_id() {
+    let mut r = on_one_key(100.0, &[Some(5.0), None]);
     let group = r.groups[r.endpoints[0].group].quota.clone();
     let first = pick(&mut r, at(0), (0.5, 0.5));
     assert!(first.check_chain);
@@ -43,28 +55,12 @@ fn the_chain_check_before_an_attempt_is_charged_at_the_endpoints_price_for_eth_c
     assert_eq!((verified.check_chain, verified.cost), (false, 10.0), "verified: the request alone");
     r.release(&verified);
     // Without a price of its own, eth_chainId costs what the method table says (nothing).
-    let o2 = {
-        let mut o = o.clone();
-        o.quota_groups[0].1.burst = 10.0;
-        o
-    };
-    let mut specs: Vec<EndpointSpec> = (0..1).map(spec).collect();
-    specs[0].quota_group = Some("key".into());
-    let mut r = Router::new(specs, &o2, Duration::from_secs(60), at(0));
+    let mut r = on_one_key(10.0, &[None]);
     let unpriced = pick(&mut r, at(0), (0.5, 0.5));
     assert_eq!((unpriced.check_chain, unpriced.cost), (true, 10.0));
     r.release(&unpriced);
     // The check's price decides what fits: 10 CU left pay a priced endpoint's request but not its check.
-    let o3 = {
-        let mut o = o2.clone();
-        o.quota_groups[0].1.burst = 25.0;
-        o
-    };
-    let mut specs: Vec<EndpointSpec> = (0..2).map(spec).collect();
-    specs[0].quota_group = Some("key".into());
-    specs[0].costs = vec![("eth_chainId".into(), 5.0)];
-    specs[1].quota_group = Some("key".into());
-    let mut r = Router::new(specs, &o3, Duration::from_secs(60), at(0));
+    let mut r = on_one_key(25.0, &[Some(5.0), None]);
     let checked = pick(&mut r, at(0), (0.5, 0.5));
     assert_eq!((checked.endpoint, checked.cost), (0, 15.0));
     r.release(&checked); // no answer: its chain is still to be checked
