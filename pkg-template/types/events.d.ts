@@ -171,6 +171,12 @@ export interface RelayerStats {
   cacheEntries: number;
   cacheHits: number;
   closed: boolean;
+  /**
+   * After a total outage, attempts are paced for a while at a little above the demand before it (so
+   * the backlog does not knock the endpoints over again): the pace and the demand, per second.
+   * Absent when not pacing.
+   */
+  recoveryPacing?: { attemptsPerSecond: number; demandPerSecond: number };
   /** Size of the WebAssembly instance's memory, in bytes (it grows, never shrinks). */
   wasmMemoryBytes: number;
 }

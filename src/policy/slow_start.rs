@@ -106,41 +106,91 @@ impl SlowStart {
     }
 }
 
-/// Successes per second, smoothed over one-second windows: "what this
-/// endpoint was serving while healthy", the full rate slow start returns to.
+/// Events per second, smoothed over one-second windows: "what this
+/// endpoint was serving while healthy", the full rate slow start returns
+/// to, or a pool's demand before an outage, the rate recovery paces at.
+///
+/// Its owner stops counting at times (an endpoint while it warms up) or
+/// knows the window being counted is not the rate it measures (a pool's
+/// demand at the end of an outage) and says so with
+/// [`RateMeter::restart`]: the next count starts a new window. Without
+/// that, the first window after a pause spanned the whole pause and read it
+/// as a quiet spell, so every fault cycle cut the remembered rate by up to
+/// the smoothing's 30 %: part of the soak's throughput ratchet (2026-12-02).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RateMeter {
     window_start: Instant,
     count: u32,
-    rate: Option<f64>,
+    /// Events and seconds per window, each smoothed (30 % per window):
+    /// their ratio is the rate. (A mean of per-window rates read a client
+    /// sending every 1–3 s at 0.55/s, not 0.5: the mean of 1/interval.)
+    smoothed: Option<(f64, f64)>,
+    restarting: bool,
 }
 
 impl RateMeter {
-    /// A meter starting at `now`.
+    /// A meter that counts from its first event (not from `now`: the time
+    /// before a client sends anything is not a quiet spell of its demand).
     pub fn new(now: Instant) -> Self {
-        RateMeter { window_start: now, count: 0, rate: None }
+        RateMeter { window_start: now, count: 0, smoothed: None, restarting: true }
     }
 
-    /// Counts one success at `now`.
+    /// Drops the window being counted (the rate stays what it was): the
+    /// next [`RateMeter::record`] starts a new one.
+    pub fn restart(&mut self) {
+        self.restarting = true;
+    }
+
+    /// Counts one event at `now`.
     pub fn record(&mut self, now: Instant) {
+        if std::mem::take(&mut self.restarting) {
+            self.window_start = now;
+            self.count = 1;
+            return;
+        }
         let elapsed = now.saturating_since(self.window_start);
         if elapsed >= Duration::from_secs(1) {
-            let sample = f64::from(self.count) / elapsed.as_secs_f64();
-            self.rate = Some(self.rate.map_or(sample, |r| r + 0.3 * (sample - r)));
+            let (events, secs) = (f64::from(self.count), elapsed.as_secs_f64());
+            self.smoothed =
+                Some(self.smoothed.map_or((events, secs), |(e, s)| (e + 0.3 * (events - e), s + 0.3 * (secs - s))));
             self.window_start = now;
             self.count = 0;
         }
         self.count = self.count.saturating_add(1);
     }
 
+    /// Raises the rate to at least `rate` (per second), as if the windows
+    /// measured had carried it: an owner that knows the rate it measured is
+    /// no longer the true one, because it was measured while held down.
+    pub fn raise_to(&mut self, rate: f64) {
+        if !(rate.is_finite() && rate > 0.0) {
+            return;
+        }
+        match self.smoothed.as_mut() {
+            Some((events, secs)) => *events = events.max(rate * *secs),
+            None => self.smoothed = Some((rate, 1.0)),
+        }
+    }
+
+    /// The smoothed rate, or before the first full window what the window
+    /// so far counted (per second, over a quarter second at least): a pool
+    /// that lost every endpoint in its first second knows some demand.
+    pub fn rate_so_far(&self, now: Instant) -> f64 {
+        if self.smoothed.is_some() || self.restarting {
+            return self.rate();
+        }
+        let secs = now.saturating_since(self.window_start).as_secs_f64().max(0.25);
+        f64::from(self.count) / secs
+    }
+
     /// The smoothed rate (0 before the first full window).
     pub fn rate(&self) -> f64 {
-        self.rate.unwrap_or(0.0)
+        self.smoothed.map_or(0.0, |(events, secs)| events / secs)
     }
 
     /// Whether a full window was measured yet.
     pub fn has_rate(&self) -> bool {
-        self.rate.is_some()
+        self.smoothed.is_some()
     }
 }
 
@@ -192,6 +242,27 @@ mod tests {
     }
 
     #[test]
+    fn a_pause_is_not_read_as_a_quiet_spell() {
+        let mut m = RateMeter::new(at(0));
+        for ms in (0..3000).step_by(10) {
+            m.record(at(ms)); // 100 a second
+        }
+        let before = m.rate();
+        assert!((before - 100.0).abs() < 1.0, "{before}");
+        m.restart();
+        assert_eq!(m.rate(), before, "a restart keeps the rate");
+        // Counting again ten seconds later, at the same rate: the rate stays.
+        for ms in (13_000..16_000).step_by(10) {
+            m.record(at(ms));
+        }
+        assert!((m.rate() - before).abs() < 1.0, "{} after the pause, {before} before", m.rate());
+        // Without a restart, a real quiet spell is learned (one event in ten seconds).
+        m.record(at(26_000));
+        m.record(at(27_000));
+        assert!(m.rate() < 75.0, "{}", m.rate());
+    }
+
+    #[test]
     fn zero_warmup_is_always_full() {
         let mut s = SlowStart::new(SlowStartConfig { warmup: Duration::ZERO, floor: 0.1, min_rps: 1.0 }, at(0));
         assert_eq!(s.factor(at(0)), 1.0);
@@ -227,11 +298,37 @@ mod tests {
             m.record(at(1000 + i * 200)); // the 1 s mark and four more: 5 in the second window
         }
         assert!((m.rate() - (20.0 + 0.3 * (5.0 - 20.0))).abs() < 1e-9, "{}", m.rate());
-        // A window that lasts two seconds counts per second.
+        // A window that lasts two seconds counts per second: events and
+        // seconds are smoothed apart, the rate is their ratio.
         for t in [2200, 2400, 2600, 2800] {
             m.record(at(t));
         }
         m.record(at(4000));
-        assert!((m.rate() - (15.5 + 0.3 * (2.5 - 15.5))).abs() < 1e-9, "5 in 2 s: {}", m.rate());
+        let expected = (15.5 + 0.3 * (5.0 - 15.5)) / (1.0 + 0.3 * (2.0 - 1.0));
+        assert!((m.rate() - expected).abs() < 1e-9, "5 in 2 s: {}", m.rate());
+        // Counting starts at the first event, not when the meter was made.
+        let mut late = RateMeter::new(at(0));
+        for t in (60_000..63_001).step_by(100) {
+            late.record(at(t));
+        }
+        assert!((late.rate() - 10.0).abs() < 1e-9, "{}", late.rate());
+        // A rate known to be held down is raised, never lowered.
+        late.raise_to(40.0);
+        assert!((late.rate() - 40.0).abs() < 1e-9);
+        late.raise_to(5.0);
+        assert!((late.rate() - 40.0).abs() < 1e-9);
+        let mut first = RateMeter::new(at(0));
+        assert_eq!(first.rate_so_far(at(5)), 0.0);
+        for t in (100..600).step_by(10) {
+            first.record(at(t));
+        }
+        assert_eq!(first.rate(), 0.0, "no full window yet");
+        assert_eq!(first.rate_so_far(at(600)), 100.0, "50 in the half second so far");
+        assert_eq!(first.rate_so_far(at(150)), 200.0, "over a quarter second at least");
+        assert_eq!(first.rate_so_far(at(2100)), 25.0);
+        assert!((late.rate_so_far(at(0)) - late.rate()).abs() < 1e-12, "once measured, the rate");
+        let mut fresh = RateMeter::new(at(0));
+        fresh.raise_to(7.0);
+        assert!(fresh.has_rate() && (fresh.rate() - 7.0).abs() < 1e-9);
     }
 }

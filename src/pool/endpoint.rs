@@ -116,6 +116,7 @@ impl EndpointState {
     /// bucket starts empty.
     pub fn begin_warmup(&mut self, now: Instant) {
         self.slow_start.restart(now);
+        self.meter.restart(); // what it serves while warming is not its healthy rate
         if !self.meter.has_rate() {
             // No healthy rate to return to (it never served a full second):
             // nothing to cap against. Share and concurrency still ramp, and

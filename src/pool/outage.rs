@@ -38,11 +38,27 @@ pub struct Recovery {
 /// passed 10 s deadlines ("100 in 4 processes: all down 5 s").
 #[derive(Clone, Debug)]
 pub struct Pacer {
-    /// Logical requests per second (not counted while pacing: the
-    /// backlog is not demand).
+    /// Logical requests per second, counted as they arrive (a held
+    /// request is not counted again).
     pub arrivals: RateMeter,
     /// The pacing in force, if any.
     pub recovery: Option<Recovery>,
+    /// Every endpoint is open (as a selection last saw).
+    pub outage: bool,
+    /// The demand when a request was last served outside an outage: the
+    /// outage's own slow arrivals are not in it (windows
+    /// that closed while the pool was failing, before a selection saw every
+    /// endpoint open, were: each outage then cut the demand a little more).
+    served_demand: f64,
+    /// The highest served demand lately (halving every five minutes), and
+    /// when it was last updated: see `end_outage`.
+    peak_demand: (f64, Instant),
+    /// The demand when the outage began. The outage may teach another one
+    /// (clients that keep sending), but not a collapse below half of it:
+    /// clients that wait on their requests stuck send fewer (a bot with 64
+    /// in flight and one-second deadlines sends 64 a second, not the
+    /// thousand it sent while answered), which is not their demand.
+    before_outage: f64,
     /// The requests it holds now, by when they began (how many began then).
     held: BTreeMap<Instant, u32>,
 }
@@ -50,7 +66,57 @@ pub struct Pacer {
 impl Pacer {
     /// A pacer with no demand measured yet.
     pub fn new(now: Instant) -> Self {
-        Pacer { arrivals: RateMeter::new(now), recovery: None, held: BTreeMap::new() }
+        Pacer {
+            arrivals: RateMeter::new(now),
+            recovery: None,
+            outage: false,
+            served_demand: 0.0,
+            peak_demand: (0.0, now),
+            before_outage: 0.0,
+            held: BTreeMap::new(),
+        }
+    }
+
+    /// Every endpoint is down (a selection saw them all open): pacing left
+    /// from an earlier outage ends (the one after this outage starts afresh)
+    /// and the demand so far is remembered.
+    pub fn begin_outage(&mut self) {
+        if !std::mem::replace(&mut self.outage, true) {
+            self.recovery = None;
+            self.before_outage = self.served_demand;
+        }
+    }
+
+    /// A request was served: outside an outage, the demand now is the
+    /// demand before any outage that may come. (While pacing too: a bot
+    /// that sends as it is answered then sends at the pace, 1.3× its rate
+    /// before, and the pacing after its next outage starts from there, so
+    /// a rate measured low once is not kept for good.)
+    pub fn served(&mut self, now: Instant) {
+        if !self.outage {
+            self.served_demand = self.arrivals.rate();
+            let (peak, at) = self.peak_demand;
+            let halvings = now.saturating_since(at).as_secs_f64() / PEAK_HALF_LIFE.as_secs_f64();
+            self.peak_demand = ((peak * 0.5f64.powf(halvings)).max(self.served_demand), now);
+        }
+    }
+
+    /// Some endpoint serves again: a demand that collapsed during the
+    /// outage is taken back to what it was before it, or to the highest
+    /// demand served lately if that is more. A collapse says the callers
+    /// send as they are answered (a fixed number in flight): their demand
+    /// is what the pool could carry, and the phase just before the outage
+    /// may have been a poor one (the soak's key over quota, with a node
+    /// down: paced at 1.3× that, its healthy phases ran at a quarter of
+    /// the first). Callers that kept sending through the outage show no
+    /// collapse and keep what they taught. (Raising it whatever the outage
+    /// taught, the larger of two noisy estimates paced a fleet of 1,000
+    /// slow clients ~10 % above its demand.)
+    pub fn end_outage(&mut self) {
+        if std::mem::take(&mut self.outage) && self.arrivals.rate() < self.before_outage / 2.0 {
+            self.arrivals.raise_to(self.before_outage.max(self.peak_demand.0));
+            self.arrivals.restart(); // its window so far is the outage's too
+        }
     }
 
     /// When the oldest request it holds began.
@@ -99,6 +165,10 @@ const RECOVERY_MIN_RPS: f64 = 0.2;
 /// (room to drain the held requests without exceeding 1.5× in total, with
 /// the arrival estimate's noise).
 const RECOVERY_FACTOR: f64 = 1.3;
+/// How fast the highest demand served lately is forgotten (`Pacer::end_outage`).
+const PEAK_HALF_LIFE: Duration = Duration::from_secs(300);
+/// The recovery pacer's burst, in time at its rate.
+const RECOVERY_BURST: Duration = Duration::from_millis(20);
 /// Longest recovery pacing, whatever happens.
 const RECOVERY_MAX: Duration = Duration::from_secs(60);
 
@@ -181,7 +251,12 @@ impl Recovery {
     /// all come back at once, leave less room: `router/shared.rs`).
     pub fn start_at(factor: f64, arrival_rps: f64, now: Instant) -> Self {
         let rate = (factor * arrival_rps).max(RECOVERY_MIN_RPS);
-        Recovery { bucket: TokenBucket::new(rate, 1.0, now, false), started: now, denied_at: None }
+        // Room for the attempts of one timer tick: with a burst of one, a
+        // pace above ~1,000/s could not be met (a request held wakes a
+        // millisecond later at best and took one token): the soak, paced at
+        // 1,800/s, got 670/s through.
+        let burst = (rate * RECOVERY_BURST.as_secs_f64()).max(1.0);
+        Recovery { bucket: TokenBucket::new(rate, burst, now, false), started: now, denied_at: None }
     }
 
     /// Whether one more attempt fits now (the caller takes the token on reserve).
@@ -198,6 +273,11 @@ impl Recovery {
                 Pace::Wait(wait)
             }
         }
+    }
+
+    /// The pacing rate (attempts per second).
+    pub fn rate(&self) -> f64 {
+        self.bucket.rate()
     }
 
     /// The time between two attempts at the pacing rate.
@@ -220,20 +300,33 @@ mod tests {
     }
 
     #[test]
-    fn recovery_paces_at_the_pre_outage_rate_and_ends_when_calm() {
-        let mut r = Recovery::start(10.0, at(0)); // 13 attempts/s
-        assert!(matches!(r.check(at(0)), Pace::Wait(_)), "the bucket starts empty");
-        assert_eq!(r.check(at(100)), Pace::Go);
-        r.take(at(100));
-        assert!(matches!(r.check(at(110)), Pace::Wait(_)), "a backlog is held back");
+    fn recovery_paces_at_the_demand_and_ends_when_calm() {
+        let mut r = Recovery::start(10.0, at(1000)); // 13 attempts/s
+        assert!(matches!(r.check(at(1000)), Pace::Wait(_)), "the bucket starts empty");
+        assert_eq!(r.check(at(1100)), Pace::Go);
+        r.take(at(1100));
+        assert!(matches!(r.check(at(1110)), Pace::Wait(_)), "a backlog is held back");
         // Still held back 1.9 s later: pacing goes on past 2 s.
-        r.take(at(2000));
-        assert!(matches!(r.check(at(2000)), Pace::Wait(_)));
-        assert_eq!(r.check(at(2100)), Pace::Go);
-        assert_eq!(r.check(at(4001)), Pace::Over, "two seconds without holding anything back");
+        r.take(at(3000));
+        assert!(matches!(r.check(at(3000)), Pace::Wait(_)));
+        assert_eq!(r.check(at(3100)), Pace::Go);
+        assert_eq!(r.check(at(5001)), Pace::Over, "two seconds without holding anything back");
         let mut r = Recovery::start(0.0, at(0));
         assert!(matches!(r.check(at(1000)), Pace::Wait(w) if w == Duration::from_secs(4)), "0.2/s for a quiet client");
         assert_eq!(Recovery::start(1.0, at(0)).check(at(61_000)), Pace::Over, "never longer than a minute");
+    }
+
+    #[test]
+    fn a_fast_pace_is_met_by_requests_that_wake_a_millisecond_apart() {
+        let mut r = Recovery::start(1000.0, at(0)); // 1,300 a second
+        let mut gone = 0;
+        for ms in 1..=100 {
+            while r.check(at(ms)) == Pace::Go {
+                r.take(at(ms));
+                gone += 1;
+            }
+        }
+        assert!((125..=130).contains(&gone), "{gone} in 100 ms (one a wake-up: 100)");
     }
 
     #[test]

@@ -46,6 +46,9 @@ const LAG_MEMORY: Duration = Duration::from_secs(30);
 pub const REFUSED_FOR: Duration = Duration::from_secs(600);
 /// When only concurrency blocks, look again after this long (or when a slot frees).
 const CONCURRENCY_RECHECK: Duration = Duration::from_millis(50);
+/// When some endpoint waits for a slot, look again at most this long after
+/// (or when a slot frees), whatever the others wait for.
+const SLOT_RECHECK: Duration = Duration::from_millis(250);
 
 /// A quota group of this relayer alone (until a realm shares it).
 fn local_group(config: QuotaConfig, now: Instant) -> SharedGroup {
@@ -351,7 +354,15 @@ impl Router {
                     return sel;
                 }
             }
-            let until = if slot_bound { earliest } else { Some(earliest.unwrap_or(now + CONCURRENCY_RECHECK)) };
+            // A slot can free any moment: `until` is then only when to look
+            // again (a request fails at once when `until` is past its deadline,
+            // and a healthy endpoint at its limit beside one open for two seconds
+            // failed thousands of reads a second that way in the soak).
+            let until = if slot_bound {
+                earliest.map(|e| e.min(now + SLOT_RECHECK))
+            } else {
+                Some(earliest.unwrap_or(now + CONCURRENCY_RECHECK))
+            };
             return Selection::Wait { until, quota: all_quota && !slot_bound, paced: false };
         }
         let untried: Vec<usize> =

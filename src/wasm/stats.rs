@@ -67,6 +67,9 @@ pub fn snapshot(core: &Core) -> JsValue {
             .collect();
         (endpoints, groups)
     });
+    let pacing = pipeline
+        .with_router(|r| r.recovery_pacing())
+        .map(|(pace, demand)| Obj::new().set("attemptsPerSecond", pace).set("demandPerSecond", demand).build());
     let (cache_entries, cache_hits) = core.front.cache_stats();
     Obj::new()
         .set("endpoints", endpoints)
@@ -76,6 +79,7 @@ pub fn snapshot(core: &Core) -> JsValue {
         .set("cacheEntries", cache_entries as f64)
         .set("cacheHits", cache_hits as f64)
         .set("closed", core.closed())
+        .maybe("recoveryPacing", pacing)
         .set("wasmMemoryBytes", wasm_memory_bytes())
         .build()
 }

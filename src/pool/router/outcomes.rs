@@ -57,8 +57,9 @@ impl Router {
             self.outage.in_flight = false;
             if matches!(verdict.class, ErrorClass::Success | ErrorClass::AlreadyKnown) {
                 let mut pacer = self.pacer.borrow_mut();
+                pacer.end_outage();
                 if pacer.recovery.is_none() {
-                    pacer.recovery = Some(Recovery::start(pacer.arrivals.rate(), now));
+                    pacer.recovery = Some(Recovery::start(pacer.arrivals.rate_so_far(now), now));
                 }
                 // The others may be back too: each gets its half-open probe soon.
                 let soon = now + self.outage.base();
@@ -87,6 +88,7 @@ impl Router {
                     ep.meter.record(now);
                 }
                 ep.observe_latency(class, elapsed);
+                self.pacer.borrow_mut().served(now);
                 self.groups[ep.group].quota.borrow_mut().on_success(now, draw);
                 ep.breaker.borrow_mut().on_success(now, r.probe)
             }

@@ -9,12 +9,11 @@ use crate::pool::outage::{Pace, PacedTurn};
 use crate::time::Instant;
 
 impl Router {
-    /// Counts one logical request (the demand recovery pacing is relative to).
+    /// Counts one logical request (the demand recovery pacing is relative
+    /// to). While every endpoint is down too: the pacer keeps what it knew
+    /// before as a floor (`Pacer::end_outage`).
     pub fn note_arrival(&mut self, now: Instant) {
-        let mut pacer = self.pacer.borrow_mut();
-        if pacer.recovery.is_none() {
-            pacer.arrivals.record(now);
-        }
+        self.pacer.borrow_mut().arrivals.record(now);
     }
 
     /// Recovery pacing: `Ok` if one more attempt fits for a request that
@@ -33,6 +32,13 @@ impl Router {
             Pace::Go => Ok(()),
             Pace::Wait(d) => Err(d),
         }
+    }
+
+    /// The recovery pacing in force, if any: its pace and the demand it
+    /// was set from (per second), for `stats()`.
+    pub fn recovery_pacing(&self) -> Option<(f64, f64)> {
+        let pacer = self.pacer.borrow();
+        pacer.recovery.as_ref().map(|rec| (rec.rate(), pacer.arrivals.rate()))
     }
 
     /// A place in the pacer's line for a request that began at `since`,

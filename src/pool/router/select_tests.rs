@@ -52,6 +52,31 @@ fn a_warming_endpoint_at_its_ramped_concurrency_is_looked_at_again_soon_a_warm_f
 }
 
 #[test]
+fn an_endpoint_at_its_limit_beside_an_open_one_is_waited_for_not_given_up_on() {
+    // Endpoint 1 is open for 5 s, endpoint 0 full: a slot of 0 may free any
+    // moment, so the wait is no promise of 5 s (a request fails at once when
+    // its wait ends past its deadline: the soak failed ~10,000 reads a second so).
+    let mut specs: Vec<EndpointSpec> = (0..2).map(spec).collect();
+    specs[0].max_concurrency = 1;
+    let mut r = Router::new(specs, &options(Strategy::Priority), Duration::from_secs(60), at(0));
+    let held = pick(&mut r, at(0), (0.5, 0.5));
+    assert_eq!(held.endpoint, 0);
+    let tried = [false, false];
+    while let Selection::Reserved(res) = r.select(at(0), &req(&tried), (0.5, 0.5)) {
+        assert_eq!(res.endpoint, 1);
+        finish(&mut r, at(0), res, ErrorClass::Transient, true); // until its breaker opens
+    }
+    assert!(
+        matches!(r.endpoints[1].breaker.borrow_mut().state(at(10)), BreakerState::Open { until } if until >= at(5000))
+    );
+    assert_eq!(
+        r.select(at(10), &req(&tried), (0.5, 0.5)),
+        Selection::Wait { until: Some(at(260)), quota: false, paced: false },
+        "look again within 250 ms, or when the slot frees"
+    );
+}
+
+#[test]
 fn a_wait_for_an_endpoint_resting_after_retry_after_is_not_a_quota_wait() {
     let mut r = Router::new(vec![spec(0)], &options(Strategy::Priority), Duration::from_secs(60), at(0));
     let res = pick(&mut r, at(0), (0.5, 0.5));

@@ -135,7 +135,16 @@ impl Router {
     /// at one pace together, not each member's at its own (per-member
     /// pacing left the realm's peak at 1.00–1.59× demand over eight seeds).
     /// Alone, its own outage probe starts the pacing.
+    ///
+    ///
+    /// Alone or not, the pacer learns of the outage (`Pacer::begin_outage`,
+    /// `end_outage`): the demand it paces at is never less than before it.
     pub(super) fn note_outage(&mut self, all_open: bool, now: Instant) {
+        if all_open {
+            self.pacer.borrow_mut().begin_outage();
+        } else {
+            self.pacer.borrow_mut().end_outage();
+        }
         if self.wake.is_none() {
             return;
         }
@@ -144,7 +153,7 @@ impl Router {
         } else if std::mem::take(&mut self.outage_seen) {
             let mut pacer = self.pacer.borrow_mut();
             if pacer.recovery.is_none() {
-                pacer.recovery = Some(Recovery::start_at(1.2, pacer.arrivals.rate(), now));
+                pacer.recovery = Some(Recovery::start_at(1.2, pacer.arrivals.rate_so_far(now), now));
             }
         }
     }

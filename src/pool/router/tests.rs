@@ -359,6 +359,15 @@ fn the_healthy_rate_is_not_relearned_while_the_warm_up_cap_holds_it_down() {
         }
     }
     assert_eq!(r.endpoints[0].meter.rate(), healthy, "the meter keeps the pre-outage rate while warming");
+    // Warm again, serving what it served before: the time it spent warming
+    // is not read as a quiet spell (each fault cycle cut the rate by ~30 %).
+    r.endpoints[0].warm = None;
+    for ms in (40_000..43_000).step_by(10) {
+        let res = pick(&mut r, at(ms), (0.5, 0.5));
+        finish(&mut r, at(ms), res, ErrorClass::Success, false);
+    }
+    let after = r.endpoints[0].meter.rate();
+    assert!((after - healthy).abs() < 0.02 * healthy, "{after} after warming, {healthy} before");
 }
 
 mod properties {
