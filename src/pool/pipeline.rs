@@ -469,6 +469,8 @@ mod context;
 #[cfg(test)]
 mod edge_tests;
 mod extra;
+#[cfg(test)]
+mod failover_tests;
 mod head_poll;
 #[cfg(test)]
 mod head_poll_tests;
