@@ -481,6 +481,8 @@ mod hedge_corner_tests;
 mod hedge_tests;
 #[cfg(test)]
 mod latency_tests;
+#[cfg(test)]
+mod pacing_tests;
 mod permit;
 #[cfg(test)]
 mod queue_tests;
