@@ -468,6 +468,8 @@ mod attempts;
 mod context;
 #[cfg(test)]
 mod edge_tests;
+#[cfg(test)]
+mod events_tests;
 mod extra;
 #[cfg(test)]
 mod failover_tests;
