@@ -150,3 +150,17 @@ fn a_failovers_early_probe_goes_only_to_an_endpoint_it_may_take() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_total_outages_early_probe_skips_an_endpoint_resting_after_a_retry_after() {
+    // Both open, both probes due at 500 ms; endpoint 0 also rests until 5 s
+    // (a Retry-After): its quota would admit the probe, its rest does not.
+    let mut r = router3();
+    open_first(&mut r, 3);
+    r.endpoints[0].rest_until = at(5000);
+    let tried = [false; 3];
+    match r.select(at(500), &req(&tried), (0.5, 0.5)) {
+        Selection::Reserved(res) => assert_eq!((res.endpoint, res.outage_probe), (1, true)),
+        other => panic!("{other:?}"),
+    }
+}
