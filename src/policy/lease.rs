@@ -418,5 +418,10 @@ mod tests {
         assert!(lease.check(at(6), 2.0, true).is_err(), "1.5 held cannot pay 2");
         let next = lease.ask(at(6), 0.0, 90.0, 10.0).expect("asked although 1.5 is over half a chunk of 2");
         assert_eq!((next.want, next.held), (2.0, 1.5));
+        // A grant answers the need: 1.7 held (over half a chunk) asks again only once a charge is refused.
+        lease.granted(at(8), next.want, LeaseGrant { short_for: Duration::ZERO, share: 0.5, ..grant(0.2) });
+        assert_eq!(lease.ask(at(9), 0.0, 90.0, 10.0), None, "no refusal since the grant");
+        assert!(lease.check(at(9), 2.0, true).is_err());
+        assert_eq!(lease.ask(at(9), 0.0, 90.0, 10.0).map(|a| a.held), Some(1.7));
     }
 }

@@ -468,7 +468,11 @@ mod attempts;
 mod context;
 #[cfg(test)]
 mod edge_tests;
+#[cfg(test)]
+mod events_tests;
 mod extra;
+#[cfg(test)]
+mod failover_tests;
 mod head_poll;
 #[cfg(test)]
 mod head_poll_tests;
@@ -479,6 +483,8 @@ mod hedge_corner_tests;
 mod hedge_tests;
 #[cfg(test)]
 mod latency_tests;
+#[cfg(test)]
+mod pacing_tests;
 mod permit;
 #[cfg(test)]
 mod queue_tests;

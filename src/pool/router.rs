@@ -268,6 +268,8 @@ impl Router {
         let mut slot_bound = false;
         let mut earliest: Option<Instant> = None;
         let mut serving = 0usize;
+        // The endpoints counted in `serving`: a total outage's early probe goes to one of them.
+        let mut serving_set: Vec<usize> = Vec::new();
         let mut all_open = true;
         let mut all_quota = true;
         for i in 0..self.endpoints.len() {
@@ -290,6 +292,7 @@ impl Router {
                 continue;
             }
             serving += 1;
+            serving_set.push(i);
             let cost = self.attempt_cost(i, req, self.would_check_chain(i, now));
             let ep = &mut self.endpoints[i];
             let mut until: Option<Instant> = None;
@@ -350,7 +353,7 @@ impl Router {
         self.note_outage(all_open && serving > 0, now);
         if eligible.is_empty() {
             if all_open {
-                if let Some(sel) = self.early_probe(now, req, draws.0) {
+                if let Some(sel) = self.early_probe(now, req, draws.0, &serving_set) {
                     return sel;
                 }
             }
@@ -384,15 +387,16 @@ impl Router {
         Selection::Wait { until: Some(earliest.unwrap_or(now + CONCURRENCY_RECHECK)), quota: false, paced: false }
     }
 
-    /// Total outage: the Open endpoint whose early probe is due goes first.
-    fn early_probe(&mut self, now: Instant, req: &RouteRequest<'_>, draw: f64) -> Option<Selection> {
-        let mut candidates: Vec<usize> = (0..self.endpoints.len())
+    /// Total outage: the Open endpoint whose early probe is due goes first,
+    /// of those `serving` the request (the ones found all open: not one it
+    /// may not take, such as a tried one in a failover, or a lagging one).
+    fn early_probe(&mut self, now: Instant, req: &RouteRequest<'_>, draw: f64, serving: &[usize]) -> Option<Selection> {
+        let mut candidates: Vec<usize> = serving
+            .iter()
+            .copied()
             .filter(|&i| {
                 let ep = &self.endpoints[i];
-                !ep.chain_disabled(now, self.chain_recheck)
-                    && !ep.refused(now)
-                    && ep.spec.serves(req.method)
-                    && ep.rest_until <= now
+                ep.rest_until <= now
                     && self.groups[ep.group]
                         .quota
                         .borrow_mut()

@@ -342,6 +342,7 @@ fn another_realms_opening_opens_a_closed_breaker_only() {
     let mut long = Breaker::new(config(), at(0));
     long.open_until(at(10), at(500_000));
     assert_eq!(long.state(at(10)), BreakerState::Open { until: at(30_010) }, "for a first ejection's time at most");
+    assert_eq!(long.flips(), 1, "an opening on the word is a state change like any (the stats' flips)");
     b.open_until(at(10), at(4_000));
     assert_eq!(b.state(at(10)), BreakerState::Open { until: at(4_000) }, "closed: the word opens it");
     assert_eq!(b.early_probe_at(), at(510), "with an early probe a base spacing away");

@@ -35,6 +35,17 @@ fn a_limit_cools_the_whole_group_honouring_retry_after_capped() {
 }
 
 #[test]
+fn another_realms_cooldown_cools_the_group_and_never_shortens_its_own() {
+    let mut g = QuotaGroup::new(plan(100.0), at(0));
+    g.cool_until(at(3000));
+    assert_eq!(g.check(at(100), 1.0), Err(QuotaDenied::Cooling(at(3000))), "the word cools it");
+    assert_eq!(g.cooldown_until(), at(3000));
+    g.cool_until(at(2000));
+    assert_eq!(g.cooldown_until(), at(3000), "an earlier end is no shortening");
+    assert!(g.check(at(3000), 1.0).is_ok());
+}
+
+#[test]
 fn retry_after_is_a_floor_that_grows_while_the_group_keeps_being_limited() {
     let mut g = QuotaGroup::new(plan(100.0), at(0));
     let one = Some(Duration::from_secs(1));

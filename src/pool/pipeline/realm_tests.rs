@@ -1,14 +1,17 @@
 //! Pipelines of one realm on the simulated clock: one breaker per node for
-//! all of them, and a request waiting on another member's probe woken by
-//! its verdict.
+//! all of them, a request waiting on another member's probe woken by its
+//! verdict, and a quota group's lease asks for the fleet's store.
 #![allow(clippy::result_large_err)]
 
+use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
 use super::*;
 use crate::config::RawOptions;
 use crate::policy::breaker::BreakerConfig;
+use crate::policy::lease::LeaseGrant;
+use crate::policy::quota::QuotaConfig;
 use crate::pool::options::EndpointSpec;
 use crate::redact::EndpointUrl;
 use crate::runtime::scripted::{Behaviour::*, ScriptedTransport};
@@ -73,4 +76,35 @@ fn one_members_failures_open_the_node_for_every_member() {
     assert_eq!(net.calls(0), 2, "one failure, one probe: b never met the 503");
     drop((a, b));
     assert_eq!(realm.live(), (0, 0));
+}
+
+#[test]
+fn a_members_charge_asks_the_fleets_store_for_its_groups_lease() {
+    let rt = SimRuntime::new(5);
+    let realm = Realm::new();
+    realm.attach_store();
+    let mut url = EndpointSpec::from_url(EndpointUrl::parse("http://127.0.0.1:9500", "u").unwrap(), 0);
+    url.quota_group = Some("plan".into());
+    let mut raw = RawOptions { max_retries: Some(0.0), ..Default::default() };
+    raw.pool.check_chain = false;
+    raw.pool.quota_groups = vec![("plan".into(), QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() })];
+    let config = RelayerConfig::build(vec![url], raw).unwrap();
+    let p = Pipeline::in_realm(config, Classifier::default(), rt.now(), Some(&realm));
+    let net = ScriptedTransport::new(&rt, vec![vec![Answer("0x1")]]);
+    let events = RefCell::new(Vec::new());
+    let emit = |e: PipelineEvent| events.borrow_mut().push(e);
+    rt.block_on(p.execute(&rt, Call::new("eth_blockNumber"), |t| net.send(&(), t), &emit)).unwrap().unwrap();
+    let asks: Vec<_> = events
+        .borrow()
+        .iter()
+        .filter_map(|e| match e {
+            PipelineEvent::LeaseAsk { group, ask } => Some((*group, *ask)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asks.len(), 1, "one ask out at a time: {asks:?}");
+    let (key, ask) = asks[0];
+    assert!(ask.want > 0.0 && ask.rate == 100.0, "{ask:?}");
+    let grant = LeaseGrant { granted: ask.want, short_for: Duration::ZERO, fleet_rate: 0.0, share: f64::INFINITY };
+    assert!(realm.lease_granted(key, rt.now(), ask.want, grant), "the ask names the realm's group");
 }

@@ -1,7 +1,8 @@
 //! What the router says about the endpoints' chain and heads, on explicit
 //! instants: which endpoints a head-poll round asks (not one resting after
 //! a Retry-After or with no free slot), when every endpoint refused our
-//! credentials, and which heads and lags an outlier takes with it.
+//! credentials, which heads and lags an outlier takes with it, and which
+//! members of a realm share a round (those polling at one interval).
 
 use std::time::Duration;
 
@@ -133,4 +134,19 @@ fn a_lag_judged_against_a_head_at_the_cut_stays() {
     r.observe_head(2, 99, at(0)); // the cut is 10,099: endpoint 0 goes, 1 stays
     assert_eq!(r.best_head(), Some(10_099));
     assert!(r.endpoints[3].lagging(5, at(0), LAG_MEMORY), "still 99 behind endpoint 1");
+}
+
+#[test]
+fn realm_members_polling_at_different_intervals_keep_their_own_rounds() {
+    let realm = crate::coord::realm::Realm::new();
+    let every = |secs| PoolOptions { head_poll: Duration::from_secs(secs), ..options(Strategy::Priority) };
+    let member =
+        |o: &PoolOptions| Router::in_realm((0..2).map(spec).collect(), o, Duration::from_secs(60), at(0), Some(&realm));
+    let (slow, mut fast, mut also_fast) = (member(&every(12)), member(&every(6)), member(&every(6)));
+    assert!(!slow.head_poll_due(at(6_000)), "its first round is one 12 s interval away");
+    assert!(fast.head_poll_due(at(6_000)), "not the 12 s member's schedule");
+    assert!(fast.start_head_round(at(6_000)).is_some());
+    assert!(!also_fast.head_poll_due(at(6_000)), "the 6 s members share one round");
+    assert!(also_fast.start_head_round(at(6_000)).is_none());
+    assert!(slow.head_poll_due(at(12_000)));
 }

@@ -1,6 +1,7 @@
 //! What a lost hedge race teaches the router, on explicit instants: an
 //! abandoned attempt's latency is learned only where it says more than the
-//! estimate, and losing at the endpoint's usual slow end is no failure.
+//! estimate, losing at the endpoint's usual slow end is no failure, and
+//! only a reply of the node's own ends its silence for the hedges.
 
 use std::time::Duration;
 
@@ -38,4 +39,17 @@ fn losing_a_hedge_race_at_the_usual_slow_end_is_no_failure() {
     assert!(!r.hedge_loss_is_failure(0, cheap, ms(15)));
     assert!(!r.hedge_loss_is_failure(0, cheap, ms(20)), "twice the tail is still the tail's business");
     assert!(r.hedge_loss_is_failure(0, cheap, ms(21)));
+}
+
+#[test]
+fn only_a_reply_ends_an_endpoints_silence_a_timeout_does_not() {
+    let mut r = Router::new(vec![spec(0)], &options(Strategy::Priority), ms(60_000), at(0));
+    let cheap = MethodClass::Cheap;
+    let (first, second) = (pick(&mut r, at(0), (0.5, 0.5)), pick(&mut r, at(0), (0.5, 0.5)));
+    finish(&mut r, at(1000), first, ErrorClass::Transient, true); // timed out: no word from the node
+    assert!(r.too_silent_to_hedge_onto(0, cheap, ms(1000), at(1000)), "silent since 0, an attempt still out");
+    let third = pick(&mut r, at(1000), (0.5, 0.5));
+    finish(&mut r, at(1200), second, ErrorClass::Fatal, false); // a revert: the node answered
+    assert!(!r.too_silent_to_hedge_onto(0, cheap, ms(1000), at(1300)), "heard at 1200: silent 100 ms only");
+    finish(&mut r, at(1300), third, ErrorClass::Success, false);
 }

@@ -160,3 +160,32 @@ fn a_total_outages_early_probe_goes_only_to_an_endpoint_that_serves_the_method()
         }
     }
 }
+
+#[test]
+fn a_failovers_early_probe_goes_only_to_an_endpoint_it_may_take() {
+    // Endpoint 1 is open (its early probe due at 500 ms); endpoint 0 is up
+    // but this failover may not go back to it: every endpoint the request
+    // may take is open, and the probe goes to one of them, never to 0.
+    let mut r = Router::new((0..2).map(spec).collect(), &options(Strategy::Priority), Duration::from_secs(60), at(0));
+    r.endpoints[1].breaker.borrow_mut().open_until(at(0), at(30_000));
+    let tried = [true, false];
+    let failover = RouteRequest { only_untried: true, after: Some(0), ..req(&tried) };
+    match r.select(at(1000), &failover, (0.5, 0.5)) {
+        Selection::Reserved(res) => assert_eq!((res.endpoint, res.outage_probe), (1, true)),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_total_outages_early_probe_skips_an_endpoint_resting_after_a_retry_after() {
+    // Both open, both probes due at 500 ms; endpoint 0 also rests until 5 s
+    // (a Retry-After): its quota would admit the probe, its rest does not.
+    let mut r = router3();
+    open_first(&mut r, 3);
+    r.endpoints[0].rest_until = at(5000);
+    let tried = [false; 3];
+    match r.select(at(500), &req(&tried), (0.5, 0.5)) {
+        Selection::Reserved(res) => assert_eq!((res.endpoint, res.outage_probe), (1, true)),
+        other => panic!("{other:?}"),
+    }
+}
