@@ -387,47 +387,6 @@ impl Router {
         Selection::Wait { until: Some(earliest.unwrap_or(now + CONCURRENCY_RECHECK)), quota: false, paced: false }
     }
 
-    /// Total outage: the Open endpoint whose early probe is due goes first,
-    /// of those `serving` the request (the ones found all open: not one it
-    /// may not take, such as a tried one in a failover, or a lagging one).
-    fn early_probe(&mut self, now: Instant, req: &RouteRequest<'_>, draw: f64, serving: &[usize]) -> Option<Selection> {
-        let mut candidates: Vec<usize> = serving
-            .iter()
-            .copied()
-            .filter(|&i| {
-                let ep = &self.endpoints[i];
-                ep.rest_until <= now
-                    && self.groups[ep.group]
-                        .quota
-                        .borrow_mut()
-                        .check(now, self.attempt_cost(i, req, self.would_check_chain(i, now)))
-                        .is_ok()
-            })
-            .collect();
-        candidates.sort_by_key(|&i| self.endpoints[i].breaker.borrow().early_probe_at());
-        let first = *candidates.first()?;
-        if self.outage.in_flight {
-            // The probe in flight decides; its completion wakes the waiters.
-            return Some(Selection::Wait { until: Some(now + self.outage.spacing()), quota: false, paced: false });
-        }
-        let due = self.endpoints[first].breaker.borrow().early_probe_at().max(self.outage.next_at);
-        if due > now {
-            return Some(Selection::Wait { until: Some(due), quota: false, paced: false });
-        }
-        for i in candidates {
-            let admission = self.endpoints[i].breaker.borrow_mut().try_early_probe(now, draw);
-            if let Admission::Allowed { probe } = admission {
-                let reserved = self.reserve(i, now, req, probe);
-                if let Some(mut r) = reserved {
-                    self.outage.granted(now, draw);
-                    r.outage_probe = true;
-                    return Some(Selection::Reserved(r));
-                }
-            }
-        }
-        None
-    }
-
     /// Orders candidates by the strategy (the first reservable one wins).
     fn rank(&mut self, pool: &[usize], req: &RouteRequest<'_>, now: Instant, draws: (f64, f64)) -> Vec<usize> {
         let state = StrategyState { cursor: &mut self.cursor, sticky: self.sticky };
@@ -488,6 +447,7 @@ impl Router {
 
 #[cfg(test)]
 mod cost_tests;
+mod early_probe;
 mod heads;
 #[cfg(test)]
 mod heads_tests;
