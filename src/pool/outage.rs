@@ -101,20 +101,37 @@ impl Pacer {
         }
     }
 
-    /// Some endpoint serves again: a demand that collapsed during the
-    /// outage is taken back to what it was before it, or to the highest
-    /// demand served lately if that is more. A collapse says the callers
-    /// send as they are answered (a fixed number in flight): their demand
-    /// is what the pool could carry, and the phase just before the outage
-    /// may have been a poor one (the soak's key over quota, with a node
-    /// down: paced at 1.3× that, its healthy phases ran at a quarter of
-    /// the first). Callers that kept sending through the outage show no
-    /// collapse and keep what they taught. (Raising it whatever the outage
-    /// taught, the larger of two noisy estimates paced a fleet of 1,000
-    /// slow clients ~10 % above its demand.)
-    pub fn end_outage(&mut self) {
-        if std::mem::take(&mut self.outage) && self.arrivals.rate() < self.before_outage / 2.0 {
-            self.arrivals.raise_to(self.before_outage.max(self.peak_demand.0));
+    /// Some endpoint serves again: the demand is what it was before the
+    /// outage, unless the outage's arrivals say clearly otherwise.
+    ///
+    /// - Arrivals that collapsed below half say the callers send as they are
+    ///   answered (a fixed number in flight): their demand is what the pool
+    ///   could carry, so the highest demand served lately counts too (the
+    ///   phase before the outage may have been a poor one: paced at 1.3×
+    ///   the soak's key over quota with a node down, its healthy phases ran
+    ///   at a quarter of the first).
+    /// - Arrivals that grew by a quarter or more are new demand (callers
+    ///   that keep sending, and more of them).
+    /// - Anything between is the outage's noise and its stuck callers: the
+    ///   demand before it stands. (Keeping what the outage taught let a bot
+    ///   whose rate was already low lose a fifth of it per cycle: 5,700 →
+    ///   700 answered per phase in the soak; raising it to whatever the
+    ///   outage taught, the larger of two noisy estimates paced a fleet of
+    ///   1,000 slow clients ~10 % above its demand.)
+    pub fn end_outage(&mut self, now: Instant) {
+        if !std::mem::take(&mut self.outage) {
+            return;
+        }
+        let (during, before) = (self.arrivals.rate_so_far(now), self.before_outage);
+        let demand = if during < before / 2.0 {
+            before.max(self.peak_demand.0)
+        } else if during >= 1.25 * before {
+            during
+        } else {
+            before
+        };
+        if demand != during {
+            self.arrivals.set_rate(demand);
             self.arrivals.restart(); // its window so far is the outage's too
         }
     }

@@ -203,6 +203,15 @@ pub fn status(status: u16) -> Option<Verdict> {
     Some(v)
 }
 
+/// A chain check answered with a reply that is no chain id ("banana",
+/// "0x", a decimal "1"): the node is broken or hostile, and its reply is
+/// never an answer (a new user saw `eth_getBalance` resolve to "banana":
+/// the check's reply stood for the request's attempt, as a success). Safe
+/// to try elsewhere: the request itself was never sent.
+pub fn not_a_chain_id() -> Verdict {
+    Verdict { undelivered: true, ..Verdict::new(Transient, "chain.not_a_chain_id", true) }
+}
+
 /// Classifies a transport failure. `replay_safe` says whether the request
 /// may be sent again when it is unknown whether the node received it.
 pub fn transport(failure: &TransportFailure, replay_safe: bool) -> Verdict {

@@ -50,6 +50,7 @@ use std::time::Duration;
 use super::context::RequestContext;
 use super::permit::{Permit, Target};
 use super::{neutral, route, Attempts, Pipeline};
+use crate::policy::classify::rules::not_a_chain_id;
 use crate::policy::classify::{Observation, Reply};
 use crate::policy::{ErrorClass, Verdict};
 use crate::pool::events::PipelineEvent;
@@ -145,7 +146,10 @@ impl Pipeline {
                 (Observation::Http { reply: Reply::Result(p), .. }, ErrorClass::Success) => p.quantity(),
                 _ => None,
             };
-            let Some(id) = id else { return AttemptOutcome::ChainCheckFailed(obs, verdict) };
+            let Some(id) = id else {
+                let verdict = if verdict.class == ErrorClass::Success { not_a_chain_id() } else { verdict };
+                return AttemptOutcome::ChainCheckFailed(obs, verdict);
+            };
             let mismatch = self.router.borrow_mut().chain_checked(r.endpoint, id, runtime.now());
             if let Some(RouterEvent::ChainMismatch { endpoint, expected, got }) = mismatch {
                 emit(PipelineEvent::ChainMismatch { endpoint, expected, got });

@@ -355,6 +355,22 @@ fn an_endpoint_on_another_chain_is_disabled_before_it_serves_anything() {
 }
 
 #[test]
+fn a_chain_check_answered_with_no_chain_id_is_the_nodes_failure_never_the_requests_answer() {
+    // Found by a new user: a node answering `eth_chainId` with "banana" had
+    // `eth_getBalance` resolve to "banana" (the check's reply stood for the
+    // attempt, as a success). The request goes to another endpoint instead.
+    for garbage in ["banana", "0x", "", "1", "-1"] {
+        let mut raw = opts();
+        raw.pool.chain_id = Some(1);
+        let h = harness(vec![vec![Answer("0xbad")], vec![Answer("0x900d")]], raw);
+        h.net.set_chain_id(0, if garbage.is_empty() { "\"\"" } else { garbage });
+        let ok = h.run("eth_getBalance").unwrap();
+        assert_eq!((ok.endpoint, ok.value), (1, SuccessValue::Result("0x900d".to_string())), "{garbage:?}");
+        assert_eq!(h.net.calls(0), 0, "{garbage:?}: no request to a node whose chain is unknown");
+    }
+}
+
+#[test]
 fn after_a_total_outage_successful_probes_close_the_breakers_and_say_so() {
     let mut raw = opts();
     raw.max_retries = Some(1.0);

@@ -57,7 +57,7 @@ impl Router {
             self.outage.in_flight = false;
             if matches!(verdict.class, ErrorClass::Success | ErrorClass::AlreadyKnown) {
                 let mut pacer = self.pacer.borrow_mut();
-                pacer.end_outage();
+                pacer.end_outage(now);
                 if pacer.recovery.is_none() {
                     pacer.recovery = Some(Recovery::start(pacer.arrivals.rate_so_far(now), now));
                 }

@@ -10,7 +10,7 @@ use crate::policy::ErrorClass;
 fn after_a_total_outage_held_requests_take_the_pacers_turns_oldest_first() {
     let mut r = router(2, Strategy::Priority);
     r.pacer.borrow_mut().recovery = Some(crate::pool::outage::Recovery::start(10.0, at(0))); // 13/s
-    r.pacer.borrow_mut().arrivals.raise_to(10.0); // the demand it paces at
+    r.pacer.borrow_mut().arrivals.set_rate(10.0); // the demand it paces at
     let tried = [false, false];
     let since = |ms| RouteRequest { since: Some(at(ms)), ..req(&tried) };
     let old = r.pace_turn(at(100));
@@ -31,17 +31,25 @@ fn after_a_total_outage_held_requests_take_the_pacers_turns_oldest_first() {
 /// second: they wait on the ones stuck, as a bot with 10 in flight and
 /// one-second deadlines does), then back: returns when the pool's early
 /// probe found it back and the pacing began.
-fn down_then_back(r: &mut Router, mut t: u64) -> u64 {
+fn down_then_back(r: &mut Router, t: u64) -> u64 {
+    down_then_back_arriving_every(r, t, 100)
+}
+
+/// The same, its callers sending one request every `every_ms` while it is down.
+fn down_then_back_arriving_every(r: &mut Router, mut t: u64, every_ms: u64) -> u64 {
     let tried = [false];
-    for _ in 0..30 {
-        r.note_arrival(at(t));
+    let end = t + 3000;
+    while t < end {
+        if t % every_ms == 0 {
+            r.note_arrival(at(t));
+        }
         if let Selection::Reserved(res) = r.select(at(t), &req(&tried), (0.5, 0.5)) {
             finish(r, at(t), res, ErrorClass::Transient, true);
         }
-        t += 100;
+        t += 5;
     }
     loop {
-        if t % 100 == 0 {
+        if t % every_ms == 0 {
             r.note_arrival(at(t));
         }
         if let Selection::Reserved(res) = r.select(at(t), &req(&tried), (0.5, 0.5)) {
@@ -51,7 +59,7 @@ fn down_then_back(r: &mut Router, mut t: u64) -> u64 {
                 return t;
             }
         }
-        t += 10;
+        t += 5;
     }
 }
 
@@ -98,7 +106,7 @@ fn a_new_total_outage_ends_the_pacing_left_from_the_last_one() {
         finish(&mut r, at(0), res, ErrorClass::Transient, true);
     }
     r.pacer.borrow_mut().recovery = Some(crate::pool::outage::Recovery::start(10.0, at(0)));
-    r.pacer.borrow_mut().arrivals.raise_to(10.0);
+    r.pacer.borrow_mut().arrivals.set_rate(10.0);
     let tried = [false];
     assert!(matches!(r.select(at(10), &req(&tried), (0.5, 0.5)), Selection::Wait { paced: true, .. }));
     let _ = r.select(at(1000), &req(&tried), (0.5, 0.5)); // a turn: the scan sees every endpoint open
@@ -138,7 +146,7 @@ fn a_bot_that_sends_as_it_is_answered_is_paced_next_time_from_what_it_sent_while
     // after its next outage starts from that, so a rate measured low once
     // (a busy machine at start) is not what it is held to for good.
     let mut r = router(1, Strategy::Priority);
-    r.pacer.borrow_mut().arrivals.raise_to(100.0);
+    r.pacer.borrow_mut().arrivals.set_rate(100.0);
     r.pacer.borrow_mut().recovery = Some(crate::pool::outage::Recovery::start(100.0, at(0)));
     let tried = [false];
     for ms in 0..5_000u64 {
@@ -152,4 +160,29 @@ fn a_bot_that_sends_as_it_is_answered_is_paced_next_time_from_what_it_sent_while
     let rate = 1.0 / r.pacer.borrow().recovery.as_ref().expect("paced").interval().as_secs_f64();
     // It sent 130/s for 5 s (the meter, smoothed, was on its way there: ~120).
     assert!(rate > 145.0 && rate <= 169.0, "paced at {rate:.1}/s: 1.3 × what it sent while paced, not 1.3 × 100");
+}
+
+#[test]
+fn arrivals_that_only_slowed_during_the_outage_leave_the_demand_before_it() {
+    // A bot whose callers send two thirds as often while their requests are
+    // stuck: no collapse, no growth. Keeping what the outage taught cut the
+    // soak's pace by a fifth per cycle (5,700 -> 700 answered per phase).
+    let mut r = router(1, Strategy::Priority);
+    let tried = [false];
+    let mut t = 0u64;
+    let mut rates = Vec::new();
+    for _ in 0..4 {
+        for _ in 0..300 {
+            r.note_arrival(at(t));
+            if let Selection::Reserved(res) = r.select(at(t), &req(&tried), (0.5, 0.5)) {
+                finish(&mut r, at(t), res, ErrorClass::Success, false);
+            }
+            t += 10;
+        }
+        t = down_then_back_arriving_every(&mut r, t, 15);
+        rates.push(1.0 / r.pacer.borrow().recovery.as_ref().expect("paced").interval().as_secs_f64());
+    }
+    for rate in &rates {
+        assert!((rate - 130.0).abs() < 8.0, "paced at {rate:.1}/s, 1.3 × 100/s expected ({rates:?})");
+    }
 }

@@ -143,7 +143,7 @@ impl Router {
         if all_open {
             self.pacer.borrow_mut().begin_outage();
         } else {
-            self.pacer.borrow_mut().end_outage();
+            self.pacer.borrow_mut().end_outage(now);
         }
         if self.wake.is_none() {
             return;
