@@ -46,18 +46,15 @@ pub struct Pacer {
     /// Every endpoint is open (as a selection last saw).
     pub outage: bool,
     /// The demand when a request was last served outside an outage: the
-    /// outage's own slow arrivals are not in it (windows
-    /// that closed while the pool was failing, before a selection saw every
-    /// endpoint open, were: each outage then cut the demand a little more).
+    /// outage's own slow arrivals are not in it (windows that closed while
+    /// the pool was failing, before a selection saw every endpoint open,
+    /// were: each outage then cut the demand a little more).
     served_demand: f64,
     /// The highest served demand lately (halving every five minutes), and
     /// when it was last updated: see `end_outage`.
     peak_demand: (f64, Instant),
-    /// The demand when the outage began. The outage may teach another one
-    /// (clients that keep sending), but not a collapse below half of it:
-    /// clients that wait on their requests stuck send fewer (a bot with 64
-    /// in flight and one-second deadlines sends 64 a second, not the
-    /// thousand it sent while answered), which is not their demand.
+    /// The demand when the outage began (what `end_outage` weighs the
+    /// outage's own arrivals against).
     before_outage: f64,
     /// The requests it holds now, by when they began (how many began then).
     held: BTreeMap<Instant, u32>,
