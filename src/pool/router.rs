@@ -350,7 +350,11 @@ impl Router {
         if serving == 0 {
             return Selection::NoEndpoint;
         }
-        self.note_outage(all_open && serving > 0, now);
+        // Whether the pool is in a total outage: a failover's or a hedge's
+        // view (the endpoints it may still take) does not say.
+        if !req.only_untried && req.hedge_of.is_none() {
+            self.note_outage(all_open && serving > 0, now);
+        }
         if eligible.is_empty() {
             if all_open {
                 if let Some(sel) = self.early_probe(now, req, draws.0, &serving_set) {

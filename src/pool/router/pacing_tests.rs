@@ -186,3 +186,30 @@ fn arrivals_that_only_slowed_during_the_outage_leave_the_demand_before_it() {
         assert!((rate - 130.0).abs() < 8.0, "paced at {rate:.1}/s, 1.3 × 100/s expected ({rates:?})");
     }
 }
+
+#[test]
+fn a_failover_that_finds_its_untried_endpoints_open_is_no_total_outage() {
+    // Endpoint 0 serves; 1 and 2 are open. A failover off 0 may take only
+    // 1 and 2: all open for it, not for the pool (pacing started so, with
+    // two of three breakers open: a new user's stats).
+    let mut r = router(3, Strategy::Priority);
+    let tried = [false; 3];
+    for target in [1, 2] {
+        while r.endpoints[target].breaker.borrow_mut().state(at(0)) == crate::policy::breaker::BreakerState::Closed {
+            let only = [target != 0, target != 1, target != 2];
+            let q = RouteRequest { tried: &only, only_untried: true, ..req(&tried) };
+            match r.select(at(0), &q, (0.5, 0.5)) {
+                Selection::Reserved(res) => {
+                    finish(&mut r, at(0), res, ErrorClass::Transient, true);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+    let after_0 = [true, false, false];
+    let failover = RouteRequest { tried: &after_0, only_untried: true, after: Some(0), ..req(&tried) };
+    let _ = r.select(at(10), &failover, (0.5, 0.5));
+    assert!(!r.pacer.borrow().outage, "a failover's view is not the pool's");
+    let _ = r.select(at(20), &req(&tried), (0.5, 0.5));
+    assert!(!r.pacer.borrow().outage && r.pacer.borrow().recovery.is_none());
+}
