@@ -90,7 +90,8 @@ impl Pacer {
     /// before, and the pacing after its next outage starts from there, so
     /// a rate measured low once is not kept for good.)
     pub fn served(&mut self, now: Instant) {
-        if !self.outage {
+        // The rate moves once per window: most successes change nothing.
+        if !self.outage && self.arrivals.rate() != self.served_demand {
             self.served_demand = self.arrivals.rate();
             let (peak, at) = self.peak_demand;
             let halvings = now.saturating_since(at).as_secs_f64() / PEAK_HALF_LIFE.as_secs_f64();
