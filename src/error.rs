@@ -92,6 +92,10 @@ pub struct Failure<P> {
     pub attempts: Vec<AttemptRecord>,
     /// Index in `attempts` of the attempt `last` comes from (`None`: the last one).
     pub reported: Option<usize>,
+    /// For a [`StopReason::Deadline`] stop before the deadline: how soon
+    /// an endpoint could next have taken the request (every breaker open,
+    /// resting, or full), which was later than the deadline.
+    pub next_chance_in: Option<Duration>,
 }
 
 impl<P> Failure<P> {

@@ -10,6 +10,7 @@ pub mod fleet_bucket;
 pub mod head_poll;
 pub mod lease;
 pub mod quota;
+pub mod silence;
 pub mod slow_start;
 pub mod tail;
 pub mod token_bucket;

@@ -134,6 +134,7 @@ where
                         last: Some(detail(observation)),
                         attempts: vec![record],
                         reported: None,
+                        next_chance_in: None,
                     })
                 }
             };

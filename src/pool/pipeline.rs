@@ -126,7 +126,8 @@ impl Pipeline {
     pub fn in_realm(config: RelayerConfig, classifier: Classifier, now: Instant, realm: Option<&Realm>) -> Self {
         let realm = realm.filter(|_| config.pool.share_in_realm);
         let (specs, pool) = (config.endpoints.clone(), &config.pool);
-        let router = Router::in_realm(specs, pool, config.max_retry_after, now, realm);
+        let mut router = Router::in_realm(specs, pool, config.max_retry_after, now, realm);
+        router.set_attempt_ceiling(config.attempt_timeout);
         let realm_wake = router.realm_wake();
         let shared = realm.zip(config.pool.realm_budget).map(|(realm, tuning)| realm.retry_budget(tuning, now));
         let budget = RefCell::new(ExtraAttempts::new(RetryBudget::new(config.budget, now), shared));
@@ -245,7 +246,10 @@ impl Pipeline {
                 return Err(state.stop(StopReason::Closed));
             }
             let now = runtime.now();
-            let request = RouteRequest { since: Some(start), ..route(&call, &info, &state.tried, only_untried, after) };
+            let request = RouteRequest {
+                since: Some(start),
+                ..route(&call, &info, &state.tried, (only_untried, after), deadline)
+            };
             let reservation = if let Some(permit) = preselected.take() {
                 permit
             } else {
@@ -265,8 +269,12 @@ impl Pipeline {
                         if paced && turn.is_none() {
                             turn = Some(self.router.borrow().pace_turn(start));
                         }
-                        if until.is_some_and(|u| u >= deadline) {
-                            return Err(state.stop(if quota { StopReason::RateLimited } else { StopReason::Deadline }));
+                        if let Some(u) = until.filter(|&u| u >= deadline) {
+                            if quota {
+                                return Err(state.stop(StopReason::RateLimited));
+                            }
+                            let early = (now < deadline).then(|| u.saturating_since(now));
+                            return Err(Failure { next_chance_in: early, ..state.stop(StopReason::Deadline) });
                         }
                         if now >= deadline {
                             return Err(state.stop(StopReason::Deadline));
@@ -393,7 +401,7 @@ impl Pipeline {
             // yet tried in this request, free right now, can take the retry at
             // once: failing over costs no waiting, only the attempt.
             if !delay.is_zero() && state.tried.iter().any(|t| !t) {
-                let request = route(&call, &info, &state.tried, true, Some(endpoint));
+                let request = route(&call, &info, &state.tried, (true, Some(endpoint)), deadline);
                 let draws = (runtime.random_unit(), runtime.random_unit());
                 let selection = self.select(emit, ended, &request, draws);
                 if let Selection::Reserved(r) = selection {
@@ -434,8 +442,8 @@ fn route<'r>(
     call: &Call<'r>,
     info: &MethodInfo,
     tried: &'r [bool],
-    only_untried: bool,
-    after: Option<usize>,
+    (only_untried, after): (bool, Option<usize>),
+    deadline: Instant,
 ) -> RouteRequest<'r> {
     RouteRequest {
         method: call.method,
@@ -447,6 +455,7 @@ fn route<'r>(
         after,
         hedge_of: None,
         since: None,
+        deadline: Some(deadline),
     }
 }
 
@@ -483,6 +492,8 @@ mod hedge_corner_tests;
 mod hedge_tests;
 #[cfg(test)]
 mod latency_tests;
+#[cfg(test)]
+mod outage_tests;
 #[cfg(test)]
 mod pacing_tests;
 mod permit;

@@ -31,4 +31,8 @@ pub struct RouteRequest<'a> {
     /// When the request began: after a total outage, held requests take
     /// the pacer's turns oldest first (`None`: not in that line).
     pub since: Option<Instant>,
+    /// When the request's deadline passes: a breaker's probe goes only to
+    /// a request with time to prove the node (`policy::silence`); `None`:
+    /// no deadline to respect (head polls, tests).
+    pub deadline: Option<Instant>,
 }

@@ -49,6 +49,8 @@ const CONCURRENCY_RECHECK: Duration = Duration::from_millis(50);
 /// When some endpoint waits for a slot, look again at most this long after
 /// (or when a slot frees), whatever the others wait for.
 const SLOT_RECHECK: Duration = Duration::from_millis(250);
+/// The attempt timeout assumed until the pipeline says its own.
+const DEFAULT_ATTEMPT_CEILING: Duration = Duration::from_secs(10);
 
 /// A quota group of this relayer alone (until a realm shares it).
 fn local_group(config: QuotaConfig, now: Instant) -> SharedGroup {
@@ -151,6 +153,8 @@ pub struct Router {
     max_retry_after: Duration,
     outage: OutageProbes,
     adaptive_timeout: Option<(f64, Duration)>,
+    /// The attempt timeout of endpoints without one of their own.
+    attempt_ceiling: Duration,
     /// Demand and recovery pacing: the realm's when in one (`router/shared.rs`).
     pacer: Rc<RefCell<Pacer>>,
     /// Head-poll rounds: the realm's when in one (`pool/head_rounds.rs`).
@@ -239,6 +243,7 @@ impl Router {
             max_retry_after,
             outage: OutageProbes::new(&options.breaker, now),
             adaptive_timeout: options.adaptive_timeout,
+            attempt_ceiling: DEFAULT_ATTEMPT_CEILING,
             pacer: Rc::new(RefCell::new(Pacer::new(now))),
             head_rounds: Rc::new(RefCell::new(HeadRounds::new(head_poll, now))),
             heads_seen: 0,
@@ -401,6 +406,11 @@ impl Router {
     fn reserve(&mut self, i: usize, now: Instant, req: &RouteRequest<'_>, early_probe: bool) -> Option<Reservation> {
         let check_chain = self.would_check_chain(i, now);
         let cost = self.attempt_cost(i, req, check_chain);
+        // A half-open probe only to a request with time to prove the node.
+        let half_open = self.endpoints[i].breaker.borrow_mut().state(now) == BreakerState::HalfOpen;
+        if !early_probe && half_open && !self.time_to_prove(i, req, now) {
+            return None;
+        }
         let ep = &mut self.endpoints[i];
         let probe = if early_probe {
             true
@@ -440,6 +450,26 @@ impl Router {
         crate::pool::endpoint::adaptive_timeout(self.reference_tail(endpoint, class), ceiling, self.adaptive_timeout)
     }
 
+    /// Sets the attempt timeout of endpoints without one of their own
+    /// (the relayer's `attemptTimeoutMs`).
+    pub fn set_attempt_ceiling(&mut self, ceiling: Duration) {
+        self.attempt_ceiling = ceiling;
+    }
+
+    /// How long `endpoint` must stay silent for a timeout of a `class`
+    /// request to count against it (`policy::silence`).
+    pub fn proof_time(&self, endpoint: usize, class: MethodClass) -> Duration {
+        let Some(ep) = self.endpoints.get(endpoint) else { return self.attempt_ceiling };
+        let normal = self.attempt_timeout(endpoint, class, ep.spec.timeout.unwrap_or(self.attempt_ceiling));
+        crate::policy::silence::proof_time(normal, self.reference_tail(endpoint, class))
+    }
+
+    /// Whether `req` has time left to prove `endpoint` with a probe: a
+    /// probe that times out sooner proves nothing, and spends the probe.
+    pub(super) fn time_to_prove(&self, endpoint: usize, req: &RouteRequest<'_>, now: Instant) -> bool {
+        req.deadline.is_none_or(|d| d.saturating_since(now) >= self.proof_time(endpoint, req.class))
+    }
+
     /// The slow-end latency that stands for `endpoint`: its own trusted
     /// tail; with no history of its own, the slowest trusted tail of its
     /// peers; `None` when nobody has history (or no such endpoint).
@@ -462,6 +492,8 @@ mod outcomes;
 mod pacing;
 #[cfg(test)]
 mod pacing_tests;
+#[cfg(test)]
+mod probe_time_tests;
 #[cfg(test)]
 mod select_tests;
 mod shared;

@@ -61,6 +61,7 @@ where
         last: Some(detail(observation.clone())),
         attempts: vec![record],
         reported: None,
+        next_chance_in: None,
     };
     Err(SingleFailure { failure, observation })
 }

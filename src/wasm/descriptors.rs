@@ -132,6 +132,20 @@ pub fn simple_error(kind: &str, code: i64, message: &str) -> JsValue {
     Obj::new().set("kind", kind).set("code", code as f64).set("message", message).build()
 }
 
+/// A deadline stop in words: one before the deadline says it failed fast,
+/// and why (no endpoint could take the request in time), rather than
+/// claiming a deadline that had not passed yet.
+fn deadline_words(attempts: usize, next_chance_in: Option<std::time::Duration>) -> String {
+    match next_chance_in {
+        Some(d) => format!(
+            "no endpoint can take the request before its deadline (every one open, resting or busy for \
+             {} ms more; failed at once) after {attempts} attempt(s)",
+            d.as_millis()
+        ),
+        None => format!("deadline passed after {attempts} attempt(s)"),
+    }
+}
+
 fn transport_words(t: &TransportFailure) -> (&'static str, String) {
     match t {
         TransportFailure::Timeout => ("timeout", "request timed out".into()),
@@ -210,9 +224,7 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
         }
     });
     let own = match f.reason {
-        StopReason::Deadline => {
-            Some((kind::DEADLINE, CODE_UNAVAILABLE, format!("deadline passed after {n} attempt(s)")))
-        }
+        StopReason::Deadline => Some((kind::DEADLINE, CODE_UNAVAILABLE, deadline_words(n, f.next_chance_in))),
         StopReason::Budget => {
             Some((kind::BUDGET, CODE_UNAVAILABLE, format!("retry budget exhausted after {n} attempt(s)")))
         }

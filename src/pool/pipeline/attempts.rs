@@ -6,10 +6,13 @@ use super::permit::Permit;
 use super::unknown::Answer;
 use super::Pipeline;
 use crate::error::{AttemptRecord, Failure, FailureDetail, StopReason};
-use crate::policy::classify::{Observation, Reply};
+use crate::policy::classify::{Observation, Reply, TransportFailure};
+use crate::policy::silence::silence_is_evidence;
 use crate::policy::Verdict;
+use crate::rpc::methods::MethodClass;
 use crate::runtime::Runtime;
 use crate::time::Instant;
+use std::time::Duration;
 
 /// Per-request bookkeeping.
 pub(super) struct Attempts<P> {
@@ -23,7 +26,7 @@ pub(super) struct Attempts<P> {
 
 impl<P> Attempts<P> {
     pub(super) fn stop(self, reason: StopReason) -> Failure<P> {
-        Failure { reason, last: self.last, attempts: self.records, reported: self.reported }
+        Failure { reason, last: self.last, attempts: self.records, reported: self.reported, next_chance_in: None }
     }
 
     /// Keeps the most informative failure: a node's JSON-RPC answer is not
@@ -60,6 +63,28 @@ impl Pipeline {
             elapsed,
         });
         state.tried[endpoint] = true;
+    }
+}
+
+impl Pipeline {
+    /// A timeout after `silent_for` on `endpoint` counts against its health
+    /// only if the node had time to answer (`policy::silence`): one cut to
+    /// milliseconds by the request's deadline stays a failure of the
+    /// request (it may fail over) but leaves the breaker alone.
+    pub(super) fn weigh_silence<P>(
+        &self,
+        verdict: &mut Verdict,
+        endpoint: usize,
+        class: MethodClass,
+        observation: &Observation<P>,
+        silent_for: Duration,
+    ) {
+        if verdict.health_failure && matches!(observation, Observation::Transport(TransportFailure::Timeout)) {
+            let proof = self.router.borrow().proof_time(endpoint, class);
+            if !silence_is_evidence(silent_for, proof) {
+                verdict.health_failure = false;
+            }
+        }
     }
 }
 

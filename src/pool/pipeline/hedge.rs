@@ -284,10 +284,14 @@ impl Pipeline {
     ) -> Option<Decided<'p, P>> {
         match done {
             AttemptOutcome::Answered(observation) => {
-                let verdict = self.classifier.classify(cx.call.method, &observation, cx.runtime.unix_time());
+                let mut verdict = self.classifier.classify(cx.call.method, &observation, cx.runtime.unix_time());
+                let silent_for = cx.runtime.now().saturating_since(began);
+                self.weigh_silence(&mut verdict, reservation.endpoint(), cx.info.class, &observation, silent_for);
                 Some(Decided { reservation, began, observation, verdict })
             }
-            AttemptOutcome::ChainCheckFailed(observation, verdict) => {
+            AttemptOutcome::ChainCheckFailed(observation, mut verdict) => {
+                let silent_for = cx.runtime.now().saturating_since(began);
+                self.weigh_silence(&mut verdict, reservation.endpoint(), cx.info.class, &observation, silent_for);
                 Some(Decided { reservation, began, observation, verdict })
             }
             // Released unused as it drops: the endpoint is disabled, nothing learned.
@@ -337,7 +341,8 @@ impl Pipeline {
         let now = runtime.now();
         let mut tried = state.tried.clone();
         tried[primary] = true;
-        let request = RouteRequest { hedge_of: Some(waited), ..route(&cx.call, info, &tried, true, Some(primary)) };
+        let request =
+            RouteRequest { hedge_of: Some(waited), ..route(&cx.call, info, &tried, (true, Some(primary)), deadline) };
         let draws = (runtime.random_unit(), runtime.random_unit());
         let Selection::Reserved(r) = self.select(cx.emit, now, &request, draws) else { return None };
         let permit = Permit::new(self, r);

@@ -32,14 +32,28 @@ impl Router {
             })
             .collect();
         candidates.sort_by_key(|&i| self.endpoints[i].breaker.borrow().early_probe_at());
-        let first = *candidates.first()?;
+        if candidates.is_empty() {
+            return None;
+        }
         if self.outage.in_flight {
             // The probe in flight decides; its completion wakes the waiters.
             return Some(Selection::Wait { until: Some(now + self.outage.spacing()), quota: false, paced: false });
         }
+        // Only a request with time to prove the node carries the probe: one
+        // that woke with milliseconds left would time out, prove nothing and
+        // spend the probe (the next waiter, or the next arrival, takes it).
+        candidates.retain(|&i| self.time_to_prove(i, req, now));
+        if candidates.is_empty() {
+            return Some(Selection::Wait { until: req.deadline, quota: false, paced: false });
+        }
+        let first = candidates[0];
         let due = self.endpoints[first].breaker.borrow().early_probe_at().max(self.outage.next_at);
         if due > now {
-            return Some(Selection::Wait { until: Some(due), quota: false, paced: false });
+            // A request that would reach the probe's time with too little
+            // left to carry it fails now rather than wait in vain.
+            let in_time = req.deadline.is_none_or(|d| d.saturating_since(due) >= self.proof_time(first, req.class));
+            let until = if in_time { due } else { due.max(req.deadline.unwrap_or(due)) };
+            return Some(Selection::Wait { until: Some(until), quota: false, paced: false });
         }
         for i in candidates {
             let admission = self.endpoints[i].breaker.borrow_mut().try_early_probe(now, draw);

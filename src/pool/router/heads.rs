@@ -92,6 +92,7 @@ impl Router {
             after: None,
             hedge_of: None,
             since: None,
+            deadline: None,
         };
         let mut polls = Vec::new();
         for i in 0..self.endpoints.len() {

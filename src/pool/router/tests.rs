@@ -41,6 +41,7 @@ pub(super) fn req<'a>(tried: &'a [bool]) -> RouteRequest<'a> {
         after: None,
         hedge_of: None,
         since: None,
+        deadline: None,
     }
 }
 

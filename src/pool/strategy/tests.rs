@@ -48,6 +48,7 @@ fn request(after: Option<usize>) -> RouteRequest<'static> {
         after,
         hedge_of: None,
         since: None,
+        deadline: None,
     }
 }
 

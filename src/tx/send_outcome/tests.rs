@@ -35,7 +35,7 @@ fn failure(history: Vec<Observation<()>>) -> Failure<()> {
         })
         .collect();
     let last = history.into_iter().last().map(crate::pool::pipeline::detail);
-    Failure { reason: StopReason::NotRetryable, last, attempts, reported: None }
+    Failure { reason: StopReason::NotRetryable, last, attempts, reported: None, next_chance_in: None }
 }
 
 fn outcome(history: Vec<Observation<()>>) -> SendOutcome<&'static str> {
