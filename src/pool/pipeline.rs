@@ -11,6 +11,8 @@
 //!             else sleep until `until` or until a slot frees, select again
 //!     first use of an endpoint: check its eth_chainId (a mismatch disables it)
 //!     attempt with timeout = min(endpoint/attempt timeout, deadline − now)
+//!       (a breaker's probe only for a request with time to prove the node;
+//!       a timeout after less silence than that is no evidence against it)
 //!     complete the reservation with the verdict (breaker, quota, latency)
 //!     Success / AlreadyKnown               → done
 //!     Fatal, send outcomes, OutcomeUnknown → stop NotRetryable (exactly one attempt)
@@ -61,6 +63,7 @@ use context::RequestContext;
 use extra::ExtraAttempts;
 use hedge::{Decided, FirstAttempt};
 use permit::Permit;
+use selection::route;
 use unknown::{answer_of, UnknownAnswers};
 
 /// A successful answer.
@@ -434,42 +437,6 @@ impl Pipeline {
     fn attempt_timeout(&self, endpoint: usize, info: &MethodInfo, remaining: Duration) -> Duration {
         let ceiling = self.config.endpoints[endpoint].timeout.unwrap_or(self.config.attempt_timeout);
         self.router.borrow().attempt_timeout(endpoint, info.class, ceiling).min(remaining)
-    }
-}
-
-/// What the router is asked for one attempt of `call`.
-fn route<'r>(
-    call: &Call<'r>,
-    info: &MethodInfo,
-    tried: &'r [bool],
-    (only_untried, after): (bool, Option<usize>),
-    deadline: Instant,
-) -> RouteRequest<'r> {
-    RouteRequest {
-        method: call.method,
-        class: info.class,
-        cost: call.cost.unwrap_or(info.cost),
-        wants_latest: call.wants_latest,
-        tried,
-        only_untried,
-        after,
-        hedge_of: None,
-        since: None,
-        deadline: Some(deadline),
-    }
-}
-
-/// An outcome that teaches the router nothing (an abandoned hedge's
-/// record: its reservation is completed with it, not just released).
-fn neutral() -> Verdict {
-    Verdict {
-        class: ErrorClass::Capability,
-        rule: "released".into(),
-        health_failure: false,
-        retry_after: None,
-        long_horizon: false,
-        once_elsewhere: false,
-        undelivered: false,
     }
 }
 

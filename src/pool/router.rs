@@ -450,26 +450,6 @@ impl Router {
         crate::pool::endpoint::adaptive_timeout(self.reference_tail(endpoint, class), ceiling, self.adaptive_timeout)
     }
 
-    /// Sets the attempt timeout of endpoints without one of their own
-    /// (the relayer's `attemptTimeoutMs`).
-    pub fn set_attempt_ceiling(&mut self, ceiling: Duration) {
-        self.attempt_ceiling = ceiling;
-    }
-
-    /// How long `endpoint` must stay silent for a timeout of a `class`
-    /// request to count against it (`policy::silence`).
-    pub fn proof_time(&self, endpoint: usize, class: MethodClass) -> Duration {
-        let Some(ep) = self.endpoints.get(endpoint) else { return self.attempt_ceiling };
-        let normal = self.attempt_timeout(endpoint, class, ep.spec.timeout.unwrap_or(self.attempt_ceiling));
-        crate::policy::silence::proof_time(normal, self.reference_tail(endpoint, class))
-    }
-
-    /// Whether `req` has time left to prove `endpoint` with a probe: a
-    /// probe that times out sooner proves nothing, and spends the probe.
-    pub(super) fn time_to_prove(&self, endpoint: usize, req: &RouteRequest<'_>, now: Instant) -> bool {
-        req.deadline.is_none_or(|d| d.saturating_since(now) >= self.proof_time(endpoint, req.class))
-    }
-
     /// The slow-end latency that stands for `endpoint`: its own trusted
     /// tail; with no history of its own, the slowest trusted tail of its
     /// peers; `None` when nobody has history (or no such endpoint).

@@ -8,7 +8,7 @@ use super::Pipeline;
 use crate::error::{AttemptRecord, Failure, FailureDetail, StopReason};
 use crate::policy::classify::{Observation, Reply, TransportFailure};
 use crate::policy::silence::silence_is_evidence;
-use crate::policy::Verdict;
+use crate::policy::{ErrorClass, Verdict};
 use crate::rpc::methods::MethodClass;
 use crate::runtime::Runtime;
 use crate::time::Instant;
@@ -102,5 +102,19 @@ pub fn detail<P>(observation: Observation<P>) -> FailureDetail<P> {
             Reply::TooLarge => FailureDetail::Http { status, body: "tooLarge" },
             Reply::InexactNumber => FailureDetail::Http { status, body: "inexactNumber" },
         },
+    }
+}
+
+/// An outcome that teaches the router nothing (an abandoned hedge's
+/// record: its reservation is completed with it, not just released).
+pub(super) fn neutral() -> Verdict {
+    Verdict {
+        class: ErrorClass::Capability,
+        rule: "released".into(),
+        health_failure: false,
+        retry_after: None,
+        long_horizon: false,
+        once_elsewhere: false,
+        undelivered: false,
     }
 }

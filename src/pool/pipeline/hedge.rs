@@ -47,9 +47,11 @@ use std::pin::{pin, Pin};
 use std::task::Poll;
 use std::time::Duration;
 
+use super::attempts::neutral;
 use super::context::RequestContext;
 use super::permit::{Permit, Target};
-use super::{neutral, route, Attempts, Pipeline};
+use super::selection::route;
+use super::{Attempts, Pipeline};
 use crate::policy::classify::rules::not_a_chain_id;
 use crate::policy::classify::{Observation, Reply};
 use crate::policy::{ErrorClass, Verdict};

@@ -2,9 +2,11 @@
 //! endpoint (and passing on what the router learned from the realm while
 //! it chose, and the asks its quota groups made of a fleet store), and waking the requests that wait for a slot or an answer.
 
+use super::Call;
 use super::{Pipeline, PipelineEvent};
 use crate::pool::notify::Notify;
 use crate::pool::router::{RouteRequest, RouterEvent, Selection};
+use crate::rpc::methods::MethodInfo;
 use crate::time::Instant;
 
 impl Pipeline {
@@ -40,5 +42,27 @@ impl Pipeline {
         if let Some(realm) = &self.realm_wake {
             wake(realm);
         }
+    }
+}
+
+/// What the router is asked for one attempt of `call`.
+pub(super) fn route<'r>(
+    call: &Call<'r>,
+    info: &MethodInfo,
+    tried: &'r [bool],
+    (only_untried, after): (bool, Option<usize>),
+    deadline: Instant,
+) -> RouteRequest<'r> {
+    RouteRequest {
+        method: call.method,
+        class: info.class,
+        cost: call.cost.unwrap_or(info.cost),
+        wants_latest: call.wants_latest,
+        tried,
+        only_untried,
+        after,
+        hedge_of: None,
+        since: None,
+        deadline: Some(deadline),
     }
 }

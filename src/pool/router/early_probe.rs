@@ -1,11 +1,15 @@
 //! The early probe of a total outage: while every endpoint a request may
 //! use is open, one probe for the whole pool goes to the endpoint whose
-//! early probe is due first (`pool/outage.rs` keeps the schedule).
+//! early probe is due first (`pool/outage.rs` keeps the schedule). And who
+//! may carry a probe, early or half-open: a request with time to prove the
+//! node (`policy::silence`).
 
 use super::{Router, Selection};
 use crate::policy::breaker::Admission;
 use crate::pool::route_request::RouteRequest;
+use crate::rpc::methods::MethodClass;
 use crate::time::Instant;
+use std::time::Duration;
 
 impl Router {
     /// Total outage: the Open endpoint whose early probe is due goes first,
@@ -67,5 +71,25 @@ impl Router {
             }
         }
         None
+    }
+
+    /// Sets the attempt timeout of endpoints without one of their own
+    /// (the relayer's `attemptTimeoutMs`).
+    pub fn set_attempt_ceiling(&mut self, ceiling: Duration) {
+        self.attempt_ceiling = ceiling;
+    }
+
+    /// How long `endpoint` must stay silent for a timeout of a `class`
+    /// request to count against it (`policy::silence`).
+    pub fn proof_time(&self, endpoint: usize, class: MethodClass) -> Duration {
+        let Some(ep) = self.endpoints.get(endpoint) else { return self.attempt_ceiling };
+        let normal = self.attempt_timeout(endpoint, class, ep.spec.timeout.unwrap_or(self.attempt_ceiling));
+        crate::policy::silence::proof_time(normal, self.reference_tail(endpoint, class))
+    }
+
+    /// Whether `req` has time left to prove `endpoint` with a probe: a
+    /// probe that times out sooner proves nothing, and spends the probe.
+    pub(super) fn time_to_prove(&self, endpoint: usize, req: &RouteRequest<'_>, now: Instant) -> bool {
+        req.deadline.is_none_or(|d| d.saturating_since(now) >= self.proof_time(endpoint, req.class))
     }
 }
