@@ -394,8 +394,8 @@ impl Pipeline {
             }
             let free = undelivered && state.tried.iter().any(|t| !t);
             // A retry off a node whose breaker is open now (it hung or died
-            // under this request) pays its own token and overdraws the
-            // realm's: see `pipeline/extra.rs`.
+            // under this request) always goes, into debt if need be: see
+            // `pipeline/extra.rs`.
             let stranded = self.router.borrow_mut().breaker_open(endpoint, ended);
             if !free && !self.budget.borrow_mut().try_withdraw_retry(ended, stranded) {
                 return Err(state.stop(StopReason::Budget));

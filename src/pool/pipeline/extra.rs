@@ -11,8 +11,8 @@
 //! Retries, failovers and hedges all draw on it, with one exception paid
 //! for: an extra attempt for a request stranded on a node whose breaker
 //! has opened (the node hung or died under it) goes even when the realm's
-//! budget is empty, and overdraws it (at most one burst of debt), so the
-//! share holds over time. That node takes no new attempts, so such extra
+//! budget, or the relayer's own, is empty, and overdraws them (at most one
+//! burst of debt each), so the share holds over time. That node takes no new attempts, so such extra
 //! attempts are bounded by what was in flight on it when it was judged,
 //! and each goes to another node and saves a request: a new user's 300
 //! relayers whose warmed-up node hung lost 11–32 % of their reads in flight
@@ -52,13 +52,16 @@ impl ExtraAttempts {
     }
 
     /// A retry (or failover): one token from each, or none from either;
-    /// for a request `stranded` on a node whose breaker opened, the
-    /// relayer's own token only, the realm's overdrawn (into at most one
-    /// burst of debt).
+    /// for a request `stranded` on a node whose breaker opened, always,
+    /// paid for by both, into at most one burst of debt each (the node's
+    /// in-flight attempts when it was judged bound these retries, as the
+    /// module doc says). With the relayer's own token required, a bot with
+    /// 64 reads in flight on a node that died lost 56 of them to
+    /// `RetryBudgetError` (burst 5) while two healthy nodes stood idle.
     pub(super) fn try_withdraw_retry(&mut self, now: Instant, stranded: bool) -> bool {
         if stranded {
             if !self.own.try_withdraw(now) {
-                return false;
+                self.own.overdraw(now);
             }
             self.overdraw_realm(now);
             return true;
@@ -137,5 +140,22 @@ mod tests {
         left.leave_realm();
         assert!(left.try_withdraw_hedge(now), "a relayer that left pays only its own");
         assert!(realm.borrow_mut().balance(now) < 1.0);
+    }
+
+    #[test]
+    fn a_retry_stranded_on_a_judged_node_goes_into_debt_when_the_relayers_own_budget_is_empty() {
+        let now = Instant::ZERO;
+        let mut alone = ExtraAttempts::new(budget(0.2, 2.0), None);
+        assert!(alone.try_withdraw_retry(now, false));
+        assert!(alone.try_withdraw_retry(now, false));
+        assert!(!alone.try_withdraw_retry(now, false), "the burst of 2 is spent");
+        for _ in 0..5 {
+            assert!(alone.try_withdraw_retry(now, true), "every request stranded on a node that died fails over");
+        }
+        assert_eq!(alone.balance(now), -2.0, "paid for, into at most one burst of debt");
+        for _ in 0..10 {
+            alone.deposit(now); // 2 tokens: the debt repaid, nothing more
+        }
+        assert!(!alone.try_withdraw_retry(now, false), "ordinary retries wait until the debt is repaid");
     }
 }

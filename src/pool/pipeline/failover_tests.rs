@@ -36,3 +36,21 @@ fn a_failover_onto_open_endpoints_never_probes_the_endpoint_that_just_failed() {
     assert_eq!(h.net.log(), vec![(0, 1000), (1, 1000)]);
     assert_eq!(ok.endpoint, 1);
 }
+
+#[test]
+fn every_read_in_flight_on_a_node_that_dies_fails_over_whatever_the_retry_budget() {
+    // 64 reads in flight on the preferred node when it starts answering
+    // 503; the default budget holds 5 retries. Its breaker opens after
+    // three failures; the other reads were stranded on it and fail over
+    // to the two healthy nodes all the same.
+    let mut raw = crate::config::RawOptions::default();
+    raw.pool.strategy = crate::pool::options::Strategy::Priority;
+    let h =
+        harness(vec![vec![Slow(MS(50), Box::new(Status(503, None)))], vec![Answer("0x2")], vec![Answer("0x3")]], raw);
+    let reads = (0..64).map(|_| h.request("eth_getBalance"));
+    let outcomes = h.rt.block_on(crate::runtime::sim::join_all(reads.collect())).unwrap();
+    let failed: Vec<_> = outcomes.iter().filter_map(|o| o.as_ref().err().map(|f| f.reason)).collect();
+    assert_eq!(failed, vec![], "every read answered by a healthy node");
+    assert_eq!(h.net.calls(0), 64);
+    assert_eq!(h.net.calls(1) + h.net.calls(2), 64, "one failover each, no more");
+}
