@@ -277,11 +277,20 @@ impl Router {
         let mut serving_set: Vec<usize> = Vec::new();
         let mut all_open = true;
         let mut all_quota = true;
+        // Whether every endpoint the pool can use is open, whatever this
+        // request may take (its method, its freshness, a failover's or a
+        // hedge's narrower view): a total outage is the pool's, not one
+        // request's (`None`: no endpoint usable at all).
+        let mut pool_open: Option<bool> = None;
         for i in 0..self.endpoints.len() {
             self.adopt_shared_chain(i, now);
             let awaiting_check = self.awaiting_chain_check(i, now);
             let recheck = self.chain_recheck;
             let ep = &mut self.endpoints[i];
+            if !ep.chain_disabled(now, recheck) && !ep.refused(now) {
+                let open = matches!(ep.breaker.borrow_mut().state(now), BreakerState::Open { .. });
+                pool_open = Some(pool_open.unwrap_or(true) && open);
+            }
             if ep.chain_disabled(now, recheck)
                 || ep.refused(now)
                 || !ep.spec.serves(req.method)
@@ -355,10 +364,8 @@ impl Router {
         if serving == 0 {
             return Selection::NoEndpoint;
         }
-        // Whether the pool is in a total outage: a failover's or a hedge's
-        // view (the endpoints it may still take) does not say.
-        if !req.only_untried && req.hedge_of.is_none() {
-            self.note_outage(all_open && serving > 0, now);
+        if let Some(open) = pool_open {
+            self.note_outage(open, now);
         }
         if eligible.is_empty() {
             if all_open {

@@ -213,3 +213,28 @@ fn a_failover_that_finds_its_untried_endpoints_open_is_no_total_outage() {
     let _ = r.select(at(20), &req(&tried), (0.5, 0.5));
     assert!(!r.pacer.borrow().outage && r.pacer.borrow().recovery.is_none());
 }
+
+#[test]
+fn a_request_whose_method_only_open_endpoints_serve_is_no_total_outage() {
+    // Endpoints 0 and 1 are open; endpoint 2 is up but denies eth_blockNumber.
+    // That request's view is all open; the pool's is not.
+    let mut specs: Vec<EndpointSpec> = (0..3).map(super::tests::spec).collect();
+    specs[2].deny = vec!["eth_blockNumber".into()];
+    let mut r = Router::new(specs, &super::tests::options(Strategy::Priority), Duration::from_secs(60), at(0));
+    for _ in 0..6 {
+        let tried = [false; 3];
+        match r.select(at(0), &req(&tried), (0.5, 0.5)) {
+            Selection::Reserved(res) => {
+                finish(&mut r, at(0), res, ErrorClass::Transient, true);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    let tried = [false; 3];
+    assert!(matches!(r.select(at(10), &req(&tried), (0.5, 0.5)), Selection::Wait { .. }), "only open ones serve it");
+    assert!(!r.pacer.borrow().outage, "endpoint 2 is up: the pool is not in a total outage");
+    // Endpoint 2 too goes down: now it is one.
+    r.endpoints[2].breaker.borrow_mut().open_until(at(20), at(30_000));
+    let _ = r.select(at(20), &req(&tried), (0.5, 0.5));
+    assert!(r.pacer.borrow().outage);
+}
