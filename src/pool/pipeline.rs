@@ -48,7 +48,7 @@ use std::time::Duration;
 use super::events::PipelineEvent;
 use super::notify::{either, unless_closed, Notify, Shutdown};
 use super::outage::PacedTurn;
-use super::router::{RouteRequest, Router, Selection};
+use super::router::{Router, Selection};
 use crate::config::RelayerConfig;
 use crate::coord::Realm;
 use crate::error::{AttemptRecord, Failure, StopReason};
@@ -249,10 +249,7 @@ impl Pipeline {
                 return Err(state.stop(StopReason::Closed));
             }
             let now = runtime.now();
-            let request = RouteRequest {
-                since: Some(start),
-                ..route(&call, &info, &state.tried, (only_untried, after), deadline)
-            };
+            let request = route(&call, &info, &state.tried, (only_untried, after), (start, deadline));
             let reservation = if let Some(permit) = preselected.take() {
                 permit
             } else {
@@ -404,7 +401,7 @@ impl Pipeline {
             // yet tried in this request, free right now, can take the retry at
             // once: failing over costs no waiting, only the attempt.
             if !delay.is_zero() && state.tried.iter().any(|t| !t) {
-                let request = route(&call, &info, &state.tried, (true, Some(endpoint)), deadline);
+                let request = route(&call, &info, &state.tried, (true, Some(endpoint)), (start, deadline));
                 let draws = (runtime.random_unit(), runtime.random_unit());
                 let selection = self.select(emit, ended, &request, draws);
                 if let Selection::Reserved(r) = selection {

@@ -343,8 +343,10 @@ impl Pipeline {
         let now = runtime.now();
         let mut tried = state.tried.clone();
         tried[primary] = true;
-        let request =
-            RouteRequest { hedge_of: Some(waited), ..route(&cx.call, info, &tried, (true, Some(primary)), deadline) };
+        let request = RouteRequest {
+            hedge_of: Some(waited),
+            ..route(&cx.call, info, &tried, (true, Some(primary)), (cx.start, deadline))
+        };
         let draws = (runtime.random_unit(), runtime.random_unit());
         let Selection::Reserved(r) = self.select(cx.emit, now, &request, draws) else { return None };
         let permit = Permit::new(self, r);

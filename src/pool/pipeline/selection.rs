@@ -45,13 +45,15 @@ impl Pipeline {
     }
 }
 
-/// What the router is asked for one attempt of `call`.
+/// What the router is asked for one attempt of `call`, begun at `since`: a
+/// retry, a failover or a hedge keeps its request's place in the recovery
+/// pacer's line (it must not take a turn ahead of older held requests).
 pub(super) fn route<'r>(
     call: &Call<'r>,
     info: &MethodInfo,
     tried: &'r [bool],
     (only_untried, after): (bool, Option<usize>),
-    deadline: Instant,
+    (since, deadline): (Instant, Instant),
 ) -> RouteRequest<'r> {
     RouteRequest {
         method: call.method,
@@ -62,7 +64,29 @@ pub(super) fn route<'r>(
         only_untried,
         after,
         hedge_of: None,
-        since: None,
+        since: Some(since),
         deadline: Some(deadline),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rpc::methods::method_info;
+
+    #[test]
+    fn every_attempt_of_a_request_asks_with_its_start_and_deadline() {
+        // Without `since`, a failover or a hedge would be outside the recovery
+        // pacer's line and could take a turn ahead of older held requests.
+        let call = Call::new("eth_getBalance");
+        let info = method_info(call.method);
+        let tried = [true, false];
+        let (start, deadline) = (
+            Instant::from_epoch(std::time::Duration::from_secs(3)),
+            Instant::from_epoch(std::time::Duration::from_secs(4)),
+        );
+        let failover = route(&call, &info, &tried, (true, Some(0)), (start, deadline));
+        assert_eq!((failover.since, failover.deadline), (Some(start), Some(deadline)));
+        assert_eq!((failover.only_untried, failover.after), (true, Some(0)));
     }
 }
