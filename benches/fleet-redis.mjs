@@ -93,7 +93,7 @@ async function runOne(fleet, redis, kind, scenario, round) {
   const all = reports.flatMap((r) => r.results);
   const ok = all.filter((o) => o.ok);
   const why = {};
-  for (const o of all) if (!o.ok) why[o.error] = (why[o.error] || 0) + 1;
+  for (const o of all) if (!o.ok) { const k = process.env.FLEET_WHY ? `${o.at}: ${o.error}` : o.error; why[k] = (why[k] || 0) + 1; }
   if (process.env.FLEET_WHY) console.error(kind, JSON.stringify(why), JSON.stringify(all.filter((o) => !o.ok).map((o) => o.at).sort((a, b) => a - b)));
   const lat = ok.map((o) => o.ms).sort((a, b) => a - b);
   let peak = null;

@@ -7,6 +7,8 @@
 //!   a member of this realm                    every other realm
 //!   hears a 429 (cooldown until t) ─ Cooldown ─► the same quota group cools until t
 //!   opens a breaker (open until t) ─ BreakerOpen ► the same breaker opens until t
+//!   finds a node back (a probe got ─ BreakerBack ► the same breaker, if open,
+//!   through, at t)                                 probes it now
 //!   lowers a learned rate to r ──────── Plan ──► the same group lowers to r
 //!   checks a chain id ──────────────── Chain ──► the endpoint's record has it
 //! ```
@@ -25,6 +27,9 @@ use crate::time::Instant;
 
 /// The longest a heard cooldown or breaker opening is honoured.
 pub const MAX_HEARD: Duration = Duration::from_secs(120);
+/// How old (or, by a peer's clock skew, how far ahead) heard word of a node
+/// being back may be: older news says nothing of the node now.
+pub const MAX_BACK_AGE: Duration = Duration::from_secs(10);
 
 /// One piece of news, as this realm's core produces it (times as instants
 /// of this realm; the host converts them to Unix time to send).
@@ -43,6 +48,17 @@ pub enum News {
         breaker: u64,
         /// Until when.
         until: Instant,
+    },
+    /// A breaker's (by realm key) probe got through then: the node is back.
+    /// Every realm whose breaker for it is still open probes it at once
+    /// instead of at its own next early probe, seconds later (a fleet on
+    /// Redis answered half its reads after a 5 s outage: each process
+    /// waited out its own doubled probe spacing).
+    BreakerBack {
+        /// The breaker's realm key.
+        breaker: u64,
+        /// When its probe got through.
+        at: Instant,
     },
     /// A quota group (by realm key) was limited and lowered its rate to
     /// this (CU/s): every member sends under the one learned plan.
@@ -67,6 +83,7 @@ impl News {
         match self {
             News::Cooldown { .. } => "cooldown",
             News::BreakerOpen { .. } => "breakerOpen",
+            News::BreakerBack { .. } => "breakerBack",
             News::Plan { .. } => "plan",
             News::Chain { .. } => "chain",
         }
@@ -76,7 +93,7 @@ impl News {
     pub fn key_hex(&self) -> String {
         let key = match *self {
             News::Cooldown { group, .. } => group,
-            News::BreakerOpen { breaker, .. } => breaker,
+            News::BreakerOpen { breaker, .. } | News::BreakerBack { breaker, .. } => breaker,
             News::Plan { group, .. } => group,
             News::Chain { endpoint, .. } => endpoint,
         };
@@ -90,6 +107,7 @@ impl News {
             News::Cooldown { until, .. } | News::BreakerOpen { until, .. } => {
                 unix_now_ms + until.saturating_since(now).as_secs_f64() * 1000.0
             }
+            News::BreakerBack { at, .. } => unix_now_ms - now.saturating_since(at).as_secs_f64() * 1000.0,
             News::Plan { rate, .. } => rate,
             News::Chain { chain_id, .. } => chain_id as f64,
         }
@@ -97,7 +115,8 @@ impl News {
 
     /// News read from the wire, or `None` for what this version does not
     /// know or cannot trust (an unknown kind, a bad key, a time in the past
-    /// or not a number). Times beyond [`MAX_HEARD`] from now are cut to it.
+    /// or not a number; word of a node back older than [`MAX_BACK_AGE`], or
+    /// as far ahead). Times beyond [`MAX_HEARD`] from now are cut to it.
     pub fn read(kind: &str, key: &str, value: f64, now: Instant, unix_now_ms: f64) -> Option<News> {
         if !value.is_finite() {
             return None;
@@ -110,6 +129,14 @@ impl News {
         match kind {
             "cooldown" => Some(News::Cooldown { group: key, until: until()? }),
             "breakerOpen" => Some(News::BreakerOpen { breaker: key, until: until()? }),
+            "breakerBack" => {
+                let age = (unix_now_ms - value) / 1000.0;
+                let bound = MAX_BACK_AGE.as_secs_f64();
+                (-bound..=bound).contains(&age).then(|| News::BreakerBack {
+                    breaker: key,
+                    at: Instant::from_epoch(now.since_epoch().saturating_sub(Duration::from_secs_f64(age.max(0.0)))),
+                })
+            }
             "plan" if value > 0.0 => Some(News::Plan { group: key, rate: value }),
             "chain" if (1.0..=9_007_199_254_740_991.0).contains(&value) && value.fract() == 0.0 => {
                 Some(News::Chain { endpoint: key, chain_id: value as u64 })
@@ -162,5 +189,19 @@ mod tests {
         assert_eq!(News::read("plan", &plan.key_hex(), 450.0, there, unix), Some(plan));
         assert_eq!(News::read("plan", &plan.key_hex(), 0.0, there, unix), None, "no rate is no plan");
         assert_eq!(News::read("plan", &plan.key_hex(), f64::INFINITY, there, unix), None);
+    }
+
+    #[test]
+    fn word_of_a_node_back_travels_as_when_and_is_dropped_once_stale() {
+        let now = Instant::from_millis_f64(5_000.0);
+        let unix = 1_700_000_000_000.0;
+        let back = News::BreakerBack { breaker: 7, at: Instant::from_millis_f64(4_000.0) };
+        assert_eq!((back.kind(), back.value(now, unix)), ("breakerBack", unix - 1000.0));
+        let there = Instant::from_millis_f64(90_000.0);
+        let heard = News::read("breakerBack", &back.key_hex(), unix - 1000.0, there, unix + 500.0);
+        assert_eq!(heard, Some(News::BreakerBack { breaker: 7, at: Instant::from_millis_f64(88_500.0) }));
+        assert_eq!(News::read("breakerBack", &back.key_hex(), unix - 10_001.0, there, unix), None, "stale");
+        assert_eq!(News::read("breakerBack", &back.key_hex(), unix + 10_001.0, there, unix), None, "far ahead");
+        assert!(News::read("breakerBack", &back.key_hex(), unix + 2_000.0, there, unix).is_some(), "a little skew");
     }
 }

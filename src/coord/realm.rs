@@ -207,7 +207,7 @@ impl Realm {
 
     /// Applies news another realm told (`news.rs`) to the live state under
     /// its key, at `now`: a cooldown cools the group, a breaker opening
-    /// opens the breaker, a chain id is recorded. `false` when nothing here
+    /// opens the breaker, a node back is probed now, a chain id is recorded. `false` when nothing here
     /// holds that key (no member uses it: nothing to learn).
     pub fn hear(&self, news: News, now: Instant) -> bool {
         match news {
@@ -216,6 +216,14 @@ impl Realm {
             }
             News::BreakerOpen { breaker, until } => {
                 find(&self.breakers, breaker).map(|b| b.borrow_mut().open_until(now, until)).is_some()
+            }
+            News::BreakerBack { breaker, at } => {
+                let Some(b) = find(&self.breakers, breaker) else { return false };
+                // Not one opened after the word was given: that is newer news.
+                if b.borrow_mut().hasten_unless_opened_since(now, at) {
+                    self.wake.notify_all(); // requests waiting for a probe go now
+                }
+                true
             }
             News::Plan { group, rate } => {
                 find(&self.groups, group).is_some_and(|g| g.borrow_mut().hear_plan(now, rate))

@@ -186,6 +186,8 @@ pub struct Breaker {
     half_open_since: Instant,
     early_probe_at: Instant,
     early_spacing: Duration,
+    /// When it last opened.
+    opened_at: Instant,
     flips: u64,
 }
 
@@ -206,6 +208,7 @@ impl Breaker {
             half_open_since: now,
             early_probe_at: now,
             early_spacing: config.early_probe_base,
+            opened_at: now,
             flips: 0,
         }
     }
@@ -307,6 +310,7 @@ impl Breaker {
                 // At most a first ejection's time: the teller's longer time
                 // reflects its own repeated failures, not anything seen here.
                 self.inner = Inner::Open { until: until.min(now + self.config.open_base) };
+                self.opened_at = now;
                 self.flips += 1;
                 self.probe_successes = 0;
                 self.consecutive = 0;
@@ -322,6 +326,19 @@ impl Breaker {
     pub fn hasten(&mut self, at: Instant) {
         if let Inner::Open { until } = self.inner {
             self.inner = Inner::Open { until: until.min(at) };
+        }
+    }
+
+    /// Another realm's probe found the node back at `at`: an Open breaker
+    /// turns HalfOpen now (its own probes prove the node), unless it opened
+    /// after `at` (its own failure is newer word). Whether it did.
+    pub fn hasten_unless_opened_since(&mut self, now: Instant, at: Instant) -> bool {
+        match self.inner {
+            Inner::Open { .. } if self.opened_at <= at => {
+                self.hasten(now);
+                true
+            }
+            _ => false,
         }
     }
 
@@ -406,6 +423,7 @@ impl Breaker {
             jittered(base.min(self.config.open_max), self.config.jitter, unit_random).min(self.config.open_max);
         self.ejections = self.ejections.saturating_add(1);
         self.inner = Inner::Open { until: now + open_for };
+        self.opened_at = now;
         self.probe_successes = 0;
         self.consecutive = 0;
         self.early_probe_at = now + self.config.early_probe_base;

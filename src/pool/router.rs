@@ -475,6 +475,8 @@ mod heads_tests;
 mod hedging;
 #[cfg(test)]
 mod hedging_tests;
+#[cfg(test)]
+mod news_tests;
 mod outcomes;
 mod pacing;
 #[cfg(test)]

@@ -40,8 +40,12 @@ impl Router {
             return None;
         }
         if self.outage.in_flight {
-            // The probe in flight decides; its completion wakes the waiters.
-            return Some(Selection::Wait { until: Some(now + self.outage.spacing()), quota: false, paced: false });
+            // The probe in flight decides; its completion wakes the waiters,
+            // who look again by the base spacing anyway. Not the next probe's
+            // spacing: a request arriving while the probe is out failed at once
+            // when that (up to 12 s) passed its deadline, though the verdict
+            // came milliseconds later (a fleet on Redis after an outage).
+            return Some(Selection::Wait { until: Some(now + self.outage.base()), quota: false, paced: false });
         }
         // Only a request with time to prove the node carries the probe: one
         // that woke with milliseconds left would time out, prove nothing and

@@ -145,7 +145,8 @@ impl Router {
     }
 
     /// In a realm, what other realms of the origin should hear of these
-    /// events (`coord::news`): a group's cooldown, a breaker's opening.
+    /// events (`coord::news`): a group's cooldown, a breaker's opening, a
+    /// node found back.
     fn tell(&mut self, events: &[RouterEvent], now: Instant) {
         for event in events {
             let news = match *event {
@@ -156,15 +157,18 @@ impl Router {
                     }
                     Some(News::Cooldown { group, until })
                 }
-                RouterEvent::Breaker { endpoint, transition } => match transition.to {
-                    BreakerState::Open { until } => self
-                        .breaker_keys
-                        .get(endpoint)
-                        .copied()
-                        .flatten()
-                        .map(|breaker| News::BreakerOpen { breaker, until }),
-                    _ => None,
-                },
+                RouterEvent::Breaker { endpoint, transition } => {
+                    let Some(breaker) = self.breaker_keys.get(endpoint).copied().flatten() else { continue };
+                    match (transition.from, transition.to) {
+                        (_, BreakerState::Open { until }) => Some(News::BreakerOpen { breaker, until }),
+                        // A probe got through (early, or the half-open ones that
+                        // close it): realms still open on the node probe it now.
+                        (BreakerState::Open { .. }, BreakerState::HalfOpen) | (_, BreakerState::Closed) => {
+                            Some(News::BreakerBack { breaker, at: now })
+                        }
+                        _ => None,
+                    }
+                }
                 _ => None,
             };
             self.news.extend(news);

@@ -67,3 +67,36 @@ fn the_proof_time_follows_the_slow_end_and_the_attempt_timeout() {
     slow.set_attempt_ceiling(Duration::from_millis(40));
     assert_eq!(slow.proof_time(0, MethodClass::Cheap), Duration::from_millis(40), "never past a full timeout");
 }
+
+#[test]
+fn while_the_pools_probe_is_out_a_request_waits_for_its_verdict() {
+    let mut r = all_open();
+    let tried = [false, false];
+    // Failed early probes double the pool's spacing up to 8 s.
+    let mut t = 500;
+    for _ in 0..5 {
+        let due = match r.select(at(t), &req(&tried), (0.5, 0.5)) {
+            Selection::Reserved(res) => {
+                finish(&mut r, at(t), res, ErrorClass::Transient, true);
+                continue;
+            }
+            Selection::Wait { until: Some(u), .. } => u,
+            other => panic!("{other:?}"),
+        };
+        t = due.since_epoch().as_millis() as u64;
+        let res = pick(&mut r, at(t), (0.5, 0.5));
+        finish(&mut r, at(t), res, ErrorClass::Transient, true);
+    }
+    assert_eq!(r.outage.spacing(), Duration::from_millis(8000));
+    let due = match r.select(at(t), &req(&tried), (0.5, 0.5)) {
+        Selection::Wait { until: Some(u), .. } => u,
+        other => panic!("{other:?}"),
+    };
+    let _probe = pick(&mut r, due, (0.5, 0.5)); // out, its verdict to come
+    let one_second = RouteRequest { deadline: Some(due + Duration::from_secs(1)), ..req(&tried) };
+    assert_eq!(
+        r.select(due, &one_second, (0.5, 0.5)),
+        Selection::Wait { until: Some(due + Duration::from_millis(500)), quota: false, paced: false },
+        "it waits (and looks again by the base spacing), not fails at once for the next probe 8 s away"
+    );
+}

@@ -437,7 +437,7 @@ fn a_members_429_and_breaker_opening_are_news_for_other_realms_and_a_lowered_pla
         "the learned plan, lowered: {news:?}"
     );
     assert_eq!(news[1], News::Cooldown { group, until: at(6000) });
-    // A breaker that opens is news; one that closes is not.
+    // A breaker that opens is news.
     let tried = [true, false];
     for _ in 0..3 {
         let r = reserve(&mut a, at(7000), &RouteRequest { only_untried: true, ..req(&tried) });

@@ -1,0 +1,62 @@
+//! Word of a node back between realms (`coord::news::BreakerBack`): a
+//! realm whose probe gets through tells the others, and a realm still open
+//! on that node probes it at once instead of at its own next early probe.
+
+use std::time::Duration;
+
+use super::tests::{at, finish, options, pick, req, spec};
+use super::*;
+use crate::coord::news::News;
+use crate::policy::ErrorClass;
+
+/// A router of one endpoint in its own realm (as one process of a fleet
+/// is), its breaker opened at `opened` by three failures.
+fn down_in(realm: &Realm, opened: u64) -> Router {
+    let mut r =
+        Router::in_realm(vec![spec(0)], &options(Strategy::Priority), Duration::from_secs(60), at(0), Some(realm));
+    for _ in 0..3 {
+        let res = pick(&mut r, at(opened), (0.5, 0.5));
+        finish(&mut r, at(opened), res, ErrorClass::Transient, true);
+    }
+    let _ = r.take_news();
+    r
+}
+
+#[test]
+fn a_realm_that_finds_a_node_back_tells_and_the_others_probe_it_at_once() {
+    let (here, there) = (Realm::new(), Realm::new());
+    let mut a = down_in(&here, 0);
+    let mut b = down_in(&there, 0);
+    let tried = [false];
+    // a's early probe at 500 ms gets through.
+    let probe = pick(&mut a, at(500), (0.5, 0.5));
+    assert!(probe.outage_probe);
+    finish(&mut a, at(510), probe, ErrorClass::Success, false);
+    let news = a.take_news();
+    let back = news.iter().copied().find(|n| matches!(n, News::BreakerBack { .. }));
+    assert!(matches!(back, Some(News::BreakerBack { at: t, .. }) if t == at(510)), "{news:?}");
+    // b had its own early probe at 500 ms too (failed): its next is 500 ms away.
+    let failed = pick(&mut b, at(500), (0.5, 0.5));
+    finish(&mut b, at(505), failed, ErrorClass::Transient, true);
+    let before = b.select(at(600), &req(&tried), (0.5, 0.5));
+    assert_eq!(before, Selection::Wait { until: Some(at(1000)), quota: false, paced: false });
+    assert!(there.hear(back.unwrap(), at(600)));
+    match b.select(at(600), &req(&tried), (0.5, 0.5)) {
+        Selection::Reserved(res) => assert!(res.probe, "a half-open probe at once"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn word_of_a_node_back_does_not_undo_a_newer_opening() {
+    let there = Realm::new();
+    let mut b = down_in(&there, 2_000);
+    let key = b.breaker_keys[0].unwrap();
+    assert!(there.hear(News::BreakerBack { breaker: key, at: at(1_000) }, at(2_100)));
+    let tried = [false];
+    assert!(
+        matches!(b.select(at(2_100), &req(&tried), (0.5, 0.5)), Selection::Wait { .. }),
+        "b saw the node fail after the other realm saw it back"
+    );
+    assert!(matches!(b.endpoints[0].breaker.borrow_mut().state(at(2_100)), BreakerState::Open { .. }));
+}
