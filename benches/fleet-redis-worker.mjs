@@ -46,7 +46,7 @@ const senders = clients.map(async (client, c) => {
   for (let n = 0; Date.now() - start < config.seconds * 1000; n += 1) {
     const began = Date.now();
     const i = config.id * 1e7 + c * 1e4 + n;
-    const settled = Promise.resolve().then(() => client.read(i)).then(() => null, (e) => String(e && e.message).slice(0, 80));
+    const settled = Promise.resolve().then(() => client.read(i)).then(() => null, (e) => String(e && e.message).slice(0, process.env.FLEET_WHY ? 200 : 80));
     outcomes.push(settled.then((error) => ({ ok: error === null, ms: Date.now() - began, at: began - start, ...(error === null ? {} : { error }) })));
     await new Promise((r) => setTimeout(r, gap));
   }
