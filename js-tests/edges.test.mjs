@@ -1,9 +1,10 @@
 // The request path at its edges, against loopback nodes: credentials in
 // URLs, keys refused, answers no rule knows (tried once per endpoint at
-// most), and a cold start with a dead primary.
+// most), a cold start with a dead primary, and a request no node can take
+// before its deadline.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { FaultTolerantRelayer, isAuthError, isRpcError, isHttpError, isClosedError } from '../pkg/dist/node.mjs';
+import { FaultTolerantRelayer, isAuthError, isRpcError, isHttpError, isClosedError, isDeadlineError } from '../pkg/dist/node.mjs';
 import { deadUrl, useMockNodes } from './helpers/mock-node.mjs';
 
 const node = useMockNodes(after);
@@ -189,4 +190,23 @@ test('close() ends an executeRpcWithRetry operation in flight: its signal aborts
   const outcome = await Promise.race([seen, new Promise((r) => setImmediate(() => r('still pending')))]);
   assert.ok(isClosedError(outcome), String(outcome));
   assert.ok(timers() < before, 'the 60 s attempt timer was cleared');
+});
+
+test('a request no endpoint can take before its deadline fails at once and says how soon one could', async () => {
+  const n = await node([{ status: 503 }]);
+  const { relayer } = relayerOf([n.url], { deadlineMs: 1000, maxRetries: 0, breaker: { consecutiveFailures: 1 } });
+  // The breaker opens on the first 503; early probes then come at doubling spacings (0.5, 1, 2 s…)
+  // until the next is due past a 1 s deadline.
+  let fast;
+  for (let i = 0; i < 8 && !fast; i += 1) {
+    const e = await relayer.request({ method: 'eth_blockNumber' }).then(() => null, (err) => err);
+    assert.ok(e, 'the node only fails');
+    if (e.nextChanceMs !== undefined) fast = e;
+  }
+  assert.ok(fast, 'one request failed at once');
+  assert.ok(isDeadlineError(fast), fast);
+  assert.equal(fast.attempts, 0);
+  assert.match(fast.message, /before its deadline .*failed at once/);
+  // Past the 1 s deadline, counted from the moment it failed (right after it began).
+  assert.ok(fast.nextChanceMs >= 500 && Number.isFinite(fast.nextChanceMs), `nextChanceMs ${fast.nextChanceMs}`);
 });

@@ -24,6 +24,8 @@ export class BreakwaterError extends Error {
     this.attempts = typeof d.attempts === 'number' ? d.attempts : 0;
     this.history = Array.isArray(d.history) ? d.history : [];
     if (d.retryAfterMs !== undefined) this.retryAfterMs = d.retryAfterMs;
+    // A deadline stop before the deadline: how soon an endpoint could have taken the request.
+    if (d.nextChanceMs !== undefined) this.nextChanceMs = d.nextChanceMs;
     // Transaction context: which nonce, which hashes are still out there.
     if (d.nonce !== undefined) this.nonce = d.nonce;
     if (Array.isArray(d.hashes)) this.hashes = d.hashes;

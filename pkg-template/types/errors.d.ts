@@ -47,6 +47,11 @@ export declare class BreakwaterError extends Error {
   readonly history: AttemptInfo[];
   /** Server-requested wait, if any. */
   readonly retryAfterMs?: number;
+  /**
+   * `DeadlineError` that failed at once, before the deadline: how soon an endpoint could next have
+   * taken the request (every one open, resting or busy until past the deadline).
+   */
+  readonly nextChanceMs?: number;
   /** Transaction errors: the nonce concerned. */
   readonly nonce?: number;
   /** Transaction errors after a broadcast: every hash sent (they may still be mined). */

@@ -393,7 +393,7 @@ impl Pipeline {
             // A retry off a node whose breaker is open now (it hung or died
             // under this request) always goes, into debt if need be: see
             // `pipeline/extra.rs`.
-            let stranded = self.router.borrow_mut().breaker_open(endpoint, ended);
+            let stranded = self.router.borrow_mut().stranded_on(endpoint, ended);
             if !free && !self.budget.borrow_mut().try_withdraw_retry(ended, stranded) {
                 return Err(state.stop(StopReason::Budget));
             }

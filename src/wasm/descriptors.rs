@@ -135,12 +135,13 @@ pub fn simple_error(kind: &str, code: i64, message: &str) -> JsValue {
 /// A deadline stop in words: one before the deadline says it failed fast,
 /// and why (no endpoint could take the request in time), rather than
 /// claiming a deadline that had not passed yet.
+/// (How long is the error's `nextChanceMs`: the words stay the same for
+/// every such stop, so one give-up reads like another.)
 fn deadline_words(attempts: usize, next_chance_in: Option<std::time::Duration>) -> String {
     match next_chance_in {
-        Some(d) => format!(
-            "no endpoint can take the request before its deadline (every one open, resting or busy for \
-             {} ms more; failed at once) after {attempts} attempt(s)",
-            d.as_millis()
+        Some(_) => format!(
+            "no endpoint can take the request before its deadline (every one is open, resting or busy \
+             past it; failed at once) after {attempts} attempt(s)"
         ),
         None => format!("deadline passed after {attempts} attempt(s)"),
     }
@@ -262,7 +263,10 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
     match (own, upstream) {
         (Some((kind, code, message)), cause) => {
             let cause = cause.map(|(k, c, m, o)| base(k, c, m, o).build());
-            base(kind, code, message, Obj::new()).maybe("cause", cause).build()
+            base(kind, code, message, Obj::new())
+                .maybe("cause", cause)
+                .maybe("nextChanceMs", f.next_chance_in.map(millis_f64))
+                .build()
         }
         // A give-up after the relayer's own retries must be final: a node code
         // a wrapper would retry again (viem's transports retry -32603, -32005,

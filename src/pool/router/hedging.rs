@@ -17,6 +17,16 @@ impl Router {
             .is_some_and(|e| matches!(e.breaker.borrow_mut().state(now), BreakerState::Open { .. }))
     }
 
+    /// Whether a request whose attempt on `endpoint` just failed is
+    /// stranded there: its breaker opened under it, and another endpoint is
+    /// not open, so a retry can go elsewhere (`pipeline/extra.rs` lets such
+    /// retries overdraw the budgets; with every endpoint open a retry could
+    /// only wait for a probe, and is an ordinary one).
+    pub fn stranded_on(&mut self, endpoint: usize, now: Instant) -> bool {
+        self.breaker_open(endpoint, now)
+            && (0..self.endpoints.len()).any(|i| i != endpoint && !self.breaker_open(i, now))
+    }
+
     /// How long an attempt on `endpoint` runs alone before it is hedged:
     /// its own trusted tail; without history of its own, its [reference
     /// tail](Router::reference_tail) (a hung node has none, so its peers'

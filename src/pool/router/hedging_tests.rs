@@ -53,3 +53,19 @@ fn only_a_reply_ends_an_endpoints_silence_a_timeout_does_not() {
     assert!(!r.too_silent_to_hedge_onto(0, cheap, ms(1000), at(1300)), "heard at 1200: silent 100 ms only");
     finish(&mut r, at(1300), third, ErrorClass::Success, false);
 }
+
+#[test]
+fn a_request_is_stranded_only_where_its_retry_can_go_elsewhere() {
+    let mut r = Router::new(vec![spec(0), spec(1)], &options(Strategy::Priority), ms(60_000), at(0));
+    for _ in 0..3 {
+        let res = pick(&mut r, at(0), (0.5, 0.5));
+        finish(&mut r, at(0), res, ErrorClass::Transient, true); // endpoint 0 opens
+    }
+    assert!(r.stranded_on(0, at(0)), "endpoint 1 can take the retry");
+    assert!(!r.stranded_on(1, at(0)), "endpoint 1 is not open");
+    for _ in 0..3 {
+        let res = pick(&mut r, at(0), (0.5, 0.5));
+        finish(&mut r, at(0), res, ErrorClass::Transient, true); // endpoint 1 opens
+    }
+    assert!(!r.stranded_on(0, at(0)), "every endpoint open: a retry could only wait for a probe");
+}
