@@ -79,7 +79,9 @@ test('four processes on one key and Redis send what one relayer would; alone eac
   assert.ok(perProcessSecond <= 25, `a bounded number of store round trips per process and second: ${detail}`);
   assert.ok(shared.reports.every((r) => r.fleet[0] === 'leased'), `every process leased from Redis: ${detail}`);
   assert.ok(shared.limited <= 10, `the fleet on Redis got at most 10 429s: ${detail}`);
-  assert.ok(alone.limited >= 30, `uncoordinated processes each spend the whole plan: ${detail}`);
+  // The control: 38–56 429s on an idle machine, 27 once under the whole suite's load (slower
+  // processes spend less); at least twice the fleet's bound either way.
+  assert.ok(alone.limited > 20, `uncoordinated processes each spend the whole plan: ${detail}`);
   // Demand (4 × (60 + 90) reads in 3 s) is above the plan (90/s): the fleet on Redis used the
   // plan for the whole run (the 4 s deadline included), where alone the 429s' cooldowns idled it.
   assert.ok(shared.answered >= 300 && shared.answered > alone.answered, `the plan was used, not starved: ${detail}`);
@@ -195,7 +197,7 @@ test('a slow store (every answer 600 ms late) holds up no request, even with a 4
   await relayer.close();
 });
 
-test('AUTH passes through to Redis, and a wrong password is a store that is down (never shown)', async () => {
+test('AUTH passes through to Redis, and a wrong password is a store that is down (a fleetStore event, no request fails)', async () => {
   const redis = await startRedis({ password: 'fleet-s3cret' });
   stops.push(redis.stop);
   const upstream = await node([{ result: '0x1' }]);
@@ -204,12 +206,13 @@ test('AUTH passes through to Redis, and a wrong password is a store that is down
     const relayer = new FaultTolerantRelayer([{ url: upstream.url, quotaGroup: 'key', costs: ONE_CU }], {
       quota: { key: { cuPerSecond: 500 } }, fleet: { redis: { url: `redis://127.0.0.1:${redis.port}`, password }, prefix },
     });
-    for (const type of ['retry', 'failover', 'breaker', 'rateLimited']) relayer.on(type, (e) => events.push(e));
+    for (const type of ['retry', 'failover', 'breaker', 'rateLimited', 'fleetStore']) relayer.on(type, (e) => events.push(e));
     return relayer;
   };
   const good = make('fleet-s3cret', 'auth:');
   try {
     await eventually(() => groupFleet(good) === 'leased', 5000, 'the lease with the right password');
+    await eventually(() => events.some((e) => e.type === 'fleetStore' && e.state === 'up'), 2000, 'the store is up');
   } finally {
     await good.close();
   }
@@ -218,6 +221,9 @@ test('AUTH passes through to Redis, and a wrong password is a store that is down
     const tally = await load(wrong, 40, 800, 5);
     assert.deepEqual(tally, { ok: tally.ok }, 'a store refusing us fails no read');
     assert.equal(groupFleet(wrong), 'local');
+    const downs = events.filter((e) => e.type === 'fleetStore' && e.state === 'down');
+    assert.equal(downs.length, 1, `told once, not on every reconnect: ${JSON.stringify(downs)}`);
+    assert.match(downs[0].reason, /WRONGPASS|NOAUTH|auth|password/i, 'the reason says what is wrong');
     const seen = JSON.stringify([wrong.stats(), events]);
     assert.ok(!seen.includes('not-it') && !seen.includes('fleet-s3cret'), 'no password in stats or events');
   } finally {

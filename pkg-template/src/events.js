@@ -18,8 +18,10 @@ export const ENGINE_EVENTS = [
  * EIP-1193: `connect` { chainId } once a node answered, `disconnect` (a 4900 error) when every
  * endpoint's breaker is open, `connect` again when one recovers. `chainChanged` is accepted but never
  * fires: the relayer serves one chain (a node on another one is disabled: `chainMismatch`).
+ * `fleetStore` { state: 'up' | 'down', reason? } when a Redis store's connection comes up or goes
+ * down (a wrong password, Redis unreachable): requests never fail for it, so this is how to know.
  */
-export const WRAPPER_EVENTS = ['connect', 'disconnect', 'chainChanged'];
+export const WRAPPER_EVENTS = ['connect', 'disconnect', 'chainChanged', 'fleetStore'];
 
 /**
  * EIP-1193 events only a wallet can know: forwarded as they come from every EIP-1193 upstream that emits

@@ -151,7 +151,7 @@ function readStoreOptions(fleet) {
 export function fleetStores(wasm, news) {
   let current = null;
   return {
-    use(spec, named = true) {
+    use(spec, named = true, onState = null) {
       if (current && current.identity !== spec.identity) {
         if (!named) return null;
         if (current.identity === TABS.identity) {
@@ -160,15 +160,33 @@ export function fleetStores(wasm, news) {
         throw invalidStore('fleet.redis', 'this realm already uses another store (one per process, page or worker: fleet.redis and fleet.prefix must be the same as the first relayer\'s)');
       }
       if (!current) {
-        const store = spec.tabs ? tabStore(wasm) : redisStore(wasm, news, spec);
-        current = { identity: spec.identity, users: 0, store };
+        const watchers = new Set();
+        const state = { last: null };
+        // The store's connection going down or up, told to every relayer using it (a late
+        // joiner hears the state at once): a wrong password or an unreachable Redis is a
+        // `fleetStore` event, never a failed request.
+        const report = (up, reason) => {
+          if (state.last && state.last.state === (up ? 'up' : 'down')) return;
+          state.last = up ? { type: 'fleetStore', state: 'up' } : { type: 'fleetStore', state: 'down', reason };
+          for (const watch of [...watchers]) watch(state.last);
+        };
+        const store = spec.tabs ? tabStore(wasm) : redisStore(wasm, news, spec, report);
+        current = { identity: spec.identity, users: 0, store, watchers, state };
       }
       current.users += 1;
       const mine = current;
+      if (onState) {
+        mine.watchers.add(onState);
+        if (mine.state.last) {
+          const last = mine.state.last;
+          queueMicrotask(() => { if (mine.watchers.has(onState)) onState(last); });
+        }
+      }
       let released = false;
       return () => {
         if (released) return;
         released = true;
+        if (onState) mine.watchers.delete(onState);
         mine.users -= 1;
         if (mine.users === 0 && current === mine) {
           current = null;
@@ -181,7 +199,17 @@ export function fleetStores(wasm, news) {
 
 const quiet = () => {};
 
-function redisStore(wasm, news, { prefix, client: given, options }) {
+/** A store error's words for an event: no password, no credentials of a URL. */
+function storeReason(error, options) {
+  let words = String((error && (error.message || error.code)) || error || 'unreachable');
+  words = words.replace(/(rediss?:\/\/)[^@/\s]*@/gi, '$1***@');
+  for (const secret of [options && options.password, options && options.username]) {
+    if (typeof secret === 'string' && secret.length >= 3) words = words.split(secret).join('***');
+  }
+  return words.slice(0, 200);
+}
+
+function redisStore(wasm, news, { prefix, client: given, options }, report = () => {}) {
   const channel = `${prefix}news`;
   const from = realmId();
   let client = given;
@@ -209,8 +237,10 @@ function redisStore(wasm, news, { prefix, client: given, options }) {
   };
   const firstGiveUp = setTimeout(() => firstSettled(false), ASK_GIVEN_UP_MS);
   firstGiveUp.unref?.();
+  const down = (error) => { if (!closed) report(false, storeReason(error, options)); };
   const storeBack = () => setTimeout(() => {
     if (closed) return;
+    report(true);
     clearTimeout(firstGiveUp);
     firstSettled(true);
     wasm.realmStoreBack();
@@ -222,7 +252,7 @@ function redisStore(wasm, news, { prefix, client: given, options }) {
       // Commands while disconnected fail at once instead of queueing: an ask then fails and the
       // engine spends from its own bucket.
       client = createClient({ disableOfflineQueue: true, ...options, socket });
-      client.on('error', quiet); // readiness is what matters; the client reconnects by itself
+      client.on('error', down); // the client reconnects by itself; the relayers hear it is down
       client.on('ready', storeBack);
       if (closed) return;
       client.unref?.();
@@ -252,7 +282,10 @@ function redisStore(wasm, news, { prefix, client: given, options }) {
     });
   };
   // Down at start: the first asks fail, and later ones until the client's reconnect succeeds.
-  connect().catch(() => firstSettled(false));
+  connect().catch((error) => {
+    down(error);
+    firstSettled(false);
+  });
 
   const failLater = (key) => queueMicrotask(() => wasm.realmLeaseFailed(key));
   wasm.attachRealmStore((...args) => {

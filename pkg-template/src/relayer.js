@@ -75,7 +75,7 @@ export function createRelayerClass(wasm) {
       const self = new WeakRef(this);
       const listener = (event) => self.deref()?.#dispatch(event);
       news.open();
-      const release = split.store ? stores.use(split.store, split.named) : null;
+      const release = split.store ? stores.use(split.store, split.named, (event) => self.deref()?.#emit(event)) : null;
       try {
         this.#engine = engineCall(() => new wasm.WasmRelayer(wrapUpstreams(rpcUrls), engineOptions, listener, senderFor));
       } catch (error) {
@@ -366,7 +366,8 @@ export function createRelayerClass(wasm) {
     }
 
     #emit(event) {
-      const level = this.#logger && (event.type === 'breaker' ? (event.to === 'open' ? 'warn' : 'info') : LOG_LEVELS[event.type]);
+      const level = this.#logger && (event.type === 'breaker' ? (event.to === 'open' ? 'warn' : 'info')
+        : event.type === 'fleetStore' ? (event.state === 'down' ? 'warn' : 'info') : LOG_LEVELS[event.type]);
       if (level) {
         const write = this.#logger[level] || this.#logger.info || this.#logger.warn || this.#logger.error || this.#logger.debug;
         try {

@@ -98,6 +98,13 @@ export interface NonceGapEvent { type: 'nonceGap'; from: number; to: number; rep
 export interface ConnectEvent { type: 'connect'; chainId: string; }
 /** EIP-1193 `disconnect`: every endpoint's breaker is open, or the relayer closed (code 4900). */
 export interface DisconnectEvent { type: 'disconnect'; code: 4900; message: string; error: ClosedError; }
+/**
+ * A Redis fleet store's connection went down (a wrong password, Redis unreachable, killed) or came
+ * up. No request fails or waits for it: relayers spend from their own buckets meanwhile, so this
+ * event (and `stats().quotaGroups[i].fleet`) is how a misconfigured store shows. `reason` has no
+ * password or URL credentials.
+ */
+export interface FleetStoreEvent { type: 'fleetStore'; state: 'up' | 'down'; reason?: string; }
 /** EIP-1193 `chainChanged`: never emitted (the relayer serves one chain); accepted for compatibility. */
 export interface ChainChangedEvent { type: 'chainChanged'; chainId: string; }
 
@@ -109,6 +116,7 @@ export interface RelayerEventMap {
   connect: ConnectEvent;
   disconnect: DisconnectEvent;
   chainChanged: ChainChangedEvent;
+  fleetStore: FleetStoreEvent;
   retry: RetryEvent;
   failover: FailoverEvent;
   hedge: HedgeEvent;
