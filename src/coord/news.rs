@@ -11,6 +11,8 @@
 //!   through, at t)                                 probes it now
 //!   lowers a learned rate to r ──────── Plan ──► the same group lowers to r
 //!   checks a chain id ──────────────── Chain ──► the endpoint's record has it
+//!   trusts an endpoint's slow end ───── Tail ───► the endpoint's record uses it
+//!   (or it moved by a quarter)                      until it has its own
 //! ```
 //!
 //! Gossip, not a lease: a message lost or late costs what sharing saves,
@@ -68,6 +70,16 @@ pub enum News {
         /// The allowed rate.
         rate: f64,
     },
+    /// The slow end of an endpoint's (by realm key) latency for a method
+    /// class, as a realm measured it (ms): fresh realms hedge on it.
+    Tail {
+        /// The endpoint's realm key.
+        endpoint: u64,
+        /// The method class (`MethodClass as u8`).
+        class: u8,
+        /// The slow end, ms.
+        ms: f64,
+    },
     /// An endpoint (by realm key) reported this chain id.
     Chain {
         /// The endpoint's realm key.
@@ -86,6 +98,12 @@ impl News {
             News::BreakerBack { .. } => "breakerBack",
             News::Plan { .. } => "plan",
             News::Chain { .. } => "chain",
+            News::Tail { class, .. } => match *class {
+                0 => TAIL_KINDS[0],
+                1 => TAIL_KINDS[1],
+                2 => TAIL_KINDS[2],
+                _ => TAIL_KINDS[3],
+            },
         }
     }
 
@@ -95,7 +113,7 @@ impl News {
             News::Cooldown { group, .. } => group,
             News::BreakerOpen { breaker, .. } | News::BreakerBack { breaker, .. } => breaker,
             News::Plan { group, .. } => group,
-            News::Chain { endpoint, .. } => endpoint,
+            News::Chain { endpoint, .. } | News::Tail { endpoint, .. } => endpoint,
         };
         format!("{key:016x}")
     }
@@ -110,6 +128,7 @@ impl News {
             News::BreakerBack { at, .. } => unix_now_ms - now.saturating_since(at).as_secs_f64() * 1000.0,
             News::Plan { rate, .. } => rate,
             News::Chain { chain_id, .. } => chain_id as f64,
+            News::Tail { ms, .. } => ms,
         }
     }
 
@@ -141,10 +160,16 @@ impl News {
             "chain" if (1.0..=9_007_199_254_740_991.0).contains(&value) && value.fract() == 0.0 => {
                 Some(News::Chain { endpoint: key, chain_id: value as u64 })
             }
-            _ => None,
+            _ => TAIL_KINDS
+                .iter()
+                .position(|k| *k == kind)
+                .and_then(|class| (value > 0.0).then_some(News::Tail { endpoint: key, class: class as u8, ms: value })),
         }
     }
 }
+
+/// The wire kinds of `Tail`, one per method class (in `MethodClass` order).
+const TAIL_KINDS: [&str; crate::rpc::methods::CLASSES] = ["tailCheap", "tailCall", "tailHeavy", "tailSend"];
 
 /// A realm key from its 16 hex digits (as `News::key_hex` writes it).
 pub fn read_key(hex: &str) -> Option<u64> {
@@ -203,5 +228,14 @@ mod tests {
         assert_eq!(News::read("breakerBack", &back.key_hex(), unix - 10_001.0, there, unix), None, "stale");
         assert_eq!(News::read("breakerBack", &back.key_hex(), unix + 10_001.0, there, unix), None, "far ahead");
         assert!(News::read("breakerBack", &back.key_hex(), unix + 2_000.0, there, unix).is_some(), "a little skew");
+    }
+
+    #[test]
+    fn a_slow_end_travels_per_method_class() {
+        let tail = News::Tail { endpoint: 9, class: 2, ms: 340.5 };
+        assert_eq!((tail.kind(), tail.value(Instant::ZERO, 0.0)), ("tailHeavy", 340.5));
+        assert_eq!(News::read("tailHeavy", &tail.key_hex(), 340.5, Instant::ZERO, 0.0), Some(tail));
+        assert_eq!(News::read("tailCheap", &tail.key_hex(), 0.0, Instant::ZERO, 0.0), None, "no latency");
+        assert_eq!(News::read("tail", &tail.key_hex(), 10.0, Instant::ZERO, 0.0), None, "no class");
     }
 }

@@ -42,7 +42,18 @@ pub struct EndpointRecord {
     /// (the last answer, or when the first of them went out).
     busy: [Cell<u32>; CLASSES],
     quiet_since: [Cell<Instant>; CLASSES],
+    /// Per class: the slow end another realm told (`News::Tail`), used
+    /// until this realm's own is trusted; and what this realm last told, when.
+    heard: [Cell<Option<f64>>; CLASSES],
+    told: [Cell<Option<(f64, Instant)>>; CLASSES],
 }
+
+/// A realm tells its slow end of an endpoint again only once it moved by
+/// this fraction since it last told, and at most this often.
+const TAIL_TELL_CHANGE: f64 = 0.25;
+const TAIL_TELL_EVERY: Duration = Duration::from_secs(10);
+/// A heard slow end beyond this (ms) is no latency: ignored.
+const TAIL_HEARD_MAX: f64 = 120_000.0;
 
 impl EndpointRecord {
     /// A member's attempt of method class `class` went out at `now`.
@@ -105,8 +116,41 @@ impl EndpointRecord {
     /// The slow end of every member's successes for `class` (ms), once
     /// they are [`TRUSTED_TAIL_SAMPLES`] together: a thousand relayers with
     /// a few requests each know together what none of them knows alone.
+    /// Until then, what another realm told of it (a process joining a fleet
+    /// hedges on the fleet's measure, not on a blind initial delay).
     pub fn tail(&self, class: usize) -> Option<f64> {
+        self.own_tail(class).or_else(|| self.heard.get(class).and_then(Cell::get))
+    }
+
+    fn own_tail(&self, class: usize) -> Option<f64> {
         self.tails.get(class).and_then(|cell| cell.get().value(TRUSTED_TAIL_SAMPLES))
+    }
+
+    /// Another realm's slow end for `class` (ms); `false` if it is no latency.
+    pub fn hear_tail(&self, class: usize, ms: f64) -> bool {
+        let Some(cell) = self.heard.get(class) else { return false };
+        if !(ms.is_finite() && ms > 0.0 && ms <= TAIL_HEARD_MAX) {
+            return false;
+        }
+        cell.set(Some(ms));
+        true
+    }
+
+    /// This realm's own trusted slow end for `class`, if it is news at
+    /// `now`: never told, or moved by a quarter since, at most every 10 s.
+    pub fn tail_to_tell(&self, class: usize, now: Instant) -> Option<f64> {
+        let ms = self.own_tail(class)?;
+        let told = self.told.get(class)?;
+        let due = match told.get() {
+            None => true,
+            Some((last, at)) => {
+                now.saturating_since(at) >= TAIL_TELL_EVERY && (ms - last).abs() > TAIL_TELL_CHANGE * last
+            }
+        };
+        due.then(|| {
+            told.set(Some((ms, now)));
+            ms
+        })
     }
 
     /// A check of this endpoint's chain went out: until it ends, requests
@@ -207,7 +251,8 @@ impl Realm {
 
     /// Applies news another realm told (`news.rs`) to the live state under
     /// its key, at `now`: a cooldown cools the group, a breaker opening
-    /// opens the breaker, a node back is probed now, a chain id is recorded. `false` when nothing here
+    /// opens the breaker, a node back is probed now, a chain id is recorded, a slow end is
+    /// kept until the realm has its own. `false` when nothing here
     /// holds that key (no member uses it: nothing to learn).
     pub fn hear(&self, news: News, now: Instant) -> bool {
         match news {
@@ -224,6 +269,9 @@ impl Realm {
                     self.wake.notify_all(); // requests waiting for a probe go now
                 }
                 true
+            }
+            News::Tail { endpoint, class, ms } => {
+                find(&self.chains, endpoint).is_some_and(|record| record.hear_tail(class as usize, ms))
             }
             News::Plan { group, rate } => {
                 find(&self.groups, group).is_some_and(|g| g.borrow_mut().hear_plan(now, rate))
@@ -376,5 +424,25 @@ mod tests {
         assert_eq!(record.silent_for(0, at(9000.0)), Duration::ZERO);
         record.attempt_began(9, at(1.0)); // no such class: ignored
         assert_eq!(record.silent_for(9, at(2.0)), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_slow_end_is_told_when_trusted_then_only_when_it_moved_a_quarter_and_at_most_every_10_s() {
+        let r = EndpointRecord::default();
+        let at = |ms: u64| Instant::from_epoch(Duration::from_millis(ms));
+        for _ in 0..9 {
+            r.observe_latency(1, 100.0);
+        }
+        assert_eq!(r.tail_to_tell(1, at(0)), None, "not trusted yet");
+        r.observe_latency(1, 100.0);
+        assert_eq!(r.tail_to_tell(1, at(0)), Some(100.0));
+        assert_eq!(r.tail_to_tell(1, at(20_000)), None, "unchanged");
+        r.observe_latency(1, 200.0); // jumps up by 30 %: 130
+        assert_eq!(r.tail_to_tell(1, at(5_000)), None, "too soon");
+        assert_eq!(r.tail_to_tell(1, at(20_000)), Some(130.0));
+        assert!(!r.hear_tail(2, f64::NAN) && !r.hear_tail(2, -1.0) && !r.hear_tail(2, 1e9), "no latency");
+        assert!(r.hear_tail(2, 50.0));
+        assert_eq!(r.tail(2), Some(50.0), "heard, until its own is trusted");
+        assert_eq!(r.tail(1), Some(130.0), "its own stands");
     }
 }

@@ -60,3 +60,32 @@ fn word_of_a_node_back_does_not_undo_a_newer_opening() {
     );
     assert!(matches!(b.endpoints[0].breaker.borrow_mut().state(at(2_100)), BreakerState::Open { .. }));
 }
+
+#[test]
+fn a_process_starting_cold_hedges_a_node_on_the_fleets_measure_of_it() {
+    // Realm a measured the node's reads at 3 s (a slow archive node): it
+    // tells; realm b, fresh, would hedge them after the blind 1 s initial
+    // delay (doubling the load of every read); hearing, it waits 3 s.
+    let (here, there) = (Realm::new(), Realm::new());
+    let o = options(Strategy::Priority);
+    let make = |realm| Router::in_realm(vec![spec(0), spec(1)], &o, Duration::from_secs(60), at(0), Some(realm));
+    let (mut a, b) = (make(&here), make(&there));
+    let hedge = crate::pool::options::HedgeConfig::default();
+    assert_eq!(b.hedge_delay(0, MethodClass::Call, &hedge), Duration::from_secs(1), "blind");
+    let tried = [false, false];
+    let call = RouteRequest { class: MethodClass::Call, ..req(&tried) };
+    let mut told = Vec::new();
+    for t in 0..crate::policy::tail::TRUSTED_TAIL_SAMPLES as u64 {
+        let res = match a.select(at(t * 4000), &call, (0.5, 0.5)) {
+            Selection::Reserved(res) => res,
+            other => panic!("{other:?}"),
+        };
+        let ok = super::tests::verdict(ErrorClass::Success, false);
+        a.complete(at(t * 4000 + 3000), &res, &ok, MethodClass::Call, Duration::from_secs(3), 0.5);
+        told.extend(a.take_news().into_iter().filter(|n| matches!(n, News::Tail { .. })));
+    }
+    assert_eq!(told.len(), 1, "told once it is trusted: {told:?}");
+    assert!(matches!(told[0], News::Tail { class: 1, ms, .. } if (ms - 3000.0).abs() < 1.0));
+    assert!(there.hear(told[0], at(0)));
+    assert_eq!(b.hedge_delay(0, MethodClass::Call, &hedge), Duration::from_secs(3));
+}

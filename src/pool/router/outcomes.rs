@@ -79,6 +79,11 @@ impl Router {
                 ep.tail[class as usize].observe(elapsed.as_secs_f64() * 1000.0);
                 if let Some(record) = self.chains.get(r.endpoint) {
                     record.observe_latency(class as usize, elapsed.as_secs_f64() * 1000.0);
+                    // Other realms hedge a node they never measured on what we know.
+                    let key = self.endpoint_keys.get(r.endpoint).copied().flatten();
+                    if let Some((endpoint, ms)) = key.zip(record.tail_to_tell(class as usize, now)) {
+                        self.news.push(News::Tail { endpoint, class: class as u8, ms });
+                    }
                 }
                 // The meter remembers the healthy rate slow start returns to: it
                 // must not learn while the warm-up cap holds the rate down, or
