@@ -294,3 +294,37 @@ test('bad store options are typed errors that name the field', () => {
   new FaultTolerantRelayer(['http://127.0.0.1:1'], { fleet: { tabs: false } }).close();
   new FaultTolerantRelayer(['http://127.0.0.1:1'], { fleet: { tabs: true, budget: false } }).close();
 });
+
+test('processes on Redis poll their nodes\' heads about once per interval between them, and each knows the laggard', async (t) => {
+  const redis = await startRedis();
+  stops.push(redis.stop);
+  // A chain far past block 0; the second node lags 40 blocks behind.
+  const fresh = await node([{ resultFor: { eth_blockNumber: '0x1406f40', eth_getBalance: '0x1' } }]);
+  const behind = await node([{ resultFor: { eth_blockNumber: '0x1406f18', eth_getBalance: '0x1' } }]);
+  const urls = [behind.url, fresh.url]; // the laggard first: it serves until its lag is known
+  const run = async (fleet) => {
+    const polls = () => fresh.count('eth_blockNumber') + behind.count('eth_blockNumber');
+    const before = polls();
+    const laggard = behind.count('eth_getBalance');
+    const options = { headPollMs: 500, maxLagBlocks: 5, deadlineMs: 2000, ...(fleet ? { fleet } : {}) };
+    const startAt = Date.now() + 3000;
+    const reports = await Promise.all([1, 2, 3, 4].map((id) => fleetProcess({ id, urls, options, rps: 10, durationMs: 4000, startAt })));
+    return { polls: polls() - before, reports, laggardServed: behind.count('eth_getBalance') - laggard };
+  };
+  const shared = await run({ redis: redis.url, prefix: 'heads:' });
+  const alone = await run(undefined);
+  const detail = JSON.stringify({ shared: [shared.polls, shared.laggardServed], alone: [alone.polls, alone.laggardServed] });
+  t.diagnostic(detail);
+  for (const r of [...shared.reports, ...alone.reports]) assert.deepEqual(r.tally, { ok: r.sent }, `every read answered: ${detail}`);
+  // 4 s at 500 ms on two nodes: alone, each process polls both every interval (4 × 2 × ~8).
+  assert.ok(alone.polls >= 40, `the control: every process polls: ${detail}`);
+  // Shared: the first round of each process (all due as the load starts), then about one round
+  // per interval for the fleet.
+  // Measured: 20-24 against 56.
+  assert.ok(shared.polls <= alone.polls / 2, `the fleet polls as about one process: ${detail}`);
+  // Freshness routing (maxLagBlocks 5) keeps reads off the node 40 blocks behind once its head is
+  // known, with the fleet's rounds as with each process's own (the Rust test
+  // news_tests.rs shows a realm that only heard a round knowing the lag).
+  const reads = shared.reports.reduce((sum, r) => sum + r.sent, 0);
+  assert.ok(shared.laggardServed <= reads / 4, `reads stay off the lagging node: ${detail}`);
+});

@@ -13,6 +13,10 @@
 //!   checks a chain id ──────────────── Chain ──► the endpoint's record has it
 //!   trusts an endpoint's slow end ───── Tail ───► the endpoint's record uses it
 //!   (or it moved by a quarter)                      until it has its own
+//!   ends a head-poll round ─ Head (each endpoint's) ─► kept until the round's
+//!                          ─ HeadRound (its rounds) ─► the same rounds take the
+//!                                                      heads in and put their
+//!                                                      own next round off
 //! ```
 //!
 //! Gossip, not a lease: a message lost or late costs what sharing saves,
@@ -80,6 +84,24 @@ pub enum News {
         /// The slow end, ms.
         ms: f64,
     },
+    /// An endpoint (by realm key) answered a head-poll round with this
+    /// block number; the round's `HeadRound` follows its heads.
+    Head {
+        /// The endpoint's realm key.
+        endpoint: u64,
+        /// Its head.
+        block: u64,
+    },
+    /// A head-poll round (by its rounds' realm key, `key::head_rounds_key`)
+    /// ended then: the heads told just before are its heads, and realms
+    /// polling the same endpoints at the same interval need not poll them
+    /// again for an interval (`head_rounds.rs`).
+    HeadRound {
+        /// The rounds' realm key.
+        rounds: u64,
+        /// When it ended.
+        at: Instant,
+    },
     /// An endpoint (by realm key) reported this chain id.
     Chain {
         /// The endpoint's realm key.
@@ -98,6 +120,8 @@ impl News {
             News::BreakerBack { .. } => "breakerBack",
             News::Plan { .. } => "plan",
             News::Chain { .. } => "chain",
+            News::Head { .. } => "head",
+            News::HeadRound { .. } => "headRound",
             News::Tail { class, .. } => match *class {
                 0 => TAIL_KINDS[0],
                 1 => TAIL_KINDS[1],
@@ -113,7 +137,8 @@ impl News {
             News::Cooldown { group, .. } => group,
             News::BreakerOpen { breaker, .. } | News::BreakerBack { breaker, .. } => breaker,
             News::Plan { group, .. } => group,
-            News::Chain { endpoint, .. } | News::Tail { endpoint, .. } => endpoint,
+            News::Chain { endpoint, .. } | News::Tail { endpoint, .. } | News::Head { endpoint, .. } => endpoint,
+            News::HeadRound { rounds, .. } => rounds,
         };
         format!("{key:016x}")
     }
@@ -125,9 +150,12 @@ impl News {
             News::Cooldown { until, .. } | News::BreakerOpen { until, .. } => {
                 unix_now_ms + until.saturating_since(now).as_secs_f64() * 1000.0
             }
-            News::BreakerBack { at, .. } => unix_now_ms - now.saturating_since(at).as_secs_f64() * 1000.0,
+            News::BreakerBack { at, .. } | News::HeadRound { at, .. } => {
+                unix_now_ms - now.saturating_since(at).as_secs_f64() * 1000.0
+            }
             News::Plan { rate, .. } => rate,
             News::Chain { chain_id, .. } => chain_id as f64,
+            News::Head { block, .. } => block as f64,
             News::Tail { ms, .. } => ms,
         }
     }
@@ -145,21 +173,23 @@ impl News {
             let ahead = value - unix_now_ms;
             (ahead > 0.0).then(|| now + Duration::from_secs_f64(ahead / 1000.0).min(MAX_HEARD))
         };
+        // A recent time (no older than MAX_BACK_AGE, nor as far ahead), as an instant of this realm.
+        let recent = || {
+            let age = (unix_now_ms - value) / 1000.0;
+            let bound = MAX_BACK_AGE.as_secs_f64();
+            (-bound..=bound)
+                .contains(&age)
+                .then(|| Instant::from_epoch(now.since_epoch().saturating_sub(Duration::from_secs_f64(age.max(0.0)))))
+        };
+        let whole = (0.0..=9_007_199_254_740_991.0).contains(&value) && value.fract() == 0.0;
         match kind {
             "cooldown" => Some(News::Cooldown { group: key, until: until()? }),
             "breakerOpen" => Some(News::BreakerOpen { breaker: key, until: until()? }),
-            "breakerBack" => {
-                let age = (unix_now_ms - value) / 1000.0;
-                let bound = MAX_BACK_AGE.as_secs_f64();
-                (-bound..=bound).contains(&age).then(|| News::BreakerBack {
-                    breaker: key,
-                    at: Instant::from_epoch(now.since_epoch().saturating_sub(Duration::from_secs_f64(age.max(0.0)))),
-                })
-            }
+            "breakerBack" => Some(News::BreakerBack { breaker: key, at: recent()? }),
+            "headRound" => Some(News::HeadRound { rounds: key, at: recent()? }),
+            "head" if whole => Some(News::Head { endpoint: key, block: value as u64 }),
             "plan" if value > 0.0 => Some(News::Plan { group: key, rate: value }),
-            "chain" if (1.0..=9_007_199_254_740_991.0).contains(&value) && value.fract() == 0.0 => {
-                Some(News::Chain { endpoint: key, chain_id: value as u64 })
-            }
+            "chain" if whole && value >= 1.0 => Some(News::Chain { endpoint: key, chain_id: value as u64 }),
             _ => TAIL_KINDS
                 .iter()
                 .position(|k| *k == kind)
@@ -228,6 +258,25 @@ mod tests {
         assert_eq!(News::read("breakerBack", &back.key_hex(), unix - 10_001.0, there, unix), None, "stale");
         assert_eq!(News::read("breakerBack", &back.key_hex(), unix + 10_001.0, there, unix), None, "far ahead");
         assert!(News::read("breakerBack", &back.key_hex(), unix + 2_000.0, there, unix).is_some(), "a little skew");
+    }
+
+    #[test]
+    fn a_rounds_heads_travel_as_block_numbers_and_its_end_as_a_recent_time() {
+        let now = Instant::from_millis_f64(5_000.0);
+        let unix = 1_700_000_000_000.0;
+        let head = News::Head { endpoint: 4, block: 21_000_123 };
+        assert_eq!((head.kind(), head.value(now, unix)), ("head", 21_000_123.0));
+        assert_eq!(News::read("head", &head.key_hex(), 21_000_123.0, now, unix), Some(head));
+        assert_eq!(News::read("head", &head.key_hex(), 0.0, now, unix), Some(News::Head { endpoint: 4, block: 0 }));
+        for bad in [-1.0, 1.5, 1e16, f64::NAN] {
+            assert_eq!(News::read("head", &head.key_hex(), bad, now, unix), None, "{bad} is no block number");
+        }
+        let round = News::HeadRound { rounds: 5, at: Instant::from_millis_f64(4_900.0) };
+        assert_eq!((round.kind(), round.value(now, unix)), ("headRound", unix - 100.0));
+        let there = Instant::from_millis_f64(70_000.0);
+        let heard = News::read("headRound", &round.key_hex(), unix - 100.0, there, unix + 50.0);
+        assert_eq!(heard, Some(News::HeadRound { rounds: 5, at: Instant::from_millis_f64(69_850.0) }));
+        assert_eq!(News::read("headRound", &round.key_hex(), unix - 10_001.0, there, unix), None, "stale");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 use std::time::Duration;
 
+use super::head_rounds::{HeadRounds, HeardHeads};
 use super::key::budget_key;
 use super::news::News;
 use crate::policy::breaker::Breaker;
@@ -192,6 +193,10 @@ pub struct Realm {
     chains: RefCell<Vec<(u64, Weak<EndpointRecord>)>>,
     budgets: RefCell<Vec<(u64, Weak<RefCell<RetryBudget>>)>>,
     breakers: RefCell<Vec<(u64, Weak<RefCell<Breaker>>)>>,
+    /// Head-poll rounds of members on the same endpoints and interval.
+    head_rounds: RefCell<Vec<(u64, Weak<RefCell<HeadRounds>>)>>,
+    /// Heads other realms told, until their round's end is heard.
+    heard_heads: RefCell<HeardHeads>,
     /// States of kinds defined in the layers above (the pool's recovery pacer).
     others: RefCell<Vec<(u64, Weak<dyn Any>)>>,
     wake: Rc<Notify>,
@@ -234,6 +239,11 @@ impl Realm {
         shared(&self.budgets, budget_key(&config), || Rc::new(RefCell::new(RetryBudget::new(config, now))))
     }
 
+    /// The head-poll rounds under `key` (`key::head_rounds_key`): the ones a member holds, else `mine`.
+    pub fn head_rounds(&self, key: u64, mine: Rc<RefCell<HeadRounds>>) -> Rc<RefCell<HeadRounds>> {
+        shared(&self.head_rounds, key, move || mine)
+    }
+
     /// The state of type `T` under `key`: the one a member holds, else
     /// `mine`. For state whose type this layer does not know (the pool's
     /// recovery pacer); keys of different kinds must differ.
@@ -252,10 +262,24 @@ impl Realm {
     /// Applies news another realm told (`news.rs`) to the live state under
     /// its key, at `now`: a cooldown cools the group, a breaker opening
     /// opens the breaker, a node back is probed now, a chain id is recorded, a slow end is
-    /// kept until the realm has its own. `false` when nothing here
-    /// holds that key (no member uses it: nothing to learn).
-    pub fn hear(&self, news: News, now: Instant) -> bool {
+    /// kept until the realm has its own, a head-poll round's heads are
+    /// taken in (`unit_random` spreads this realm's next round). `false`
+    /// when nothing here holds that key (no member uses it: nothing to learn).
+    pub fn hear(&self, news: News, now: Instant, unit_random: f64) -> bool {
         match news {
+            News::Head { endpoint, block } => {
+                let known = find(&self.chains, endpoint).is_some();
+                if known {
+                    self.heard_heads.borrow_mut().hear(endpoint, block);
+                }
+                known
+            }
+            News::HeadRound { rounds, at } => {
+                let heads = self.heard_heads.borrow_mut().take();
+                let Some(rounds) = find(&self.head_rounds, rounds) else { return false };
+                rounds.borrow_mut().hear(heads, at.min(now), unit_random);
+                true
+            }
             News::Cooldown { group, until } => {
                 find(&self.groups, group).map(|g| g.borrow_mut().cool_until(until)).is_some()
             }

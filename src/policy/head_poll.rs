@@ -75,6 +75,14 @@ impl HeadPoll {
         self.state = State::Idle { next_at: now + self.interval };
     }
 
+    /// Another pool's round was heard: an idle schedule's next round falls
+    /// due no sooner than `at` (a round under way is left to end).
+    pub fn postpone(&mut self, at: Instant) {
+        if let State::Idle { next_at } = &mut self.state {
+            *next_at = (*next_at).max(at);
+        }
+    }
+
     /// The round will not end here (its poller went away): due at once.
     pub fn abandon(&mut self) {
         if self.state == State::Polling {

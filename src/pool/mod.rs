@@ -9,7 +9,6 @@ pub mod cache;
 pub mod dedup;
 pub mod endpoint;
 pub mod events;
-pub mod head_rounds;
 pub mod notify;
 pub mod outage;
 pub mod pipeline;

@@ -24,11 +24,11 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use super::endpoint::{ChainStatus, EndpointState};
-use super::head_rounds::HeadRounds;
 use super::options::{EndpointSpec, PoolOptions, Strategy};
 use super::outage::{OutageProbes, Pacer, Recovery};
 pub use super::route_request::RouteRequest;
 use super::strategy::{self, StrategyState};
+use crate::coord::head_rounds::HeadRounds;
 use crate::coord::realm::{EndpointRecord, Realm, SharedGroup};
 use crate::policy::breaker::{Admission, BreakerState, Transition};
 use crate::policy::head_poll::HeadPoll;
@@ -157,8 +157,11 @@ pub struct Router {
     attempt_ceiling: Duration,
     /// Demand and recovery pacing: the realm's when in one (`router/shared.rs`).
     pacer: Rc<RefCell<Pacer>>,
-    /// Head-poll rounds: the realm's when in one (`pool/head_rounds.rs`).
+    /// Head-poll rounds: the realm's when in one (`coord/head_rounds.rs`).
     head_rounds: Rc<RefCell<HeadRounds>>,
+    /// The rounds' realm key while in a realm: rounds polled here are told
+    /// to the other realms under it.
+    head_rounds_key: Option<u64>,
     /// The rounds' generation whose heads this router has taken in.
     heads_seen: u64,
     /// This router is polling the current round.
@@ -246,6 +249,7 @@ impl Router {
             attempt_ceiling: DEFAULT_ATTEMPT_CEILING,
             pacer: Rc::new(RefCell::new(Pacer::new(now))),
             head_rounds: Rc::new(RefCell::new(HeadRounds::new(head_poll, now))),
+            head_rounds_key: None,
             heads_seen: 0,
             polling: false,
             endpoint_keys: Vec::new(),

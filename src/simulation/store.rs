@@ -108,7 +108,7 @@ impl SimStore {
                     rt2.sleep(latency).await;
                     for (i, realm) in store.realms.iter().enumerate() {
                         if i != from {
-                            realm.hear(news, rt2.now());
+                            realm.hear(news, rt2.now(), rt2.random_unit());
                         }
                     }
                 });

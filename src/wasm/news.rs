@@ -38,7 +38,8 @@ pub fn set_realm_news_sink(sink: JsValue) {
 pub fn hear_realm_news(kind: &str, key: &str, value: f64) -> bool {
     let now = JsRuntime.now();
     let unix_ms = JsRuntime.unix_time().as_secs_f64() * 1000.0;
-    News::read(kind, key, value, now, unix_ms).is_some_and(|news| with_realm(|realm| realm.hear(news, now)))
+    News::read(kind, key, value, now, unix_ms)
+        .is_some_and(|news| with_realm(|realm| realm.hear(news, now, JsRuntime.random_unit())))
 }
 
 /// Passes this realm's news to the sink, if there is one.

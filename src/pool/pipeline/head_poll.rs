@@ -59,7 +59,16 @@ impl Pipeline {
         let Some(polls) = self.router.borrow_mut().start_head_round(runtime.now()) else { return Vec::new() };
         let polls = polls.into_iter().map(|r| self.poll_one(runtime, &attempt, Permit::new(self, r), emit)).collect();
         let heads: Vec<(usize, u64)> = join_all(polls).await.into_iter().flatten().collect();
-        self.router.borrow_mut().end_head_round(&heads, runtime.now());
+        let news = {
+            let mut router = self.router.borrow_mut();
+            router.end_head_round(&heads, runtime.now());
+            router.take_news()
+        };
+        // Told now, not with the next attempt's outcome: the other realms
+        // must hear the round before their own falls due.
+        for news in news {
+            emit(PipelineEvent::News(news));
+        }
         heads
     }
 

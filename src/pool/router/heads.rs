@@ -4,6 +4,7 @@
 //! calls and from head-poll rounds (`policy/head_poll.rs`).
 
 use super::{ChainStatus, Reservation, RouteRequest, Router, RouterEvent, MAX_HEAD_JUMP};
+use crate::coord::news::News;
 use crate::policy::breaker::BreakerState;
 use crate::rpc::methods::method_info;
 use crate::time::Instant;
@@ -128,6 +129,13 @@ impl Router {
             .iter()
             .filter_map(|&(i, head)| self.endpoint_keys.get(i).copied().flatten().map(|k| (k, head)))
             .collect();
+        if let Some(rounds) = self.head_rounds_key {
+            // Told to the other realms: each head, then the round's end (`coord/head_rounds.rs`).
+            for &(endpoint, block) in &keyed {
+                self.news.push(News::Head { endpoint, block });
+            }
+            self.news.push(News::HeadRound { rounds, at: now });
+        }
         let mut rounds = self.head_rounds.borrow_mut();
         rounds.publish(keyed, now);
         self.heads_seen = rounds.generation;

@@ -40,7 +40,7 @@ fn a_realm_that_finds_a_node_back_tells_and_the_others_probe_it_at_once() {
     finish(&mut b, at(505), failed, ErrorClass::Transient, true);
     let before = b.select(at(600), &req(&tried), (0.5, 0.5));
     assert_eq!(before, Selection::Wait { until: Some(at(1000)), quota: false, paced: false });
-    assert!(there.hear(back.unwrap(), at(600)));
+    assert!(there.hear(back.unwrap(), at(600), 0.5));
     match b.select(at(600), &req(&tried), (0.5, 0.5)) {
         Selection::Reserved(res) => assert!(res.probe, "a half-open probe at once"),
         other => panic!("{other:?}"),
@@ -52,7 +52,7 @@ fn word_of_a_node_back_does_not_undo_a_newer_opening() {
     let there = Realm::new();
     let mut b = down_in(&there, 2_000);
     let key = b.breaker_keys[0].unwrap();
-    assert!(there.hear(News::BreakerBack { breaker: key, at: at(1_000) }, at(2_100)));
+    assert!(there.hear(News::BreakerBack { breaker: key, at: at(1_000) }, at(2_100), 0.5));
     let tried = [false];
     assert!(
         matches!(b.select(at(2_100), &req(&tried), (0.5, 0.5)), Selection::Wait { .. }),
@@ -86,6 +86,40 @@ fn a_process_starting_cold_hedges_a_node_on_the_fleets_measure_of_it() {
     }
     assert_eq!(told.len(), 1, "told once it is trusted: {told:?}");
     assert!(matches!(told[0], News::Tail { class: 1, ms, .. } if (ms - 3000.0).abs() < 1.0));
-    assert!(there.hear(told[0], at(0)));
+    assert!(there.hear(told[0], at(0), 0.5));
     assert_eq!(b.hedge_delay(0, MethodClass::Call, &hedge), Duration::from_secs(3));
+}
+
+#[test]
+fn a_head_round_polled_in_one_realm_is_heard_in_another_and_puts_its_own_off() {
+    // Two processes of a fleet on the same two endpoints: a polls; b takes
+    // a's heads in as its own round's and does not poll for an interval.
+    let (here, there) = (Realm::new(), Realm::new());
+    let o = options(Strategy::Priority);
+    let make = |realm| Router::in_realm(vec![spec(0), spec(1)], &o, Duration::from_secs(60), at(0), Some(realm));
+    let (mut a, mut b) = (make(&here), make(&there));
+    let polls = a.start_head_round(at(12_000)).expect("a's round");
+    for r in &polls {
+        a.release(r);
+    }
+    a.end_head_round(&[(0, 21_000_100), (1, 21_000_090)], at(12_050));
+    let news = a.take_news();
+    let kinds: Vec<&str> = news.iter().map(News::kind).collect();
+    assert_eq!(kinds, ["head", "head", "headRound"], "each head, then the round's end");
+    assert!(b.head_poll_due(at(12_100)), "b's own first round was due at 12 s");
+    for n in &news {
+        assert!(there.hear(*n, at(12_060), 0.5), "{n:?}");
+    }
+    assert!(!b.head_poll_due(at(12_100)), "b heard a's round: none of its own");
+    let tried = [false, false];
+    let _ = b.select(at(12_100), &req(&tried), (0.5, 0.5));
+    assert_eq!((b.endpoints[0].head, b.endpoints[1].head), (Some(21_000_100), Some(21_000_090)));
+    assert_eq!(b.endpoints[1].lag.map(|(lag, _)| lag), Some(10), "b knows endpoint 1 lags without polling it");
+    // a polls again one interval after its round (24.05 s); b's next is due
+    // only 1.375 intervals after a's round ended (28.55 s).
+    assert!(a.head_poll_due(at(24_050)));
+    assert!(!b.head_poll_due(at(28_549)) && b.head_poll_due(at(28_550)));
+    // A realm with no member on those endpoints takes nothing in.
+    let nobody = Realm::new();
+    assert!(!news.iter().any(|n| nobody.hear(*n, at(12_060), 0.5)));
 }

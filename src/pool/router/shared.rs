@@ -54,8 +54,9 @@ impl Router {
         if let Some(fleet) = fleet_key(&self.endpoint_keys) {
             self.pacer = realm.other(pacer_key(fleet), Rc::clone(&self.pacer));
             let interval = self.head_rounds.borrow().poll.interval();
-            self.head_rounds =
-                realm.other(head_rounds_key(fleet, interval.as_secs_f64() * 1000.0), Rc::clone(&self.head_rounds));
+            let rounds = head_rounds_key(fleet, interval.as_secs_f64() * 1000.0);
+            self.head_rounds = realm.head_rounds(rounds, Rc::clone(&self.head_rounds));
+            self.head_rounds_key = Some(rounds);
         }
         self.wake = Some(realm.wake());
     }
@@ -102,6 +103,7 @@ impl Router {
             self.head_rounds.borrow_mut().abandon();
         }
         detach(&mut self.head_rounds, Clone::clone);
+        self.head_rounds_key = None;
         self.endpoint_keys.clear();
         self.group_keys.clear();
         self.breaker_keys.clear();
