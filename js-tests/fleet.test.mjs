@@ -5,17 +5,14 @@
 // redis-server on 127.0.0.1 (helpers/redis.mjs) and its own loopback nodes.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import net from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { createClient } from 'redis';
 import { FaultTolerantRelayer, ConfigError, isRateLimitedError } from '../pkg/dist/node.mjs';
 import { startRedis, freePort } from './helpers/redis.mjs';
+import { fleetProcess } from './helpers/fleet-process.mjs';
 import { startLimitedKey } from './helpers/limited-node.mjs';
 import { useMockNodes } from './helpers/mock-node.mjs';
 
-const PKG = new URL('../pkg/dist/node.mjs', import.meta.url).href;
-const WORKER = fileURLToPath(new URL('./helpers/fleet-worker.mjs', import.meta.url));
 const node = useMockNodes(after);
 const stops = [];
 after(async () => { for (const stop of stops) await stop(); });
@@ -28,16 +25,6 @@ const eventually = async (ok, ms, what) => {
     await sleep(25);
   }
 };
-
-/** One fleet process (helpers/fleet-worker.mjs); resolves with its report. */
-function fleetProcess(config) {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [WORKER, JSON.stringify({ pkg: PKG, ...config })], { timeout: 60000 }, (error, stdout, stderr) => {
-      if (error) return reject(new Error(`${error.message}\n${stderr}`));
-      resolve(JSON.parse(stdout.trim().split('\n').pop()));
-    });
-  });
-}
 
 /** How many lease scripts the Redis server at `url` has run. */
 async function evalCalls(url) {

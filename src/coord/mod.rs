@@ -32,6 +32,7 @@
 //! references: a state lives while a member uses it, and a closed relayer
 //! gives its memory back.
 
+pub mod endpoint_record;
 pub mod head_rounds;
 pub mod key;
 pub mod news;

@@ -9,6 +9,9 @@
 //!   opens a breaker (open until t) ─ BreakerOpen ► the same breaker opens until t
 //!   finds a node back (a probe got ─ BreakerBack ► the same breaker, if open,
 //!   through, at t)                                 probes it now
+//!   sends a probe (verdict by t) ─── Probing ───► the same breaker sends none
+//!                                                  of its own until then
+//!   ends that probe (any verdict) ─ ProbeEnded ─► its own probes may go
 //!   lowers a learned rate to r ──────── Plan ──► the same group lowers to r
 //!   checks a chain id ──────────────── Chain ──► the endpoint's record has it
 //!   trusts an endpoint's slow end ───── Tail ───► the endpoint's record uses it
@@ -66,6 +69,21 @@ pub enum News {
         /// When its probe got through.
         at: Instant,
     },
+    /// A member sent a probe (half-open or early) to the node of a breaker
+    /// (by realm key), its verdict due by then: other realms send no probe
+    /// of their own to it meanwhile (`policy/breaker/fleet_probe.rs`).
+    Probing {
+        /// The breaker's realm key.
+        breaker: u64,
+        /// The probe's deadline.
+        until: Instant,
+    },
+    /// That probe ended (its verdict, whatever it was, is told apart:
+    /// `BreakerBack`, `BreakerOpen`, or nothing for a failed early probe).
+    ProbeEnded {
+        /// The breaker's realm key.
+        breaker: u64,
+    },
     /// A quota group (by realm key) was limited and lowered its rate to
     /// this (CU/s): every member sends under the one learned plan.
     Plan {
@@ -118,6 +136,8 @@ impl News {
             News::Cooldown { .. } => "cooldown",
             News::BreakerOpen { .. } => "breakerOpen",
             News::BreakerBack { .. } => "breakerBack",
+            News::Probing { .. } => "probing",
+            News::ProbeEnded { .. } => "probeEnded",
             News::Plan { .. } => "plan",
             News::Chain { .. } => "chain",
             News::Head { .. } => "head",
@@ -135,7 +155,10 @@ impl News {
     pub fn key_hex(&self) -> String {
         let key = match *self {
             News::Cooldown { group, .. } => group,
-            News::BreakerOpen { breaker, .. } | News::BreakerBack { breaker, .. } => breaker,
+            News::BreakerOpen { breaker, .. }
+            | News::BreakerBack { breaker, .. }
+            | News::Probing { breaker, .. }
+            | News::ProbeEnded { breaker } => breaker,
             News::Plan { group, .. } => group,
             News::Chain { endpoint, .. } | News::Tail { endpoint, .. } | News::Head { endpoint, .. } => endpoint,
             News::HeadRound { rounds, .. } => rounds,
@@ -147,7 +170,7 @@ impl News {
     /// (`unix_now_ms` being `now`), the rate for `Plan`, the chain id for `Chain`.
     pub fn value(&self, now: Instant, unix_now_ms: f64) -> f64 {
         match *self {
-            News::Cooldown { until, .. } | News::BreakerOpen { until, .. } => {
+            News::Cooldown { until, .. } | News::BreakerOpen { until, .. } | News::Probing { until, .. } => {
                 unix_now_ms + until.saturating_since(now).as_secs_f64() * 1000.0
             }
             News::BreakerBack { at, .. } | News::HeadRound { at, .. } => {
@@ -156,6 +179,7 @@ impl News {
             News::Plan { rate, .. } => rate,
             News::Chain { chain_id, .. } => chain_id as f64,
             News::Head { block, .. } => block as f64,
+            News::ProbeEnded { .. } => 1.0,
             News::Tail { ms, .. } => ms,
         }
     }
@@ -186,6 +210,8 @@ impl News {
             "cooldown" => Some(News::Cooldown { group: key, until: until()? }),
             "breakerOpen" => Some(News::BreakerOpen { breaker: key, until: until()? }),
             "breakerBack" => Some(News::BreakerBack { breaker: key, at: recent()? }),
+            "probing" => Some(News::Probing { breaker: key, until: until()? }),
+            "probeEnded" => Some(News::ProbeEnded { breaker: key }),
             "headRound" => Some(News::HeadRound { rounds: key, at: recent()? }),
             "head" if whole => Some(News::Head { endpoint: key, block: value as u64 }),
             "plan" if value > 0.0 => Some(News::Plan { group: key, rate: value }),
@@ -277,6 +303,23 @@ mod tests {
         let heard = News::read("headRound", &round.key_hex(), unix - 100.0, there, unix + 50.0);
         assert_eq!(heard, Some(News::HeadRound { rounds: 5, at: Instant::from_millis_f64(69_850.0) }));
         assert_eq!(News::read("headRound", &round.key_hex(), unix - 10_001.0, there, unix), None, "stale");
+    }
+
+    #[test]
+    fn a_probe_in_flight_travels_as_its_deadline_and_its_end_as_a_word() {
+        let now = Instant::from_millis_f64(5_000.0);
+        let unix = 1_700_000_000_000.0;
+        let probing = News::Probing { breaker: 6, until: Instant::from_millis_f64(15_000.0) };
+        assert_eq!((probing.kind(), probing.value(now, unix)), ("probing", unix + 10_000.0));
+        let there = Instant::from_millis_f64(1_000.0);
+        let heard = News::read("probing", &probing.key_hex(), unix + 10_000.0, there, unix);
+        assert_eq!(heard, Some(News::Probing { breaker: 6, until: Instant::from_millis_f64(11_000.0) }));
+        let far = News::read("probing", &probing.key_hex(), unix + 1e9, there, unix);
+        assert_eq!(far, Some(News::Probing { breaker: 6, until: there + MAX_HEARD }), "cut to MAX_HEARD");
+        assert_eq!(News::read("probing", &probing.key_hex(), unix - 1.0, there, unix), None, "over already");
+        let ended = News::ProbeEnded { breaker: 6 };
+        assert_eq!((ended.kind(), ended.value(now, unix)), ("probeEnded", 1.0));
+        assert_eq!(News::read("probeEnded", &ended.key_hex(), 1.0, there, unix), Some(ended));
     }
 
     #[test]

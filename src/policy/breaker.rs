@@ -188,6 +188,8 @@ pub struct Breaker {
     early_spacing: Duration,
     /// When it last opened.
     opened_at: Instant,
+    /// Another realm's probe of the node is in flight until then (`fleet_probe.rs`).
+    fleet_probe_until: Instant,
     flips: u64,
 }
 
@@ -209,6 +211,7 @@ impl Breaker {
             early_probe_at: now,
             early_spacing: config.early_probe_base,
             opened_at: now,
+            fleet_probe_until: Instant::ZERO,
             flips: 0,
         }
     }
@@ -382,6 +385,7 @@ impl Breaker {
         {
             self.inner = Inner::Closed { since: now };
             self.samples.clear();
+            self.fleet_probe_until = Instant::ZERO;
             self.early_spacing = self.config.early_probe_base;
         }
         self.transition(before)
@@ -463,6 +467,8 @@ fn jittered(d: Duration, jitter: f64, unit_random: f64) -> Duration {
     let factor = 1.0 - jitter + 2.0 * jitter * r;
     Duration::try_from_secs_f64(d.as_secs_f64() * factor).unwrap_or(d)
 }
+
+mod fleet_probe;
 
 #[cfg(test)]
 mod tests;

@@ -311,6 +311,7 @@ impl Router {
             }
             serving += 1;
             serving_set.push(i);
+            let fleet_hold = self.fleet_probe_hold(i, now);
             let cost = self.attempt_cost(i, req, self.would_check_chain(i, now));
             let ep = &mut self.endpoints[i];
             let mut until: Option<Instant> = None;
@@ -327,6 +328,8 @@ impl Router {
                     }
                     if ep.breaker.borrow().probes_in_flight() >= ep.breaker.borrow().probe_permits() {
                         slot_blocked = true; // a probe ending releases its slot
+                    } else if fleet_hold.is_some() {
+                        until = fleet_hold; // another realm's probe decides first
                     }
                 }
                 BreakerState::Closed => all_open = false,
@@ -450,6 +453,9 @@ impl Router {
         if check_chain {
             self.chains[i].begin_check();
         }
+        if probe {
+            self.tell_probing(i, req, now);
+        }
         Some(Reservation { endpoint: i, probe, cost, check_chain, outage_probe: false, class: req.class })
     }
 
@@ -473,6 +479,7 @@ impl Router {
 #[cfg(test)]
 mod cost_tests;
 mod early_probe;
+mod fleet_probe;
 mod heads;
 #[cfg(test)]
 mod heads_tests;

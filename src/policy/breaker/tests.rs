@@ -4,11 +4,11 @@ use std::time::Duration;
 
 use super::*;
 
-fn at(ms: u64) -> Instant {
+pub(super) fn at(ms: u64) -> Instant {
     Instant::from_epoch(Duration::from_millis(ms))
 }
 
-fn config() -> BreakerConfig {
+pub(super) fn config() -> BreakerConfig {
     BreakerConfig {
         consecutive_failures: 3,
         failure_rate: 0.5,
@@ -25,7 +25,7 @@ fn config() -> BreakerConfig {
     }
 }
 
-fn trip(b: &mut Breaker, now: Instant) {
+pub(super) fn trip(b: &mut Breaker, now: Instant) {
     for _ in 0..3 {
         b.on_failure(now, false, 0.5);
     }

@@ -29,6 +29,10 @@ impl Pipeline {
         for (group, ask) in router.take_lease_asks() {
             emit(PipelineEvent::LeaseAsk { group, ask });
         }
+        // Told as the attempt goes (a probe in flight), not when it ends.
+        for news in router.take_news() {
+            emit(PipelineEvent::News(news));
+        }
         selection
     }
 

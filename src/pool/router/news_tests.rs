@@ -123,3 +123,110 @@ fn a_head_round_polled_in_one_realm_is_heard_in_another_and_puts_its_own_off() {
     let nobody = Realm::new();
     assert!(!news.iter().any(|n| nobody.hear(*n, at(12_060), 0.5)));
 }
+
+/// A router of two endpoints in its own realm, the first's breaker opened
+/// at 0 by three failures (the second serves).
+fn first_down_in(realm: &Realm) -> Router {
+    let o = options(Strategy::Priority);
+    let mut r = Router::in_realm(vec![spec(0), spec(1)], &o, Duration::from_secs(60), at(0), Some(realm));
+    let tried = [false, false];
+    for _ in 0..3 {
+        let Selection::Reserved(res) = r.select(at(0), &req(&tried), (0.5, 0.5)) else { panic!("endpoint 0") };
+        assert_eq!(res.endpoint, 0);
+        finish(&mut r, at(0), res, ErrorClass::Transient, true);
+    }
+    let _ = r.take_news();
+    r
+}
+
+fn reserved(r: &mut Router, now: Instant) -> Reservation {
+    match r.select(now, &req(&[false, false]), (0.5, 0.5)) {
+        Selection::Reserved(res) => res,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn one_half_open_probe_of_a_node_in_flight_for_the_fleet_the_others_wait_for_its_end() {
+    // Two processes whose breakers on node 0 opened at 0 (b took a's word:
+    // the same open time). At 30 s both turn half-open; a probes first.
+    let (here, there) = (Realm::new(), Realm::new());
+    let (mut a, mut b) = (first_down_in(&here), first_down_in(&there));
+    let half_open = at(40_000);
+    let probe = reserved(&mut a, half_open);
+    assert!(probe.probe && probe.endpoint == 0);
+    let news = a.take_news();
+    let Some(&probing @ News::Probing { until, .. }) = news.iter().find(|n| matches!(n, News::Probing { .. })) else {
+        panic!("the probe is told as it goes: {news:?}")
+    };
+    assert_eq!(until, half_open + Duration::from_secs(10), "due by the attempt timeout");
+    assert!(there.hear(probing, half_open, 0.5));
+    for t in [half_open, half_open + Duration::from_secs(5)] {
+        let read = reserved(&mut b, t);
+        assert!(!read.probe && read.endpoint == 1, "b's reads go to node 1, no probe of node 0: {read:?}");
+        b.release(&read);
+    }
+    // a's probe hangs to its timeout and fails: a tells it ended; b probes.
+    finish(&mut a, until, probe, ErrorClass::Transient, true);
+    let ended: Vec<News> = a.take_news().into_iter().filter(|n| matches!(n, News::ProbeEnded { .. })).collect();
+    assert_eq!(ended.len(), 1);
+    assert!(there.hear(ended[0], half_open + Duration::from_secs(6), 0.5));
+    let own = reserved(&mut b, half_open + Duration::from_secs(6));
+    assert!(own.probe && own.endpoint == 0, "its own probe now: {own:?}");
+    // Without the end heard, the hold lapses at the probe's deadline.
+    let elsewhere = Realm::new();
+    let mut c = first_down_in(&elsewhere);
+    assert!(elsewhere.hear(probing, half_open, 0.5));
+    assert_eq!(reserved(&mut c, at(49_999)).endpoint, 1);
+    assert!(reserved(&mut c, until).probe, "the teller is gone");
+    // In a total outage nothing is held: finding a node back answers requests.
+    let alone = Realm::new();
+    let mut d = down_in(&alone, 0);
+    assert!(alone.hear(probing, half_open, 0.5));
+    match d.select(half_open, &req(&[false]), (0.5, 0.5)) {
+        Selection::Reserved(res) => assert!(res.probe),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_tellers_opening_holds_the_half_open_probe_for_its_verdict_while_the_pool_serves() {
+    let (here, there) = (Realm::new(), Realm::new());
+    let (mut a, mut b) = (first_down_in(&here), first_down_in(&there));
+    let key = b.breaker_keys[0].unwrap();
+    // b's own time is up at 30 s; a (the teller) opened until 35 s.
+    assert!(there.hear(News::BreakerOpen { breaker: key, until: at(35_000) }, at(1_000), 0.5));
+    for t in [30_000, 35_999] {
+        let read = reserved(&mut b, at(t));
+        assert!(!read.probe && read.endpoint == 1, "a probes the node at 35 s: b waits for its verdict");
+        b.release(&read);
+    }
+    // a's probe at 35 s fails: its end, then its new opening, in that order.
+    let probe = reserved(&mut a, at(35_000));
+    assert!(probe.probe && probe.endpoint == 0);
+    finish(&mut a, at(35_050), probe, ErrorClass::Transient, true);
+    let told: Vec<News> =
+        a.take_news().into_iter().filter(|n| matches!(n, News::ProbeEnded { .. } | News::BreakerOpen { .. })).collect();
+    assert!(matches!(told[..], [News::ProbeEnded { .. }, News::BreakerOpen { .. }]), "{told:?}");
+    let News::BreakerOpen { until: again, .. } = told[1] else { unreachable!() };
+    for news in &told {
+        there.hear(*news, at(35_060), 0.5);
+    }
+    let read = reserved(&mut b, at(35_060));
+    assert!(!read.probe && read.endpoint == 1, "held again, until a's next probe");
+    b.release(&read);
+    // a's next probe gets through: b goes half-open and probes at once.
+    let probe = reserved(&mut a, again);
+    finish(&mut a, again + Duration::from_millis(10), probe, ErrorClass::Success, false);
+    for news in a.take_news() {
+        there.hear(news, again + Duration::from_millis(20), 0.5);
+    }
+    let own = reserved(&mut b, again + Duration::from_millis(20));
+    assert!(own.probe && own.endpoint == 0, "the node is back: b proves it with its own probes");
+    // A teller that never probes (no traffic) holds nobody past its time and a grace of 1 s.
+    let quiet = Realm::new();
+    let mut c = first_down_in(&quiet);
+    assert!(quiet.hear(News::BreakerOpen { breaker: key, until: at(31_000) }, at(1_000), 0.5));
+    assert_eq!(reserved(&mut c, at(31_999)).endpoint, 1);
+    assert!(reserved(&mut c, at(32_000)).probe);
+}

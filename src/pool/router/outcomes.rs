@@ -37,6 +37,7 @@ impl Router {
             ep.in_flight = ep.in_flight.saturating_sub(1);
             ep.breaker.borrow_mut().on_neutral(r.probe);
         }
+        self.tell_probe_ended(r);
     }
 
     /// Gives a reservation back with the attempt's verdict.
@@ -145,6 +146,9 @@ impl Router {
             }
             events.push(RouterEvent::Breaker { endpoint: r.endpoint, transition: t });
         }
+        // The probe's end first, then its verdict (a new opening holds the
+        // other realms' probes again: `breaker/fleet_probe.rs`).
+        self.tell_probe_ended(r);
         self.tell(&events, now);
         events
     }
