@@ -229,18 +229,19 @@ pub fn processes() -> Vec<Scenario> {
     };
     let store = |latency, down| Some(StoreBehaviour { latency, loss: 0.01, down });
     let outage = |p: Provider| p.with(vec![(S(0), Mode::Healthy), (S(12), Mode::Down), (S(17), Mode::Healthy)]);
-    let all_down = |name, store| {
+    let all_down_in = |name, store, clients: usize, processes| {
         let mut s = base(name, three().into_iter().map(outage).collect());
-        s.clients = 100;
-        s.rate = 1.0;
+        s.clients = clients;
+        s.rate = 100.0 / clients as f64;
         s.duration = S(30);
         s.recovery_at = Some(S(17));
         s.realm = true;
-        s.processes = 4;
+        s.processes = processes;
         s.store = store;
         s.options = || RawOptions { deadline_ms: Some(10_000.0), ..RawOptions::default() };
         s
     };
+    let all_down = |name, store| all_down_in(name, store, 100, 4);
     vec![
         fleet("10,000 in 20 processes: shared key, no store", None),
         fleet("10,000 in 20 processes: shared key, on a store", store(Duration::from_millis(2), None)),
@@ -251,5 +252,12 @@ pub fn processes() -> Vec<Scenario> {
         fleet("10,000 in 20 processes: shared key, slow store (600 ms)", store(Duration::from_millis(600), None)),
         all_down("100 in 4 processes: all down 5 s, no store", None),
         all_down("100 in 4 processes: all down 5 s, on a store", store(Duration::from_millis(2), None)),
+        all_down_in("1,000 in 50 processes: all down 5 s, no store", None, 1_000, 50),
+        all_down_in(
+            "1,000 in 50 processes: all down 5 s, on a store",
+            store(Duration::from_millis(2), None),
+            1_000,
+            50,
+        ),
     ]
 }

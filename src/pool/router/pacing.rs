@@ -13,7 +13,11 @@ impl Router {
     /// to). While every endpoint is down too: the pacer keeps what it knew
     /// before as a floor (`Pacer::end_outage`).
     pub fn note_arrival(&mut self, now: Instant) {
-        self.pacer.borrow_mut().arrivals.record(now);
+        let mut pacer = self.pacer.borrow_mut();
+        pacer.arrivals.record(now);
+        if let Some(rec) = pacer.recovery.as_mut() {
+            rec.arrival();
+        }
     }
 
     /// Recovery pacing: `Ok` if one more attempt fits for a request that
@@ -23,6 +27,7 @@ impl Router {
         let mut pacer = self.pacer.borrow_mut();
         let oldest = pacer.oldest_held();
         let Some(rec) = pacer.recovery.as_mut() else { return Ok(()) };
+        rec.keep_up(now);
         match rec.check(now) {
             Pace::Over => {
                 pacer.recovery = None;

@@ -238,3 +238,31 @@ fn a_request_whose_method_only_open_endpoints_serve_is_no_total_outage() {
     let _ = r.select(at(20), &req(&tried), (0.5, 0.5));
     assert!(r.pacer.borrow().outage);
 }
+
+#[test]
+fn a_pace_set_from_a_demand_measured_low_rises_to_the_arrivals_while_pacing_never_falls() {
+    // Paced at 1.3 × 2 = 2.6/s from an estimate, while 10 requests a second keep arriving.
+    let mut rec = crate::pool::outage::Recovery::start(2.0, at(0));
+    for _ in 0..19 {
+        rec.arrival();
+    }
+    rec.keep_up(at(2_000));
+    assert!((rec.rate() - 2.6).abs() < 1e-9, "19 arrivals are too few to judge by: {}", rec.rate());
+    rec.arrival();
+    rec.keep_up(at(1_950));
+    assert!((rec.rate() - 2.6).abs() < 1e-9, "and under 2 s too: {}", rec.rate());
+    rec.keep_up(at(2_000));
+    assert!((rec.rate() - 10.0).abs() < 1e-9, "20 in 2 s: at the arrivals, no more: {}", rec.rate());
+    rec.keep_up(at(20_000));
+    assert!((rec.rate() - 10.0).abs() < 1e-9, "the callers slowed down: the pace never falls: {}", rec.rate());
+    // The router counts its arrivals into the pacing in force.
+    let mut r = router(2, Strategy::Priority);
+    r.pacer.borrow_mut().recovery = Some(crate::pool::outage::Recovery::start(2.0, at(0)));
+    for n in 0..40 {
+        r.note_arrival(at(n * 50));
+    }
+    let mut pacer = r.pacer.borrow_mut();
+    let rec = pacer.recovery.as_mut().unwrap();
+    rec.keep_up(at(2_000));
+    assert!((rec.rate() - 20.0).abs() < 1e-9, "{}", rec.rate());
+}
