@@ -277,12 +277,7 @@ impl Recovery {
         // millisecond later at best and took one token): the soak, paced at
         // 1,800/s, got 670/s through.
         let burst = (rate * RECOVERY_BURST.as_secs_f64()).max(1.0);
-        Recovery {
-            bucket: TokenBucket::new(rate, burst, now, false),
-            started: now,
-            denied_at: None,
-            arrived: 0,
-        }
+        Recovery { bucket: TokenBucket::new(rate, burst, now, false), started: now, denied_at: None, arrived: 0 }
     }
 
     /// One logical request arrived while it paces.
