@@ -21,6 +21,8 @@
 //                             else next = max(next, p), holes below p dropped (someone else sent)
 //   a reservation whose hold ran out ─► a hole (swept at every call)
 //
+// A member id names one reservation (one send), never a process: a send whose hold lapsed must
+// not match a later reservation of the same nonce by its own process.
 // KEYS[1]: the book (a hash: v, next), KEYS[2]: its nonces out (a hash: nonce -> 'r|member|until'
 // or 'l|member'), KEYS[3]: its holes (a sorted set by nonce); all in one hash slot. ARGV: op,
 // member, a number (the nonce, the pending count, or for `allocate` the hold in ms). Server time.

@@ -23,6 +23,7 @@ pub mod engine_raw;
 mod engine_replace;
 mod engine_send;
 pub mod fees;
+pub mod fleet_nonce;
 pub mod nonce;
 pub mod option_fields;
 pub mod order;
