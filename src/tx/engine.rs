@@ -25,6 +25,7 @@ use std::rc::Rc;
 use alloy_primitives::{keccak256, Address, B256};
 
 use super::fees::{self, FeeError, FeeSample, Fees};
+use super::fleet_nonce::FleetOp;
 use super::nonce::NonceBook;
 use super::order::{AccountQueue, SendOrder, Ticket};
 use super::receipt::{poll_delay, ReceiptEvent, ReceiptInfo, ReceiptWatch};
@@ -167,6 +168,9 @@ pub enum TxFailure<E> {
     /// Another sender kept taking the nonce we signed for (each time our
     /// bytes were refused for certain, so nothing of ours is out there).
     NonceContention(u64),
+    /// The fleet's shared nonce book could not answer (its store is down
+    /// or refused): no nonce is guessed, nothing was broadcast.
+    Coordination(String),
     /// No node has any of our transactions for the nonce and re-sending
     /// them is refused for certain (`error`): dropped. The nonce is free again.
     Dropped {
@@ -255,6 +259,8 @@ pub struct TxEngine<N: TxNode> {
     pub(super) options: TxOptions,
     pub(super) accounts: Accounts<N::Receipt, N::Error>,
     pub(super) order: Rc<SendOrder>,
+    /// The fleet's shared nonce book, if this engine's nonces come from one.
+    pub(super) fleet: RefCell<Option<Rc<super::fleet_nonce::SharedNonces>>>,
 }
 
 /// The local hash of signed bytes: what a node reports for them.
@@ -265,7 +271,7 @@ pub fn tx_hash(raw: &[u8]) -> B256 {
 impl<N: TxNode> TxEngine<N> {
     /// An engine over `node` with default `options` for every call.
     pub fn new(node: N, options: TxOptions) -> Self {
-        TxEngine { node, options, accounts: RefCell::new(BTreeMap::new()), order: Rc::default() }
+        TxEngine { node, options, accounts: RefCell::new(BTreeMap::new()), order: Rc::default(), fleet: None.into() }
     }
 
     /// A place in line for a send: take it when the caller calls, before
@@ -336,12 +342,14 @@ impl<N: TxNode> TxEngine<N> {
         if settles || dropped {
             cell.slot.borrow_mut().settle();
             account.slots.borrow_mut().remove(&nonce);
-            let mut book = account.book.borrow_mut();
             if dropped {
-                book.abandon(nonce); // not consumed on chain: the next send reuses it
+                account.book.borrow_mut().abandon(nonce); // not consumed on chain: the next send reuses it
             } else {
-                book.settle(nonce);
+                account.book.borrow_mut().settle(nonce);
             }
+            let template = cell.template.borrow().clone();
+            let op = if dropped { FleetOp::Abandon } else { FleetOp::Settle };
+            self.tell_book(op, template.chain_id, template.from, None, nonce).await;
         }
         cell.driven.set(false);
         *cell.result.borrow_mut() = Some(result.clone());

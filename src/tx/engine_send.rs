@@ -28,6 +28,7 @@ use super::engine::{
     tx_hash, Account, SendOutcome, Signed, SlotCell, TxEngine, TxEvent, TxFailure, TxNode, TxOutcome, TxSigner,
 };
 use super::fees;
+use super::fleet_nonce::FleetOp;
 use super::order::Ticket;
 use super::request::{TxFieldError, TxRequest};
 use super::slot::{NonceSlot, SentTx, TxKind};
@@ -106,13 +107,14 @@ impl<N: TxNode> TxEngine<N> {
         if request.gas.is_none() {
             unsigned.gas = self.node.estimate_gas(&unsigned).await.map_err(TxFailure::Node)?;
         }
-        let cell = self.submit_first(ticket, signer, &account, unsigned, emit).await?;
+        let cell = self.submit_first(runtime, ticket, signer, &account, unsigned, emit).await?;
         self.drive(runtime, signer, &account, &cell, options, emit).await
     }
 
     /// Allocation → signature → first broadcast, under the account's turn.
-    async fn submit_first<S: TxSigner<N::Error>>(
+    async fn submit_first<R: Runtime, S: TxSigner<N::Error>>(
         &self,
+        runtime: &R,
         ticket: Ticket,
         signer: &S,
         account: &Account<N::Receipt, N::Error>,
@@ -120,20 +122,22 @@ impl<N: TxNode> TxEngine<N> {
         emit: &dyn Fn(TxEvent),
     ) -> Result<Rc<SlotCell<N::Receipt, N::Error>>, TxFailure<N::Error>> {
         ticket.turn().await; // held (the ticket) until this returns
+        let (chain_id, from) = (unsigned.chain_id, unsigned.from);
         for _ in 0..=RESYNC_LIMIT {
             if self.node.is_closed() {
                 return Err(TxFailure::Closed { nonce: None, hashes: Vec::new() });
             }
-            if !account.book.borrow().is_ready() {
-                let pending = self.node.transaction_count(unsigned.from, true).await.map_err(TxFailure::Node)?;
-                account.book.borrow_mut().init(pending);
-            }
-            let nonce = account.book.borrow_mut().allocate().map_err(|_| TxFailure::NonceContention(unsigned.nonce))?;
+            let (nonce, member) = match self.take_nonce(runtime, account, chain_id, from).await {
+                Err(TxFailure::NonceContention(_)) => return Err(TxFailure::NonceContention(unsigned.nonce)),
+                taken => taken?,
+            };
+            let member = member.as_deref();
             unsigned.nonce = nonce;
             let signed = match signer.sign(&unsigned).await {
                 Ok(signed) => signed,
                 Err(e) => {
                     let _ = account.book.borrow_mut().release(nonce);
+                    self.tell_book(FleetOp::Release, chain_id, from, member, nonce).await;
                     return Err(TxFailure::Signer(e));
                 }
             };
@@ -141,6 +145,11 @@ impl<N: TxNode> TxEngine<N> {
                 Signed::Raw(raw) => (tx_hash(&raw), raw),
                 Signed::SentByWallet(hash) => (hash, Vec::new()),
             };
+            // Shared nonces: live before the broadcast, or nothing is sent
+            // (a wallet that sent by itself already broadcast: best effort).
+            if !self.mark_broadcast(chain_id, from, nonce, member).await? && !raw.is_empty() {
+                continue;
+            }
             let outcome = if raw.is_empty() { SendOutcome::Accepted } else { self.node.send_raw(&raw).await };
             let live = |cell_raw: Vec<u8>| {
                 account.book.borrow_mut().mark_live(nonce);
@@ -186,12 +195,16 @@ impl<N: TxNode> TxEngine<N> {
                     }
                     // Not ours: someone else used the nonce. The book catches up.
                     account.book.borrow_mut().settle(nonce);
+                    self.tell_book(FleetOp::Settle, chain_id, from, member, nonce).await;
                     let pending = self.node.transaction_count(unsigned.from, true).await.map_err(TxFailure::Node)?;
                     let skipped = account.book.borrow_mut().resync(pending.max(nonce + 1));
+                    self.tell_book(FleetOp::Resync, chain_id, from, member, pending.max(nonce + 1)).await;
                     emit(TxEvent::NonceResync { from: nonce, to: skipped.end.max(nonce + 1) });
                 }
                 SendOutcome::Rejected(error) | SendOutcome::Underpriced(error) | SendOutcome::FeeTooLow(error) => {
                     let _ = account.book.borrow_mut().release(nonce);
+                    // Live in the shared book already; refused for certain: a hole.
+                    self.tell_book(FleetOp::Abandon, chain_id, from, member, nonce).await;
                     return Err(TxFailure::Rejected(error));
                 }
             }

@@ -28,15 +28,74 @@
 //! by its own process.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use crate::time::Instant;
+
+/// One call of the shared book (the script's `op`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FleetOp {
+    /// A nonce for a send (`arg`: the hold, ms).
+    Allocate,
+    /// About to broadcast with nonce `arg`.
+    Live,
+    /// Nothing was broadcast with nonce `arg`.
+    Release,
+    /// Nonce `arg` was broadcast but no node kept it and the chain did not use it.
+    Abandon,
+    /// Nonce `arg` is done with.
+    Settle,
+    /// The chain's pending count is `arg`.
+    Resync,
+}
+
+impl FleetOp {
+    /// The script's name for it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            FleetOp::Allocate => "allocate",
+            FleetOp::Live => "live",
+            FleetOp::Release => "release",
+            FleetOp::Abandon => "abandon",
+            FleetOp::Settle => "settle",
+            FleetOp::Resync => "resync",
+        }
+    }
+}
+
+/// The store could not answer (down, refused, a book of another layout):
+/// a send must not guess a nonce.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FleetUnavailable(pub String);
+
+/// A pending answer of the shared book.
+pub type FleetCall<'a> = Pin<Box<dyn Future<Output = Result<FleetReply, FleetUnavailable>> + 'a>>;
+
+/// Where the engine's shared book lives (Redis through the wrapper; the
+/// model in tests): `account` is the book's key (a hash of chain and
+/// address), `member` names one reservation.
+pub trait FleetNonces {
+    /// One call.
+    fn call(&self, op: FleetOp, account: u64, member: &str, arg: u64) -> FleetCall<'_>;
+}
 
 /// How a nonce of the book is out.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Out {
     Reserved { member: String, until: Instant },
     Live { member: String },
+}
+
+/// The fleet's book as one engine uses it (`engine_fleet.rs`).
+pub struct SharedNonces {
+    /// The book.
+    pub book: std::rc::Rc<dyn FleetNonces>,
+    /// Names the engine's reservations (with a counter: one per send).
+    pub member: String,
+    /// Sends so far.
+    pub sends: std::cell::Cell<u64>,
 }
 
 /// What the book answers.
@@ -50,9 +109,9 @@ pub enum FleetReply {
     Lost,
     /// A live nonce is never given back.
     IsLive,
-    /// A reservation is held, not broadcast yet, until then: the chain's
-    /// count may not include it.
-    Busy(Instant),
+    /// A reservation is held, not broadcast yet, for this long: the
+    /// chain's count may not include it.
+    Busy(Duration),
 }
 
 /// One account's book, as the store keeps it.
@@ -92,6 +151,18 @@ impl FleetNonceBook {
         };
         self.out.insert(n, Out::Reserved { member: member.to_owned(), until: now + hold });
         FleetReply::Ok(n)
+    }
+
+    /// Runs `op` (the script's dispatch), at `now`.
+    pub fn apply(&mut self, now: Instant, op: FleetOp, member: &str, arg: u64) -> FleetReply {
+        match op {
+            FleetOp::Allocate => self.allocate(now, member, Duration::from_millis(arg)),
+            FleetOp::Live => self.live(now, member, arg),
+            FleetOp::Release => self.release(now, member, arg),
+            FleetOp::Abandon => self.abandon(now, arg),
+            FleetOp::Settle => self.settle(now, arg),
+            FleetOp::Resync => self.resync(now, arg),
+        }
     }
 
     /// `member` is about to broadcast with `n`: from now on it is never
@@ -153,7 +224,7 @@ impl FleetNonceBook {
             })
             .min();
         if let Some(until) = held {
-            return FleetReply::Busy(until);
+            return FleetReply::Busy(until.saturating_since(now));
         }
         let to = self.next.unwrap_or(p).max(p);
         self.next = Some(to);

@@ -18,6 +18,7 @@ use alloy_primitives::{Address, U256};
 
 pub mod chain;
 pub mod engine;
+pub mod engine_fleet;
 mod engine_lookup;
 pub mod engine_raw;
 mod engine_replace;

@@ -185,6 +185,11 @@ fn failure_js(f: TxFailure<JsValue>) -> JsValue {
             .set("nonce", nonce as f64)
             .set("message", format!("another sender kept taking this account's nonces (last tried {nonce}); nothing of ours was broadcast"))
             .build(),
+        TxFailure::Coordination(why) => Obj::new()
+            .set("kind", kind::NONCE_STATE)
+            .set("code", -32603.0)
+            .set("message", format!("the fleet's shared nonce book could not answer ({why}); no nonce was guessed and nothing was broadcast"))
+            .build(),
         TxFailure::Closed { nonce: Some(nonce), hashes } => with_hashes(
             kind::CLOSED,
             4900,

@@ -48,7 +48,7 @@ fn a_resync_waits_for_held_reservations_and_never_moves_back() {
     let mut b = FleetNonceBook::default();
     b.resync(at(0), 100);
     assert_eq!(b.allocate(at(0), "a", Duration::from_secs(2)), FleetReply::Ok(100));
-    assert_eq!(b.resync(at(10), 105), FleetReply::Busy(at(2_000)));
+    assert_eq!(b.resync(at(10), 105), FleetReply::Busy(Duration::from_millis(1_990)));
     b.live(at(20), "a", 100);
     assert_eq!(b.allocate(at(20), "a", Duration::from_secs(2)), FleetReply::Ok(101));
     b.release(at(30), "a", 101);

@@ -3,6 +3,7 @@
 //! gaps, drops, replaced-by-others, duplicate delivery and gas spikes; and
 //! the request parser's fields (`request_parse`, `request_build`).
 
+mod fleet_send;
 mod raw_calls;
 mod realistic;
 mod replace_gap;
