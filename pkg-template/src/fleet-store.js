@@ -10,6 +10,7 @@
 import { ConfigError } from './errors.js';
 import { isNews, NEWS_VERSION, realmId } from './realm-news.js';
 import { tabStore, tabsCanLease, tabsWanted } from './tab-store.js';
+import { NONCE_SCRIPT, nonceKeys } from './fleet-nonces.js';
 
 // The module name in a variable: bundlers of browser apps leave the import alone, and only a
 // Node process that names a Redis URL needs the package.
@@ -227,7 +228,10 @@ function redisStore(wasm, news, { prefix, client: given, options }, report = () 
   // is down fail; once it is back (the client's `isReady` is true only after its 'ready'
   // listeners ran), the leases are asked again.
   let beforeFirst = new Map(); // group key -> { at, args }; null after the first connection
+  let settleFirst;
+  const first = new Promise((resolve) => { settleFirst = resolve; });
   const firstSettled = (up) => {
+    settleFirst();
     const waiting = beforeFirst;
     beforeFirst = null;
     for (const [key, { at, args }] of waiting || []) {
@@ -315,6 +319,23 @@ function redisStore(wasm, news, { prefix, client: given, options }, report = () 
       },
     );
   }
+  // The account nonce book (fleet-nonces.js) for relayers that named this store: a send waits
+  // for the first connection, then needs the store up; never a guessed nonce.
+  const notUp = () => new Error('the fleet store (Redis) is not connected');
+  wasm.attachFleetNonces(async (op, account, member, n) => {
+    // The store's connections never keep a process alive (unref'd), but a send waiting on its
+    // nonce must: its caller awaits it.
+    const alive = setInterval(() => {}, 60000);
+    try {
+      if (!closed && beforeFirst) await first;
+      if (closed || !client || !client.isReady) throw notUp();
+      return await client.eval(NONCE_SCRIPT, { keys: nonceKeys(prefix, account), arguments: [op, member, String(n)] });
+    } catch (error) {
+      throw error === undefined || error.message === notUp().message ? error : new Error(storeReason(error, options));
+    } finally {
+      clearInterval(alive);
+    }
+  });
   const removeOutlet = news.addOutlet((kind, key, value) => {
     if (!closed && client && client.isReady) {
       Promise.resolve(client.publish(channel, JSON.stringify({ v: NEWS_VERSION, kind, key, value, from }))).catch(quiet);
@@ -327,6 +348,7 @@ function redisStore(wasm, news, { prefix, client: given, options }, report = () 
       clearTimeout(firstGiveUp);
       removeOutlet();
       wasm.detachRealmStore(); // groups still leasing fall back to their own buckets
+      wasm.detachFleetNonces(); // shared sends fail from now on: no guessed nonce
       const end = (c) => { if (c) Promise.resolve().then(() => (c.isOpen ? c.close() : c.destroy?.())).catch(quiet); };
       end(subscriber);
       if (!given) end(client);

@@ -11,7 +11,7 @@ import { httpSender } from './http.js';
 import { wrapUpstreams } from './upstreams.js';
 import { adaptSigner, knownSigner } from './signers.js';
 import { runAttempt } from './attempt.js';
-import { newsHub } from './realm-news.js';
+import { newsHub, realmId } from './realm-news.js';
 import { fleetStores, splitFleetOptions } from './fleet-store.js';
 
 /** Checks a `wrap` option: a function from the bound EIP-1193 provider to the client `op` receives. */
@@ -83,6 +83,8 @@ export function createRelayerClass(wasm) {
         throw error;
       }
       this.#releaseStore = release;
+      // A Redis store this relayer named keeps its accounts' nonces too (docs/transactions.md).
+      if (split.named && split.store && !split.store.tabs) this.#engine.shareNonces(realmId());
       this.#emitters = emittingUpstreams(rpcUrls);
     }
 

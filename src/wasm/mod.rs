@@ -23,4 +23,5 @@ mod timers;
 mod tx;
 mod tx_events;
 mod tx_fields;
+mod tx_fleet;
 mod tx_node;
