@@ -83,7 +83,8 @@ impl<N: TxNode> TxEngine<N> {
     }
 
     /// The node lacks nonces below our lowest live one: report; fill the
-    /// ones we have no transaction for with 0-value self-transfers.
+    /// ones we have no transaction for with 0-value self-transfers (not
+    /// with a shared nonce book: they may be another worker's).
     pub(super) async fn check_gap<S: TxSigner<N::Error>>(
         &self,
         signer: &S,
@@ -96,7 +97,9 @@ impl<N: TxNode> TxEngine<N> {
         let gap = account.book.borrow().gap(pending);
         let Some(gap) = gap.filter(|g| g.end == nonce) else { return };
         let ours: Vec<u64> = account.slots.borrow().keys().copied().filter(|n| gap.contains(n)).collect();
-        let repair = options.repair_gaps && gap.end - gap.start <= 16;
+        // With a shared book the nonces below ours may be another worker's,
+        // in flight: only it may sign them (a filler of ours would collide).
+        let repair = options.repair_gaps && gap.end - gap.start <= 16 && self.fleet.borrow().is_none();
         emit(TxEvent::NonceGap { from: gap.start, to: gap.end, repaired: repair });
         if !repair {
             return;

@@ -136,3 +136,53 @@ fn a_send_whose_reservation_lapsed_while_it_signed_broadcasts_nothing_and_signs_
     let submitted = w.events.borrow().iter().filter(|(_, e)| matches!(e, TxEvent::Submitted { .. })).count();
     assert_eq!(submitted, 1);
 }
+
+#[test]
+fn a_gap_below_our_nonce_is_another_workers_to_fill_never_ours() {
+    let w = world(0);
+    let book = mem_book(&w.rt);
+    w.engine.share_nonces(book.clone(), "one".into());
+    // Another worker reserved nonce 0 and is slow to broadcast it: ours is nonce 1.
+    book.book.borrow_mut().resync(w.rt.now(), 0);
+    let _ = book.book.borrow_mut().allocate(w.rt.now(), "two-1", Duration::from_secs(600));
+    let emit = w.emit();
+    let outcome = RefCell::new(None);
+    let run = async {
+        let ours = request(30 * GWEI);
+        let tasks: Vec<super::sim_chain::Task<'_>> = vec![
+            Box::pin(async {
+                let sent = w.send(&ours, w.engine.options(), &emit).await;
+                *outcome.borrow_mut() = Some(sent);
+            }),
+            Box::pin(async {
+                // A minute later the other worker broadcasts its nonce 0.
+                w.rt.sleep(Duration::from_secs(60)).await;
+                assert!(!w.chain.borrow().pool.contains_key(&0), "no filler of ours for the other worker's nonce");
+                let theirs = UnsignedTx {
+                    chain_id: 1,
+                    from: alloy_primitives::Address::repeat_byte(0xaa),
+                    nonce: 0,
+                    to: Some(alloy_primitives::Address::repeat_byte(0xcc)),
+                    value: Default::default(),
+                    data: Vec::new(),
+                    gas: 21_000,
+                    fees: crate::tx::fees::Fees::Eip1559 { max_fee: 30 * GWEI, tip: GWEI },
+                };
+                let _ = w.chain.borrow_mut().admit(&encode(&theirs));
+            }),
+        ];
+        join_all(tasks).await;
+    };
+    w.with_blocks(run);
+    assert_eq!(outcome.into_inner().unwrap().expect("mined").nonce, 1);
+    let gaps: Vec<bool> = w
+        .events
+        .borrow()
+        .iter()
+        .filter_map(|(_, e)| match e {
+            TxEvent::NonceGap { repaired, .. } => Some(*repaired),
+            _ => None,
+        })
+        .collect();
+    assert!(!gaps.is_empty() && gaps.iter().all(|r| !r), "reported, never repaired: {gaps:?}");
+}
