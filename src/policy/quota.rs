@@ -180,6 +180,9 @@ pub struct QuotaGroup {
     recent: VecDeque<(Instant, f64)>,
     cooldown_until: Instant,
     consecutive_limits: u32,
+    /// When the last 429 that counted in `consecutive_limits` was heard:
+    /// a 429 for a request sent before it is the same wave.
+    last_counted_limit: Option<Instant>,
     last_limit: Option<Instant>,
     /// When the rate was last lowered: a limit signal for an attempt sent
     /// before then belongs to the episode that lowered it.
@@ -232,6 +235,7 @@ impl QuotaGroup {
             recent: VecDeque::new(),
             cooldown_until: Instant::ZERO,
             consecutive_limits: 0,
+            last_counted_limit: None,
             last_limit: None,
             last_decrease: None,
             last_increase: now,
@@ -322,8 +326,15 @@ impl QuotaGroup {
         unit_random: f64,
     ) -> Instant {
         self.limited += 1;
-        self.consecutive_limits = self.consecutive_limits.saturating_add(1);
-        let step = self.config.cooldown_base.saturating_mul(1u32 << (self.consecutive_limits - 1).min(16));
+        // One step of backoff per wave: the requests a released queue sent
+        // together before the first of their 429s came back are one signal.
+        // Counting each doubled the cooldown per 429: sixteen requests out
+        // at once after a 1 s `Retry-After` held the key for 52 s.
+        if self.last_counted_limit.is_none_or(|heard| sent >= heard) {
+            self.consecutive_limits = self.consecutive_limits.saturating_add(1);
+            self.last_counted_limit = Some(now);
+        }
+        let step = self.config.cooldown_base.saturating_mul(1u32 << self.consecutive_limits.saturating_sub(1).min(16));
         let ceiling = step.min(self.config.cooldown_max);
         // Equal jitter: never shorter than half, so a group is not hit again at once.
         let own = ceiling / 2 + (ceiling / 2).mul_f64(crate::policy::bound(unit_random, 0.0, 1.0));
@@ -369,6 +380,7 @@ impl QuotaGroup {
     /// `unit_random` re-jitters the next window.
     pub fn on_success(&mut self, now: Instant, unit_random: f64) {
         self.consecutive_limits = 0;
+        self.last_counted_limit = None;
         let plan = self.ceiling;
         if !plan.is_finite() || self.allowed >= plan {
             return;

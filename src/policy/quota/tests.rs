@@ -260,3 +260,26 @@ fn a_first_limit_waits_exactly_the_servers_retry_after() {
     let again = g.on_limited(at(100), Some(Duration::from_millis(100)), false, 0.9);
     assert!(again > at(200), "limited again with no success between: our own backoff on top ({again:?})");
 }
+
+#[test]
+fn the_429s_of_requests_sent_together_are_one_step_of_backoff_not_one_each() {
+    // Sixteen requests released together after a cooldown all come back 429
+    // with `Retry-After: 1`: one wave, one step (it used to double per 429:
+    // 1, 1.5, 3 … 52 s, the key idle for most of a minute).
+    let mut g = QuotaGroup::new(plan(20.0), at(0));
+    let first = g.on_limited_sent(at(100), at(90), Some(Duration::from_secs(1)), false, 0.5);
+    assert_eq!(first, at(1_100));
+    let mut until = first;
+    for k in 0..16u64 {
+        // Sent at 1.1 s, heard over the next 18 ms.
+        until = g.on_limited_sent(at(1_110 + k), at(1_100), Some(Duration::from_secs(1)), false, 0.5);
+    }
+    // The second wave: one step up from the first (the equal-jitter step of 2 s: 1.5 s at 0.5).
+    assert_eq!(until, at(1_125 + 1_500), "one step for the whole wave (from its last 429)");
+    // A third wave, sent after the second was heard, backs off one step more (3 s at 0.5).
+    let third = g.on_limited_sent(at(4_000), at(3_000), Some(Duration::from_secs(1)), false, 0.5);
+    assert_eq!(third, at(7_000));
+    // A success ends the episode: the next 429 starts from Retry-After again.
+    g.on_success(at(8_000), 0.5);
+    assert_eq!(g.on_limited_sent(at(9_000), at(8_900), Some(Duration::from_secs(1)), false, 0.5), at(10_000));
+}
