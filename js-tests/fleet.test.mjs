@@ -72,15 +72,20 @@ test('four processes on one key and Redis send what one relayer would; alone eac
   // build of 2026-12-02's start shows the same spread). Above the plan, grants fragment to about a
   // CU, 1.2–1.5 scripts per served read: a known cost (docs/coordination.md), bounded here per
   // process and second with room for a loaded machine, not per request.
-  assert.ok(perProcessSecond <= 40, `a bounded number of store round trips per process and second: ${detail}`);
+  // Counted per second of load since the common start (fewer seconds than from the spawn): 22.3–22.5
+  // idle, 37.4 once in the whole suite's run.
+  assert.ok(perProcessSecond <= 50, `a bounded number of store round trips per process and second: ${detail}`);
   assert.ok(shared.reports.every((r) => r.fleet[0] === 'leased'), `every process leased from Redis: ${detail}`);
   assert.ok(shared.limited <= 10, `the fleet on Redis got at most 10 429s: ${detail}`);
   // The control: 62–139 429s started together (38–56 before the common start, 8 once in CI
   // with the processes staggered); at least twice the fleet's bound either way.
   assert.ok(alone.limited > 20, `uncoordinated processes each spend the whole plan: ${detail}`);
   // Demand (4 × (60 + 90) reads in 3 s) is above the plan (90/s): the fleet on Redis used the
-  // plan for the whole run (the 4 s deadline included), where alone the 429s' cooldowns idled it.
-  assert.ok(shared.answered >= 300 && shared.answered > alone.answered, `the plan was used, not starved: ${detail}`);
+  // plan in every full second of its load (measured 89–94 a second). (Alone the processes answer
+  // about as many, over the key's limit and with 60–140 429s: since a wave of 429s is one step of
+  // cooldown, their cooldowns no longer idle them for most of the run.)
+  const full = shared.windows.slice(1, -1).map((w) => w.served);
+  assert.ok(shared.answered >= 300 && Math.min(...full) >= 80, `the plan was used, not starved: ${detail}`);
   const fair = shared.reports.map((r) => r.tally.ok || 0);
   assert.ok(Math.min(...fair) >= Math.max(...fair) / 2, `and shared about evenly between the processes: ${fair}`);
 });
