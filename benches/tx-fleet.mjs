@@ -4,36 +4,18 @@
 // of the sends at once (concurrent calls, nonces in call order per worker). Prints one table;
 // `--write` also writes benches/TX-FLEET.md.
 //   node benches/tx-fleet.mjs [--sends=200] [--write]
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createClient } from 'redis';
 import { ethers } from 'ethers';
-import { startRedis } from '../js-tests/helpers/redis.mjs';
+import { startRedis, scriptCalls as evals } from '../js-tests/helpers/redis.mjs';
+import { txProcess as worker } from '../js-tests/helpers/fleet-process.mjs';
 import { startChain } from '../js-tests/helpers/chain.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const PKG = new URL('../pkg/dist/node.mjs', import.meta.url).href;
-const WORKER = join(here, '../js-tests/helpers/tx-fleet-worker.mjs');
 const SENDS = Number((process.argv.find((a) => a.startsWith('--sends=')) || '--sends=200').slice(8));
 const MNEMONIC = 'test test test test test test test test test test test junk';
 const key = (i) => ethers.HDNodeWallet.fromPhrase(MNEMONIC, undefined, `m/44'/60'/0'/0/${i}`).privateKey;
-
-const worker = (config) => new Promise((resolve, reject) => {
-  execFile(process.execPath, [WORKER, JSON.stringify({ pkg: PKG, ...config })], { timeout: 300000 }, (error, stdout, stderr) => {
-    if (error) return reject(new Error(`${error.message}\n${stderr}`));
-    resolve(JSON.parse(stdout.trim().split('\n').pop()));
-  });
-});
-
-async function evals(url) {
-  const admin = createClient({ url });
-  await admin.connect();
-  const calls = Number((/cmdstat_eval:calls=(\d+)/.exec(await admin.info('commandstats')) || [0, 0])[1]);
-  await admin.close();
-  return calls;
-}
 
 const redis = await startRedis();
 const chain = await startChain({ head: 1200 });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { createClient } from 'redis';
 import { FaultTolerantRelayer, ConfigError, isRateLimitedError } from '../pkg/dist/node.mjs';
-import { startRedis, freePort } from './helpers/redis.mjs';
+import { startRedis, freePort, scriptCalls as evalCalls } from './helpers/redis.mjs';
 import { fleetProcess } from './helpers/fleet-process.mjs';
 import { startLimitedKey } from './helpers/limited-node.mjs';
 import { useMockNodes } from './helpers/mock-node.mjs';
@@ -25,15 +25,6 @@ const eventually = async (ok, ms, what) => {
     await sleep(25);
   }
 };
-
-/** How many lease scripts the Redis server at `url` has run. */
-async function evalCalls(url) {
-  const admin = createClient({ url });
-  await admin.connect();
-  const calls = Number((/cmdstat_eval:calls=(\d+)/.exec(await admin.info('commandstats')) || [0, 0])[1]);
-  await admin.close();
-  return calls;
-}
 
 /** The key's two URLs in one quota group of `cuPerSecond` (one CU per request). */
 const onKey = (key, cuPerSecond, extra = {}) => ({

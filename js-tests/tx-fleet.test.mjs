@@ -4,29 +4,17 @@
 // Alone, the same workers collide on nonces.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { ethers } from 'ethers';
 import { FaultTolerantRelayer, isNonceStateError } from '../pkg/dist/node.mjs';
 import { startRedis, freePort } from './helpers/redis.mjs';
 import { startChain } from './helpers/chain.mjs';
+import { txProcess as worker } from './helpers/fleet-process.mjs';
 
-const PKG = new URL('../pkg/dist/node.mjs', import.meta.url).href;
-const WORKER = fileURLToPath(new URL('./helpers/tx-fleet-worker.mjs', import.meta.url));
 const MNEMONIC = 'test test test test test test test test test test test junk';
 const KEY = ethers.HDNodeWallet.fromPhrase(MNEMONIC, undefined, "m/44'/60'/0'/0/9").privateKey;
 const CONTROL_KEY = ethers.HDNodeWallet.fromPhrase(MNEMONIC, undefined, "m/44'/60'/0'/0/8").privateKey;
 const stops = [];
 after(async () => { for (const stop of stops.reverse()) await stop(); });
-
-function worker(config) {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [WORKER, JSON.stringify({ pkg: PKG, ...config })], { timeout: 120000 }, (error, stdout, stderr) => {
-      if (error) return reject(new Error(`${error.message}\n${stderr}`));
-      resolve(JSON.parse(stdout.trim().split('\n').pop()));
-    });
-  });
-}
 
 test('four workers × 50 sends from one account on Redis: exactly the 200 nonces expected, each mined once', async (t) => {
   const redis = await startRedis();

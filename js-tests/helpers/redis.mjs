@@ -2,6 +2,7 @@
 // Never a system service: each test file starts, kills and restarts its own.
 import { spawn } from 'node:child_process';
 import net from 'node:net';
+import { createClient } from 'redis';
 
 /** A free TCP port on 127.0.0.1. */
 export function freePort() {
@@ -55,4 +56,13 @@ export async function startRedis({ port, password } = {}) {
   };
   await start();
   return { port, url: `redis://127.0.0.1:${port}`, start, stop, pid: () => child && child.pid };
+}
+
+/** How many Lua scripts (EVAL) the Redis server at `url` has run: the fleet's store round trips. */
+export async function scriptCalls(url) {
+  const admin = createClient({ url });
+  await admin.connect();
+  const calls = Number((/cmdstat_eval:calls=(\d+)/.exec(await admin.info('commandstats')) || [0, 0])[1]);
+  await admin.close();
+  return calls;
 }

@@ -30,7 +30,7 @@ pub use super::route_request::RouteRequest;
 use super::strategy::{self, StrategyState};
 use crate::coord::head_rounds::HeadRounds;
 use crate::coord::realm::{EndpointRecord, Realm, SharedGroup};
-use crate::policy::breaker::{Admission, BreakerState, Transition};
+use crate::policy::breaker::{BreakerState, Transition};
 use crate::policy::head_poll::HeadPoll;
 use crate::policy::quota::{QuotaConfig, QuotaDenied, QuotaGroup};
 use crate::rpc::methods::{MethodClass, CLASSES};
@@ -416,49 +416,6 @@ impl Router {
         strategy::rank(self.strategy, &mut self.endpoints, state, pool, req, now, draws)
     }
 
-    /// Reserves breaker permit, quota and a concurrency slot, or nothing.
-    fn reserve(&mut self, i: usize, now: Instant, req: &RouteRequest<'_>, early_probe: bool) -> Option<Reservation> {
-        let check_chain = self.would_check_chain(i, now);
-        let cost = self.attempt_cost(i, req, check_chain);
-        // A half-open probe only to a request with time to prove the node.
-        let half_open = self.endpoints[i].breaker.borrow_mut().state(now) == BreakerState::HalfOpen;
-        if !early_probe && half_open && !self.time_to_prove(i, req, now) {
-            return None;
-        }
-        let ep = &mut self.endpoints[i];
-        let probe = if early_probe {
-            true
-        } else {
-            match ep.breaker.borrow_mut().try_acquire(now) {
-                Admission::Allowed { probe } => probe,
-                Admission::Rejected { .. } => return None,
-            }
-        };
-        let group = &mut self.groups[ep.group];
-        if group.quota.borrow_mut().charge(now, cost).is_err() {
-            ep.breaker.borrow_mut().on_neutral(probe);
-            return None;
-        }
-        ep.in_flight += 1;
-        self.chains[i].attempt_began(req.class as usize, now);
-        self.attempts_out[i][req.class as usize] += 1;
-        let ep = &mut self.endpoints[i];
-        ep.warm_take(now);
-        if let Some(rec) = self.pacer.borrow_mut().recovery.as_mut() {
-            rec.take(now);
-        }
-        if self.strategy == Strategy::Sticky {
-            self.sticky = Some(i);
-        }
-        if check_chain {
-            self.chains[i].begin_check();
-        }
-        if probe {
-            self.tell_probing(i, req, now);
-        }
-        Some(Reservation { endpoint: i, probe, cost, check_chain, outage_probe: false, class: req.class })
-    }
-
     /// The attempt timeout for `class` on `endpoint` (adaptive, capped at
     /// `ceiling`), from its [reference tail](Router::reference_tail): a node
     /// that hangs from the start must not cost the full timeout when its
@@ -494,6 +451,7 @@ mod pacing;
 mod pacing_tests;
 #[cfg(test)]
 mod probe_time_tests;
+mod reserve;
 #[cfg(test)]
 mod select_tests;
 mod shared;
