@@ -1,6 +1,6 @@
 // The lease script on a real redis-server (pkg-template/src/fleet-store.js) keeps the fleet
 // bucket's contract (src/policy/fleet_bucket.rs, docs/coordination.md): what members hold is part
-// of the burst, each member holds at most its share, a short member queues for the refill, and a
+// of the burst, each member holds at most its share, a short member queues for the refill (the members granted less lately first), and a
 // broken ask is an error, not quota. Redis runs on its own clock, so the checks allow for
 // the milliseconds between two asks.
 import { test, after } from 'node:test';
@@ -83,6 +83,22 @@ test('a shortage queues: the refill goes to the members short first; a large cha
   const big = await s.ask('g', { want: 26, burst: 30, least: 26 });
   assert.ok(big.share < 26);
   assert.ok(big.granted >= 24 - 1e-6, `a member with a 26-CU call holds more than the share: ${big.granted}`);
+});
+
+test('the refill goes first to the short member granted less lately, not the one that queued first', async () => {
+  const s = await store();
+  s.fresh();
+  await s.ask('a', { want: 30, burst: 30 });
+  // a spent its 30 and is short first; b, granted nothing yet, queues after it.
+  const a = await s.ask('a', { want: 5, burst: 30 });
+  const b = await s.ask('b', { want: 5, burst: 30 });
+  assert.ok(a.granted < 1 && b.granted < 1, 'both short');
+  assert.ok(b.shortMs <= 55, `b waits for its own 5 CU (50 ms), not behind a's claim (100 ms): ${b.shortMs} ms`);
+  await new Promise((r) => setTimeout(r, b.shortMs + 10));
+  // By arrival alone, a's claim (5) came first and b got what refilled past it (a member beside
+  // the store, asking the moment it may, took every refill that way: 150/150/66/61 in CI).
+  const bTurn = await s.ask('b', { want: 5, burst: 30 });
+  assert.equal(bTurn.granted, 5, 'b, granted less lately, is served first');
 });
 
 test('an unknown plan is granted and counted; a broken ask is an error, never quota', async () => {

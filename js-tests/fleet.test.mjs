@@ -56,7 +56,7 @@ test('four processes on one key and Redis send what one relayer would; alone eac
   // once per refill it can use: bounded per second, not per request.
   const evals = await evalCalls(redis.url);
   const perProcessSecond = evals / (4 * shared.seconds);
-  const detail = JSON.stringify({ shared: { ...shared, reports: shared.reports.map((r) => [r.fleet, r.allowedRate]) }, alone: { ...alone, reports: undefined, windows: undefined }, evals, perProcessSecond });
+  const detail = JSON.stringify({ shared: { ...shared, reports: shared.reports.map((r) => [r.fleet, r.allowedRate]), perProcess: shared.reports.map((r) => r.tally.ok || 0) }, alone: { ...alone, reports: undefined, windows: undefined }, evals, perProcessSecond });
   t.diagnostic(detail);
   // Measured: 19.6–20.4 on an idle machine (22.3–22.5 since the seconds count from the common
   // start, not the spawn), 23.7–30.3 with another heavy job on the 2 cores (the

@@ -88,7 +88,7 @@ async function run(pages, rps) {
   return { ...key.counts(), answered, tallies, windows: key.windows() };
 }
 
-test('three tabs on one rate-limited key lease one bucket: no more 429s than one tab alone, the plan used', async () => {
+test('three tabs on one rate-limited key lease one bucket: no more 429s than one tab alone, the plan used', async (t) => {
   const one = await openTabs(1, true);
   await leased(one.pages);
   const alone = await run(one.pages, 60);
@@ -104,12 +104,16 @@ test('three tabs on one rate-limited key lease one bucket: no more 429s than one
   await own.context.close();
 
   const detail = JSON.stringify({ alone, shared, apart });
+  t.diagnostic(`answered per tab, sharing: ${shared.tallies.map((x) => x.ok || 0)}`);
   // One tab at twice the plan: its own bucket keeps it within the key.
   assert.equal(alone.limited, 0, `one tab alone is never refused: ${detail}`);
   assert.ok(shared.limited <= alone.limited, `three tabs on one bucket: what one tab alone gets: ${detail}`);
   // Demand (60/s) is above the plan (25/s): the three used the plan between them, ~25/s for 3 s.
   assert.ok(shared.answered >= 60, `the plan was used: ${detail}`);
-  assert.ok(shared.tallies.every((t) => (t.ok || 0) >= 10), `every tab got its turn: ${detail}`);
+  // The leader tab answers its own asks with no round trip; the others are served alike (42-44
+  // against 40, 40; 56 against 32, 32 while the queue went by arrival, 60/4/13 with no queue).
+  const perTab = shared.tallies.map((x) => x.ok || 0);
+  assert.ok(Math.min(...perTab) >= Math.max(...perTab) * 0.75, `every tab got its turn, alike: ${detail}`);
   // Each tab on its own bucket spends its own plan: three plans on one key, refused until the news of
   // the first 429 cools every tab (news still travels with fleet.tabs false).
   assert.ok(apart.limited > shared.limited, `apart, the key refuses what three plans send: ${detail}`);

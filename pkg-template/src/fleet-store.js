@@ -18,18 +18,20 @@ const REDIS_PACKAGE = 'redis';
 const DEFAULT_PREFIX = 'breakwater:';
 const ASK_GIVEN_UP_MS = 1000; // policy/lease.rs DEFAULT_PERIOD
 const LAYOUT = '2'; // the bucket hash's layout: another version's is started afresh
+const FAIRNESS_TAU_MS = 1000; // policy::fleet_bucket::FAIRNESS_TAU: over how long a member's grants count
 
 // The fleet bucket of policy/fleet_bucket.rs (the contract: docs/coordination.md; exported for
 // js-tests/fleet-script.test.mjs, not by the package). KEYS[1]: the
 // group's bucket (a hash: tokens, at, spent, everything held, each member's hold as 'h:'..id, and
-// each short member's claim and its end as 'c:'..id, 'u:'..id); KEYS[2]: when each member's hold
+// each short member's claim and its end as 'c:'..id, 'u:'..id, and what each was granted lately
+// and when as 's:'..id, 'w:'..id); KEYS[2]: when each member's hold
 // ends; KEYS[3]: the short members in the order they queued (by a counter: two asks in one
 // millisecond keep their order) (sorted sets, all in the bucket's hash slot). ARGV: want (CU),
 // rate (CU/s; 0 = plan unknown: grant all and only count), burst (CU), what the asker still
 // holds (CU), how long a grant stays spendable (ms), the asker's largest charge (CU), the asker's
 // id. Server time, so machines' clocks never matter. Returns strings (Redis would truncate Lua
-// numbers): granted, ms until the rest could be (a short member queues: the refill goes to those
-// short before it first), the fleet's rate (CU/s, decayed over 10 s), and the most one member may
+// numbers): granted, ms until the rest could be (a short member queues: the refill goes first
+// to the short members granted less lately), the fleet's rate (CU/s, decayed over 10 s), and the most one member may
 // hold (0: no bound).
 export const LEASE_SCRIPT = `
 local want, rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -48,10 +50,15 @@ if s[4] ~= '${LAYOUT}' then
 end
 local function forget(id)
   total = total - (tonumber(redis.call('HGET', KEYS[1], 'h:' .. id)) or 0)
-  redis.call('HDEL', KEYS[1], 'h:' .. id)
+  redis.call('HDEL', KEYS[1], 'h:' .. id, 's:' .. id, 'w:' .. id)
+end
+local function served(id)
+  local f = redis.call('HMGET', KEYS[1], 's:' .. id, 'w:' .. id)
+  return (tonumber(f[1]) or 0) * math.exp(-math.max(0, now - (tonumber(f[2]) or now)) / ${FAIRNESS_TAU_MS})
 end
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do forget(id) end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local mine = served(member)
 if redis.call('ZSCORE', KEYS[2], member) then forget(member) end
 redis.call('ZREM', KEYS[2], member)
 local others = math.max(0, total)
@@ -68,9 +75,11 @@ if rate > 0 then
       redis.call('HDEL', KEYS[1], 'c:' .. id, 'u:' .. id)
     elseif id == member then
       queued = true
-      break
     else
-      ahead = ahead + (tonumber(redis.call('HGET', KEYS[1], 'c:' .. id)) or 0)
+      local theirs = served(id)
+      if theirs < mine or (theirs == mine and not queued) then
+        ahead = ahead + (tonumber(redis.call('HGET', KEYS[1], 'c:' .. id)) or 0)
+      end
     end
   end
   granted = math.max(0, math.min(target, tokens - ahead))
@@ -84,7 +93,7 @@ if rate > 0 then
     redis.call('ZREM', KEYS[3], member)
     redis.call('HDEL', KEYS[1], 'c:' .. member, 'u:' .. member)
   end
-  redis.call('HSET', KEYS[1], 'h:' .. member, held + granted)
+  redis.call('HSET', KEYS[1], 'h:' .. member, held + granted, 's:' .. member, mine + granted, 'w:' .. member, now)
   redis.call('ZADD', KEYS[2], now + hold, member)
   total = others + held + granted
 else

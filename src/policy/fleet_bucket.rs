@@ -11,16 +11,20 @@
 //!     share   = burst / (members holding, the asker included)
 //!     granted = min(want, tokens, max(share, least) − held)     (never below 0)
 //!     the asker now holds held + granted, until now + hold
-//!   a shortage queues: tokens are kept for the members short before the
-//!   asker (their claims, oldest first), so
+//!   a shortage queues: tokens are kept for the short members ahead of the
+//!   asker: those granted less in the last second or so (of two alike, the
+//!   one queued first), so
 //!     granted = min(that, tokens − claims ahead)
-//!     missing = what it still wanted: its claim, keeping its place in the queue
+//!     missing = what it still wanted: its claim
 //!     short   = (claims ahead + missing − tokens left) / rate   (+ 250 ms, then the claim lapses)
 //! ```
 //! The queue makes a contended bucket fair: a member that asks the moment it
 //! needs (the leader tab answers its own asks with no round trip; a process
 //! beside Redis) cannot take every refill from members farther away; each
-//! gets its turn. A member not short takes only what nobody queued for, so
+//! gets its turn. The order is by what each was granted lately, not by
+//! arrival: a member a round trip away is not queued between its grant and
+//! its next ask, and by arrival the one beside the store, short again at
+//! once, kept the head of the queue. A member not short takes only what nobody queued for, so
 //! a light member's spare rate still goes to a busy one.
 //! So `tokens + everything held ≤ burst` (one relayer's bucket never holds
 //! more either), and no member hoards the burst the others need. `rate` 0:
@@ -38,6 +42,15 @@ struct Hold {
     member: u64,
     amount: f64,
     until: Instant,
+    /// What the member was granted lately (decayed over [`FAIRNESS_TAU`]), as of `asked`.
+    served: f64,
+    asked: Instant,
+}
+
+impl Hold {
+    fn served(&self, now: Instant) -> f64 {
+        self.served * (-now.saturating_since(self.asked).as_secs_f64() / FAIRNESS_TAU.as_secs_f64()).exp()
+    }
 }
 
 /// A member short of what it asked: tokens kept for it, in the order it queued.
@@ -50,6 +63,9 @@ struct Claim {
 
 /// How long a claim outlives its wait (a member that never comes back).
 const CLAIM_GRACE: Duration = Duration::from_millis(250);
+
+/// Over how long what a member was served counts for its place in the queue.
+pub const FAIRNESS_TAU: Duration = Duration::from_secs(1);
 
 /// One fleet bucket (see the module doc).
 #[derive(Clone, Debug, Default)]
@@ -66,7 +82,10 @@ impl FleetBucket {
     /// One ask of `member` at `now`.
     pub fn ask(&mut self, now: Instant, member: u64, ask: LeaseAsk) -> LeaseGrant {
         let dt_ms = self.at.map_or(0.0, |at| now.saturating_since(at).as_secs_f64() * 1000.0);
-        self.holds.retain(|h| h.until > now && h.member != member);
+        self.holds.retain(|h| h.until > now);
+        let served = |holds: &[Hold], m: u64| holds.iter().find(|h| h.member == m).map_or(0.0, |h| h.served(now));
+        let mine = served(&self.holds, member);
+        self.holds.retain(|h| h.member != member);
         let others: f64 = self.holds.iter().map(|h| h.amount).sum();
         let held = if ask.held.is_finite() { ask.held.max(0.0) } else { 0.0 };
         let (granted, short_ms, share) = if ask.rate > 0.0 {
@@ -77,7 +96,17 @@ impl FleetBucket {
             let target = ask.want.min(room);
             self.claims.retain(|c| c.until > now);
             let place = self.claims.iter().position(|c| c.member == member);
-            let ahead: f64 = self.claims[..place.unwrap_or(self.claims.len())].iter().map(|c| c.amount).sum();
+            // Ahead: the claims of members served less lately (of those served alike, the older).
+            // A member a round trip from the store is away between its grant and its next ask;
+            // by arrival alone, one beside the store took those refills (4 members: 110 CU
+            // against 55 each in `fairness_tests`).
+            let ahead: f64 = (self.claims.iter().enumerate())
+                .filter(|&(i, c)| {
+                    let theirs = served(&self.holds, c.member);
+                    c.member != member && (theirs < mine || (theirs == mine && i < place.unwrap_or(usize::MAX)))
+                })
+                .map(|(_, c)| c.amount)
+                .sum();
             let granted = target.min(tokens - ahead).max(0.0);
             let left = tokens - granted;
             self.tokens = Some(left);
@@ -91,7 +120,13 @@ impl FleetBucket {
                 (None, true) => self.claims.push(Claim { member, amount: missing, until }),
                 (None, false) => {}
             }
-            self.holds.push(Hold { member, amount: held + granted, until: now + ask.hold });
+            self.holds.push(Hold {
+                member,
+                amount: held + granted,
+                until: now + ask.hold,
+                served: mine + granted,
+                asked: now,
+            });
             (granted, short, share)
         } else {
             self.tokens = Some(ask.burst);
@@ -337,3 +372,7 @@ mod tests {
         assert_eq!((more.share, more.granted), (25.0, 15.0));
     }
 }
+
+#[cfg(test)]
+#[path = "fleet_bucket/fairness_tests.rs"]
+mod fairness_tests;
