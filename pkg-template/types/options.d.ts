@@ -129,11 +129,14 @@ export interface SlowStartOptions {
 export interface QuotaGroupOptions {
   /** The plan in compute units per second (`Infinity`: unknown, learned from 429s). */
   cuPerSecond: number;
-  /** Burst in compute units. @default cuPerSecond */
+  /**
+   * Burst in compute units. Absent: `cuPerSecond`, and no one-second span carries more than the
+   * plan. Given: token-bucket terms (up to `burst` + `cuPerSecond` × T in any T).
+   */
   burst?: number;
   /** This process's share of the plan. @default 1 */
   share?: number;
-  /** Multiplicative decrease on a limit signal. @default 0.5 */
+  /** Multiplicative decrease on a repeated limit signal (a configured plan's first in a minute only cools). @default 0.5 */
   decrease?: number;
   /** Additive increase per stable window, as a fraction of the plan. @default 0.05 */
   increase?: number;

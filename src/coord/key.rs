@@ -46,7 +46,8 @@ pub fn endpoint_key(spec: &EndpointSpec) -> Option<u64> {
 fn tuning(config: &QuotaConfig) -> Vec<u8> {
     let numbers = [
         config.cu_per_second,
-        config.burst,
+        // An absent burst (0) is one second of the plan: the same bucket as a member that names it.
+        if config.burst > 0.0 { config.burst } else { config.cu_per_second },
         config.share,
         config.decrease,
         config.increase,

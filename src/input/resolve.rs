@@ -167,8 +167,8 @@ fn quota(name: &str, q: &QuotaInput) -> Result<QuotaConfig, ConfigError> {
     let t = |field: &str, v: &Option<Num>, default: Duration| ms(&path(field), v).map(|v| v.unwrap_or(default));
     Ok(QuotaConfig {
         cu_per_second: cu,
-        // A finite plan starts with one second's worth; an unlimited one needs none.
-        burst: num(&q.burst).unwrap_or(if cu.is_finite() { cu } else { 0.0 }),
+        // Absent (0): one second of the plan, kept in every second (`policy::plan_window`).
+        burst: num(&q.burst).unwrap_or(0.0),
         share: num(&q.share).unwrap_or(d.share),
         decrease: num(&q.decrease).unwrap_or(d.decrease),
         increase: num(&q.increase).unwrap_or(d.increase),

@@ -72,7 +72,7 @@ fn every_field_reaches_its_config() {
     assert_eq!(p.slow_start.floor, 0.5);
     let names: Vec<&str> = p.quota_groups.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["b", "a"], "groups keep the order they were written in");
-    assert_eq!(p.quota_groups[0].1.burst, 10.0, "a finite plan's burst defaults to one second of it");
+    assert_eq!(p.quota_groups[0].1.burst, 0.0, "absent: the group takes one second of the plan, in every second");
     assert_eq!(p.quota_groups[1].1.cooldown_base, Duration::from_millis(7));
     assert_eq!((p.chain_id, p.check_chain, p.chain_recheck), (Some(137), false, Duration::ZERO));
     assert_eq!((p.max_lag_blocks, p.head_poll, p.max_queue, p.dedup), (3, Duration::ZERO, 7, false));

@@ -9,6 +9,7 @@ pub mod classify;
 pub mod fleet_bucket;
 pub mod head_poll;
 pub mod lease;
+pub mod plan_window;
 pub mod quota;
 pub mod silence;
 pub mod slow_start;

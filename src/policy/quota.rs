@@ -10,7 +10,9 @@
 //!        again with no success in between, the longer of the two
 //!      → AIMD: allowed rate × decrease (multiplicative), floored; once per
 //!        episode: a signal for an attempt sent before the last decrease
-//!        (or within 100 ms of the last signal) lowers nothing
+//!        (or within 100 ms of the last signal) lowers nothing; a configured
+//!        plan at its full rate takes its first episode in a minute as a
+//!        warning (cooldown only), and lowers on the next
 //!      → long horizon ("daily/monthly limit"): ejected for `long_ejection`
 //!   on_success     after `stable_window` without a limit, allowed rate
 //!                  + increase × plan (additive), capped at the plan; growth
@@ -29,6 +31,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::lease::{Lease, LeaseAsk};
+use super::plan_window::WindowedBucket;
 use super::token_bucket::TokenBucket;
 use crate::config_error::ConfigError;
 use crate::time::Instant;
@@ -138,6 +141,10 @@ impl QuotaConfig {
     }
 }
 
+/// How long a configured plan's first limit episode is remembered: another
+/// within it lowers the rate.
+pub const STRIKE_MEMORY: Duration = Duration::from_secs(60);
+
 /// Window over which an unknown plan's rate is observed.
 const RATE_WINDOW: Duration = Duration::from_secs(10);
 
@@ -184,9 +191,11 @@ pub struct QuotaGroup {
     /// a 429 for a request sent before it is the same wave.
     last_counted_limit: Option<Instant>,
     last_limit: Option<Instant>,
-    /// When the rate was last lowered: a limit signal for an attempt sent
-    /// before then belongs to the episode that lowered it.
+    /// When the rate was last lowered (or a warning taken): a limit signal
+    /// for an attempt sent before then belongs to that episode.
     last_decrease: Option<Instant>,
+    /// When a configured plan last took a limit episode as a warning.
+    strike: Option<Instant>,
     last_increase: Instant,
     cu_charged: f64,
     limited: u64,
@@ -211,7 +220,13 @@ impl QuotaGroup {
         } else {
             1.0
         };
-        let bucket = Box::new(TokenBucket::new(plan, burst, now, true));
+        // A plan without a burst is kept in every second (`plan_window`); a configured burst means
+        // token-bucket terms: up to burst + rate × T in any T.
+        let bucket: Box<dyn QuotaBucket> = if config.burst > 0.0 || !plan.is_finite() {
+            Box::new(TokenBucket::new(plan, burst, now, true))
+        } else {
+            Box::new(WindowedBucket::new(plan, burst, now))
+        };
         let mut group = Self::with_bucket(config, bucket, now);
         group.burst = burst;
         group
@@ -238,6 +253,7 @@ impl QuotaGroup {
             last_counted_limit: None,
             last_limit: None,
             last_decrease: None,
+            strike: None,
             last_increase: now,
             cu_charged: 0.0,
             limited: 0,
@@ -353,7 +369,18 @@ impl QuotaGroup {
         // One decrease per burst of signals: several in-flight 429s are one event.
         let fresh = self.last_limit.is_none_or(|t| now.saturating_since(t) >= Duration::from_millis(100))
             && self.last_decrease.is_none_or(|t| sent >= t);
-        if fresh {
+        // A configured plan at its full rate takes one episode as a warning: a provider's window
+        // that does not line up with ours, or another client's burst on the key. Halving on it cost a
+        // new user's fleet on a 20 CU/s key half its rate for two minutes after one early 429.
+        // Repeated (another episode within `STRIKE_MEMORY`), the rate comes down as below.
+        let warning = fresh
+            && self.config.plan().is_finite()
+            && self.allowed >= self.ceiling
+            && self.strike.is_none_or(|t| now.saturating_since(t) >= STRIKE_MEMORY);
+        if warning {
+            self.strike = Some(now);
+            self.last_decrease = Some(now); // the rest of this wave is this episode
+        } else if fresh {
             if !self.allowed.is_finite() {
                 // Plan unknown: what we were sending when the provider objected
                 // (the whole fleet, when a store says) is the ceiling, and the

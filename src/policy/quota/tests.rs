@@ -12,6 +12,36 @@ fn plan(cu: f64) -> QuotaConfig {
     QuotaConfig { cu_per_second: cu, burst: cu, ..QuotaConfig::default() }
 }
 
+/// A configured plan's first limit episode in a minute: a warning, the rate kept.
+fn warned(g: &mut QuotaGroup, now: Instant) {
+    g.on_limited_sent(now, now, Some(Duration::ZERO), false, 0.5);
+    assert_eq!(g.stats().allowed_rate, g.config().plan(), "a warning lowers nothing");
+}
+
+#[test]
+fn a_configured_plan_takes_its_first_limit_in_a_minute_as_a_warning_and_lowers_on_the_next() {
+    let mut g = QuotaGroup::new(plan(20.0), at(0));
+    let until = g.on_limited_sent(at(1000), at(900), Some(Duration::from_secs(1)), false, 0.5);
+    assert_eq!((g.stats().allowed_rate, until), (20.0, at(2000)), "cooled, the plan kept");
+    g.on_limited_sent(at(1400), at(950), None, false, 0.5);
+    assert_eq!(g.stats().allowed_rate, 20.0, "the rest of the wave (sent before it) is the same episode");
+    g.on_limited_sent(at(30_000), at(29_900), Some(Duration::ZERO), false, 0.5);
+    assert_eq!(g.stats().allowed_rate, 10.0, "again within a minute: repeated, the rate halves");
+    // Grown back to the plan and calm for a minute: the next first episode is a warning again.
+    for t in 1..=40 {
+        g.on_success(at(30_000 + t * 10_000), 0.5);
+    }
+    assert_eq!(g.stats().allowed_rate, 20.0);
+    g.on_limited_sent(at(500_000), at(499_900), Some(Duration::ZERO), false, 0.5);
+    assert_eq!(g.stats().allowed_rate, 20.0, "a warning");
+    // Already lowered, a limit is never a warning.
+    let mut low = QuotaGroup::new(plan(20.0), at(0));
+    warned(&mut low, at(0));
+    low.on_limited(at(200), Some(Duration::ZERO), false, 0.5);
+    low.on_limited(at(100_000), Some(Duration::ZERO), false, 0.5);
+    assert_eq!(low.stats().allowed_rate, 5.0, "below the plan a minute later: lowered again");
+}
+
 #[test]
 fn charges_every_attempt_and_refuses_beyond_the_plan() {
     let mut g = QuotaGroup::new(plan(100.0), at(0));
@@ -69,13 +99,14 @@ fn without_retry_after_the_cooldown_is_jittered_and_doubles() {
 #[test]
 fn signals_for_attempts_sent_before_a_decrease_belong_to_its_episode() {
     let mut g = QuotaGroup::new(plan(100.0), at(0));
+    warned(&mut g, at(500));
     g.on_limited_sent(at(1000), at(950), Some(Duration::ZERO), false, 0.5);
     assert_eq!(g.stats().allowed_rate, 50.0);
     // A slow node's late 429s for attempts sent before the cut: no new decrease.
     g.on_limited_sent(at(1300), at(990), Some(Duration::ZERO), false, 0.5);
     g.on_limited_sent(at(1900), at(999), Some(Duration::ZERO), false, 0.5);
     assert_eq!(g.stats().allowed_rate, 50.0, "still the first episode");
-    assert_eq!(g.stats().limited, 3, "every signal is counted");
+    assert_eq!(g.stats().limited, 4, "every signal is counted");
     // An attempt sent after the cut and limited again: the lowered rate is too high.
     g.on_limited_sent(at(2000), at(1000), Some(Duration::ZERO), false, 0.5);
     assert_eq!(g.stats().allowed_rate, 25.0, "sent at the cut: a new episode");
@@ -85,17 +116,18 @@ fn signals_for_attempts_sent_before_a_decrease_belong_to_its_episode() {
 #[test]
 fn aimd_halves_on_a_limit_and_grows_back_after_stable_windows() {
     let mut g = QuotaGroup::new(plan(100.0), at(0));
-    g.on_limited(at(0), Some(Duration::ZERO), false, 0.5);
-    g.on_limited(at(50), Some(Duration::ZERO), false, 0.5);
+    warned(&mut g, at(0));
+    g.on_limited(at(200), Some(Duration::ZERO), false, 0.5);
+    g.on_limited(at(250), Some(Duration::ZERO), false, 0.5);
     assert_eq!(g.stats().allowed_rate, 50.0, "two signals within 100 ms are one decrease");
-    g.on_limited(at(500), Some(Duration::ZERO), false, 0.5);
+    g.on_limited(at(700), Some(Duration::ZERO), false, 0.5);
     assert_eq!(g.stats().allowed_rate, 25.0);
     g.on_success(at(5000), 0.5);
     assert_eq!(g.stats().allowed_rate, 25.0, "not stable long enough");
-    g.on_success(at(10_500), 0.5);
+    g.on_success(at(10_700), 0.5);
     assert_eq!(g.stats().allowed_rate, 30.0, "+5 % of the plan");
     for t in 2..=60 {
-        g.on_success(at(500 + t * 10_000), 0.5);
+        g.on_success(at(700 + t * 10_000), 0.5);
     }
     assert_eq!(g.stats().allowed_rate, 100.0, "capped at the plan");
     for i in 0..20 {
@@ -163,15 +195,16 @@ fn an_unknown_plan_is_learned_from_the_rate_at_the_first_limit() {
 #[test]
 fn growth_pauses_below_the_rate_that_was_limited() {
     let mut g = QuotaGroup::new(plan(100.0), at(0));
-    g.on_limited(at(0), Some(Duration::ZERO), false, 0.5); // limited at 100 → 50
+    warned(&mut g, at(0));
+    g.on_limited(at(200), Some(Duration::ZERO), false, 0.5); // limited at 100 → 50
     for t in 1..=7 {
-        g.on_success(at(t * 10_000), 0.5);
+        g.on_success(at(200 + t * 10_000), 0.5);
     }
     assert_eq!(g.stats().allowed_rate, 85.0, "+5 per 10 s window while below 90 % of the limited rate");
-    g.on_success(at(80_000), 0.5);
-    g.on_success(at(90_000), 0.5);
+    g.on_success(at(80_200), 0.5);
+    g.on_success(at(90_200), 0.5);
     assert_eq!(g.stats().allowed_rate, 85.0, "reaching 90 % waits three calm windows");
-    g.on_success(at(100_000), 0.5);
+    g.on_success(at(100_200), 0.5);
     assert_eq!(g.stats().allowed_rate, 90.0);
 }
 
@@ -214,9 +247,11 @@ fn checking_asks_the_bucket_without_spending() {
 #[test]
 fn a_decrease_slows_the_bucket_itself() {
     let mut g = QuotaGroup::new(plan(100.0), at(0));
-    g.on_limited(at(0), Some(Duration::ZERO), false, 0.5); // 100 → 50 CU/s
-    while g.charge(at(0), 10.0).is_ok() {}
-    let granted = (1..=100).filter(|i| g.charge(at(i * 10), 10.0).is_ok()).count();
+    warned(&mut g, at(0));
+    g.on_limited(at(200), Some(Duration::ZERO), false, 0.5); // 100 → 50 CU/s
+    assert!(g.cooldown_until() < at(5000));
+    while g.charge(at(5000), 10.0).is_ok() {}
+    let granted = (1..=100).filter(|i| g.charge(at(5000 + i * 10), 10.0).is_ok()).count();
     assert_eq!(granted, 5, "50 CU/s over one second: five 10-CU calls");
 }
 

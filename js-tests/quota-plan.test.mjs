@@ -1,0 +1,69 @@
+// A configured plan on a key that counts per second (docs/routing.md, "Quota groups"): with no
+// `burst`, no second carries more than the plan, so a job's first burst meets no 429; and one
+// 429 (another client on the key, a window that does not line up) cools the group without
+// halving the plan; a second within a minute does.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { FaultTolerantRelayer, isRateLimitedError } from '../pkg/dist/node.mjs';
+import { startLimitedKey } from './helpers/limited-node.mjs';
+import { useMockNodes } from './helpers/mock-node.mjs';
+
+const node = useMockNodes(after);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const ONE_CU = { eth_getBalance: 1, eth_chainId: 1 };
+
+/** `burst` reads at once, then `rps` for `ms`, on a relayer over `key`; the key's counts. */
+async function job(key, quota, { burst, rps, ms }) {
+  key.reset();
+  const urls = key.urls.map((url) => ({ url, quotaGroup: 'key', costs: ONE_CU }));
+  const relayer = new FaultTolerantRelayer(urls, { quota: { key: quota }, deadlineMs: 15000 });
+  const reads = [];
+  let n = 0;
+  const read = () => {
+    n += 1;
+    const address = `0x${n.toString(16).padStart(40, '0')}`;
+    reads.push(relayer.request({ method: 'eth_getBalance', params: [address, 'latest'] }).then(() => 'ok', (e) => e.name));
+  };
+  for (let i = 0; i < burst; i += 1) read();
+  const start = Date.now();
+  while (Date.now() - start < ms) {
+    read();
+    await sleep(1000 / rps);
+  }
+  const outcomes = await Promise.all(reads);
+  const allowed = relayer.stats().quotaGroups[0].allowedCuPerSecond;
+  await relayer.close();
+  return { ...key.counts(), answered: outcomes.filter((o) => o === 'ok').length, sent: outcomes.length, allowed, windows: key.windows() };
+}
+
+test('a plan with no burst keeps every second within it: a job\'s first burst meets no 429, and the plan is used', async (t) => {
+  const key = await startLimitedKey({ perSecond: 20 });
+  after(key.close);
+  const plain = await job(key, { cuPerSecond: 20 }, { burst: 40, rps: 20, ms: 3000 });
+  // The same plan in token-bucket terms (burst 20 + 20/s): the first second carries up to 40.
+  const bucket = await job(key, { cuPerSecond: 20, burst: 20 }, { burst: 40, rps: 20, ms: 3000 });
+  t.diagnostic(JSON.stringify({ plain, bucket }));
+  assert.equal(plain.limited, 0, `no second past the key's 20: ${JSON.stringify(plain.windows)}`);
+  assert.equal(plain.answered, plain.sent, 'every read answered within its deadline');
+  assert.equal(plain.allowed, 20, 'the plan kept');
+  const full = plain.windows.slice(1, -1).map((w) => w.served);
+  assert.ok(full.length >= 3 && Math.min(...full) >= 18, `the plan used in every full second: ${full}`);
+  assert.ok(bucket.limited > 0, `with burst: 20, the first second goes past the key (the control): ${JSON.stringify(bucket.windows)}`);
+});
+
+test('one 429 on a configured plan cools the group and keeps the plan; a second within a minute halves it', async () => {
+  const limited = await node([{ status: 429, headers: { 'retry-after': '1' } }, { result: '0x1' }, { result: '0x1' }, { status: 429, headers: { 'retry-after': '1' } }, { result: '0x1' }]);
+  const relayer = new FaultTolerantRelayer([{ url: limited.url, quotaGroup: 'key', costs: ONE_CU }], { quota: { key: { cuPerSecond: 20 } }, deadlineMs: 4000 });
+  after(() => relayer.close());
+  const read = (n) => relayer.request({ method: 'eth_getBalance', params: [`0x${n.toString(16).padStart(40, '0')}`, 'latest'] });
+  // The first read meets the 429 and waits out the second's cooldown within its deadline.
+  assert.equal(await read(1), '0x1');
+  const group = () => relayer.stats().quotaGroups[0];
+  assert.equal(group().rateLimited, 1);
+  assert.equal(group().allowedCuPerSecond, 20, 'one 429: a warning, the plan kept');
+  assert.equal(await read(2), '0x1');
+  const second = await read(3).then(() => null, (e) => e);
+  assert.ok(second === null || isRateLimitedError(second), String(second));
+  assert.equal(group().rateLimited, 2);
+  assert.equal(group().allowedCuPerSecond, 10, 'again within a minute: repeated, the rate halves');
+});
