@@ -101,6 +101,17 @@ test('the refill goes first to the short member granted less lately, not the one
   assert.equal(bTurn.granted, 5, 'b, granted less lately, is served first');
 });
 
+test('a charge above the burst is still held once the bucket is full (eth_getBalance at 19 CU, burst 10)', async () => {
+  const s = await store();
+  s.fresh();
+  const big = { want: 19, rate: 20, burst: 10, least: 19 };
+  assert.equal((await s.ask('a', big)).granted, 10, 'a new bucket holds its burst');
+  await new Promise((r) => setTimeout(r, 500));
+  // Capped at the burst, the member held 10 of a 19-CU call forever and the call waited out its deadline.
+  const rest = await s.ask('a', { ...big, held: 10 });
+  assert.equal(rest.granted, 9, 'refilled up to one charge');
+});
+
 test('an unknown plan is granted and counted; a broken ask is an error, never quota', async () => {
   const s = await store();
   s.fresh();

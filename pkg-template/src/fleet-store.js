@@ -65,7 +65,7 @@ local others = math.max(0, total)
 local dt = math.max(0, now - at)
 local granted, short, share = want, 0, 0
 if rate > 0 then
-  tokens = math.min(math.max(0, burst - others - held), (tokens or burst) + dt * rate / 1000)
+  tokens = math.min(math.max(0, math.max(burst, least) - others - held), (tokens or burst) + dt * rate / 1000)
   share = burst / (redis.call('ZCARD', KEYS[2]) + 1)
   local target = math.min(want, math.max(0, math.max(share, least) - held))
   local ahead, queued = 0, false

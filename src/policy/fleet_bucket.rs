@@ -7,7 +7,7 @@
 //!   ask(member, want, rate, burst, held, hold, least) at now:
 //!     holds past their end are forgotten; the asker's own is replaced by `held`
 //!     others  = Σ what the other members hold
-//!     tokens  = min(burst − others − held, tokens + elapsed × rate)   (a new bucket starts full)
+//!     tokens  = min(max(burst, least) − others − held, tokens + elapsed × rate)   (a new bucket starts full)
 //!     share   = burst / (members holding, the asker included)
 //!     granted = min(want, tokens, max(share, least) − held)     (never below 0)
 //!     the asker now holds held + granted, until now + hold
@@ -89,7 +89,9 @@ impl FleetBucket {
         let others: f64 = self.holds.iter().map(|h| h.amount).sum();
         let held = if ask.held.is_finite() { ask.held.max(0.0) } else { 0.0 };
         let (granted, short_ms, share) = if ask.rate > 0.0 {
-            let cap = (ask.burst - others - held).max(0.0);
+            // A charge above the burst is paid from a full bucket, as a token bucket does: a cap below
+            // the asker's largest charge would never let it hold one (it waited for its deadline).
+            let cap = (ask.burst.max(ask.least) - others - held).max(0.0);
             let tokens = (self.tokens.unwrap_or(ask.burst) + dt_ms * ask.rate / 1000.0).min(cap);
             let share = ask.burst / (self.holds.len() + 1) as f64;
             let room = (share.max(ask.least) - held).max(0.0);
@@ -360,6 +362,22 @@ mod tests {
     fn member_ids_are_fnv_1a() {
         assert_eq!(member_id(""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(member_id("a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn a_charge_above_the_burst_can_still_be_held_once_the_bucket_is_full() {
+        let mut bucket = FleetBucket::default();
+        // A 10-CU burst and eth_getBalance at 19 CU: the member gets its 19 from a full bucket.
+        let big = LeaseAsk { want: 19.0, rate: 20.0, burst: 10.0, least: 19.0, ..ask(19.0, 0.0) };
+        assert_eq!(bucket.ask(at(0), 1, big).granted, 10.0, "a new bucket holds its burst");
+        let rest = bucket.ask(at(450), 1, LeaseAsk { held: 10.0, ..big });
+        assert_eq!(rest.granted, 9.0, "refilled up to one charge, never above it");
+        assert_eq!(bucket.ask(at(1000), 2, LeaseAsk { held: 0.0, ..big }).granted, 0.0, "while member 1 holds it");
+        assert_eq!(
+            bucket.ask(at(2450), 2, LeaseAsk { held: 0.0, ..big }).granted,
+            19.0,
+            "its hold over, member 2's turn"
+        );
     }
 
     #[test]

@@ -27,7 +27,6 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use super::quota::QuotaBucket;
 use super::token_bucket::TokenBucket;
 use crate::time::Instant;
 
@@ -121,28 +120,37 @@ impl WindowedBucket {
     }
 }
 
-impl QuotaBucket for WindowedBucket {
-    fn try_take(&mut self, now: Instant, cost: f64) -> Result<(), Duration> {
+impl WindowedBucket {
+    /// Takes `cost` from both, or says how long until both would allow it.
+    pub fn try_take(&mut self, now: Instant, cost: f64) -> Result<(), Duration> {
         self.check(now, cost)?;
         self.bucket.try_take(now, cost)?;
         self.window.take(now, cost);
         Ok(())
     }
-    fn check(&mut self, now: Instant, cost: f64) -> Result<(), Duration> {
+
+    /// Whether both would allow `cost` now, without taking it.
+    pub fn check(&mut self, now: Instant, cost: f64) -> Result<(), Duration> {
         match (self.bucket.check(now, cost), self.window.check(now, cost)) {
             (Ok(()), Ok(())) => Ok(()),
             (Err(a), Err(b)) => Err(a.max(b)),
             (Err(wait), Ok(())) | (Ok(()), Err(wait)) => Err(wait),
         }
     }
-    fn set_rate(&mut self, now: Instant, rate: f64) {
+
+    /// A new allowed rate: the bucket's refill and the second's bound.
+    pub fn set_rate(&mut self, now: Instant, rate: f64) {
         self.bucket.set_rate(now, rate);
         self.window.set_cap(rate);
     }
-    fn set_burst(&mut self, now: Instant, burst: f64) {
+
+    /// A new burst for the token bucket.
+    pub fn set_burst(&mut self, now: Instant, burst: f64) {
         self.bucket.set_burst(now, burst);
     }
-    fn drain(&mut self, now: Instant) {
+
+    /// Empties the token bucket (the second's log stays).
+    pub fn drain(&mut self, now: Instant) {
         self.bucket.drain(now);
     }
 }

@@ -35,38 +35,7 @@ use super::plan_window::WindowedBucket;
 use super::token_bucket::TokenBucket;
 use crate::config_error::ConfigError;
 use crate::time::Instant;
-
-/// The seam for the group's bucket (local today, shared store later).
-pub trait QuotaBucket {
-    /// Takes `cost` or says how long until it could.
-    fn try_take(&mut self, now: Instant, cost: f64) -> Result<(), Duration>;
-    /// Whether `cost` could be taken, without taking it.
-    fn check(&mut self, now: Instant, cost: f64) -> Result<(), Duration>;
-    /// Changes the refill rate.
-    fn set_rate(&mut self, now: Instant, rate: f64);
-    /// Changes the burst (tokens held are capped to it).
-    fn set_burst(&mut self, now: Instant, burst: f64);
-    /// Empties the bucket (it refills at its rate).
-    fn drain(&mut self, now: Instant);
-}
-
-impl QuotaBucket for TokenBucket {
-    fn try_take(&mut self, now: Instant, cost: f64) -> Result<(), Duration> {
-        TokenBucket::try_take(self, now, cost)
-    }
-    fn check(&mut self, now: Instant, cost: f64) -> Result<(), Duration> {
-        TokenBucket::check(self, now, cost)
-    }
-    fn set_rate(&mut self, now: Instant, rate: f64) {
-        TokenBucket::set_rate(self, now, rate)
-    }
-    fn set_burst(&mut self, now: Instant, burst: f64) {
-        TokenBucket::set_burst(self, now, burst)
-    }
-    fn drain(&mut self, now: Instant) {
-        TokenBucket::drain(self, now)
-    }
-}
+pub use bucket::QuotaBucket;
 
 /// Tuning of one quota group.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -447,6 +416,7 @@ impl QuotaGroup {
     }
 }
 
+mod bucket;
 mod fleet;
 #[cfg(test)]
 mod tests;
