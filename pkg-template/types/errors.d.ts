@@ -48,7 +48,7 @@ export declare class BreakwaterError extends Error {
   /** Server-requested wait, if any. */
   readonly retryAfterMs?: number;
   /**
-   * `DeadlineError` that failed at once, before the deadline: how soon an endpoint could next have
+   * `DeadlineError` that stopped before its deadline rather than wait it out: how soon an endpoint could next have
    * taken the request (every one open, resting or busy until past the deadline).
    */
   readonly nextChanceMs?: number;

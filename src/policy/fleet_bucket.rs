@@ -26,7 +26,7 @@
 //! its next ask, and by arrival the one beside the store, short again at
 //! once, kept the head of the queue. A member not short takes only what nobody queued for, so
 //! a light member's spare rate still goes to a busy one.
-//! So `tokens + everything held ≤ burst` (one relayer's bucket never holds
+//! So `tokens + everything held ≤ max(burst, the asker's largest charge)` (one relayer's bucket never holds
 //! more either), and no member hoards the burst the others need. `rate` 0:
 //! the plan is unknown, everything is granted and only counted. The fleet
 //! rate is what was granted, decayed over 10 s.

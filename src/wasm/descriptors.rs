@@ -132,8 +132,8 @@ pub fn simple_error(kind: &str, code: i64, message: &str) -> JsValue {
     Obj::new().set("kind", kind).set("code", code as f64).set("message", message).build()
 }
 
-/// A deadline stop in words: one before the deadline says it failed fast,
-/// and why (no endpoint could take the request in time), rather than
+/// A deadline stop in words: one before the deadline says it stopped
+/// early (not "at once": it may have waited first, through a cooldown), and why (no endpoint could take the request in time), rather than
 /// claiming a deadline that had not passed yet.
 /// (How long is the error's `nextChanceMs`: the words stay the same for
 /// every such stop, so one give-up reads like another.)
@@ -141,7 +141,7 @@ fn deadline_words(attempts: usize, next_chance_in: Option<std::time::Duration>) 
     match next_chance_in {
         Some(_) => format!(
             "no endpoint can take the request before its deadline (every one is open, resting or busy \
-             past it; failed at once) after {attempts} attempt(s)"
+             past it; stopped before the deadline rather than wait it out) after {attempts} attempt(s)"
         ),
         None => format!("deadline passed after {attempts} attempt(s)"),
     }
