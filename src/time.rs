@@ -65,6 +65,12 @@ pub fn millis_f64(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// An instant `ms` after the epoch: the clock tests state their steps on.
+#[cfg(test)]
+pub fn at(ms: u64) -> Instant {
+    Instant::from_epoch(Duration::from_millis(ms))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

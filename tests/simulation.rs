@@ -4,8 +4,13 @@
 
 use breakwater_rpc::simulation::{run, run_with_counters, scenarios, Report, Scenario};
 
+/// The scenario called `name` in `list`.
+fn named(list: Vec<Scenario>, name: &str) -> Scenario {
+    list.into_iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no scenario {name}"))
+}
+
 fn scenario(name: &str) -> Scenario {
-    scenarios::all().into_iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no scenario {name}"))
+    named(scenarios::all(), name)
 }
 
 fn report(name: &str) -> Report {
@@ -111,9 +116,7 @@ fn the_simulation_is_deterministic() {
 }
 
 fn one_process(name: &str) -> Report {
-    let s =
-        scenarios::one_process().into_iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no scenario {name}"));
-    let r = run(&s, 7);
+    let r = run(&named(scenarios::one_process(), name), 7);
     assert!(r.logical > 2_000, "{name}: only {} requests", r.logical);
     r
 }
@@ -173,10 +176,7 @@ fn a_hung_provider_is_judged_once_for_the_realm() {
 fn reads_in_flight_when_a_warmed_up_provider_hangs_all_succeed() {
     // Found by a new user: a realm budget on retries let the hedges of reads
     // stranded on the hung node spend what the other reads' retries needed.
-    let s = scenarios::one_process()
-        .into_iter()
-        .find(|s| s.name == "300 busy relayers: a warmed-up provider hangs, sharing")
-        .expect("scenario");
+    let s = named(scenarios::one_process(), "300 busy relayers: a warmed-up provider hangs, sharing");
     for seed in 1..=4 {
         let r = run(&s, seed);
         assert_eq!(r.success_rate(), 1.0, "seed {seed}: {:?}", r.failures);
@@ -205,8 +205,7 @@ fn a_total_outage_costs_the_realm_probes_not_retries() {
 }
 
 fn processes(name: &str) -> Report {
-    let s = scenarios::processes().into_iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no scenario {name}"));
-    let r = run(&s, 7);
+    let r = run(&named(scenarios::processes(), name), 7);
     assert!(r.logical > 20_000, "{name}: only {} requests", r.logical);
     r
 }
@@ -248,8 +247,7 @@ fn ten_thousand_relayers_in_twenty_processes_keep_one_key_on_a_store_and_lose_no
 #[test]
 fn processes_come_back_from_a_total_outage_within_ten_second_deadlines() {
     for name in ["100 in 4 processes: all down 5 s, no store", "100 in 4 processes: all down 5 s, on a store"] {
-        let s =
-            scenarios::processes().into_iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no scenario {name}"));
+        let s = named(scenarios::processes(), name);
         // Held reads take the pacer's turns oldest first, and one endpoint
         // found back brings the others' probes forward: 65-67 % before both.
         // A seed whose last early probe lands late still loses a few (seed
@@ -274,10 +272,7 @@ fn fifty_small_processes_come_back_from_a_total_outage_at_their_demand() {
     // from a demand measured low kept its line growing for the minute of
     // pacing (94-97 % success over seeds 1-4; 99.2-99.95 % once the pace
     // never falls below the arrivals while it paces).
-    let s = scenarios::processes()
-        .into_iter()
-        .find(|s| s.name == "1,000 in 50 processes: all down 5 s, on a store")
-        .expect("the scenario");
+    let s = named(scenarios::processes(), "1,000 in 50 processes: all down 5 s, on a store");
     for seed in 1..=4 {
         let r = run(&s, seed);
         assert!(r.success_rate() >= 0.99, "seed {seed}: success {} {:?}", r.success_rate(), r.failures);

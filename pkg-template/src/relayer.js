@@ -83,7 +83,8 @@ export function createRelayerClass(wasm) {
         throw error;
       }
       this.#releaseStore = release;
-      // A Redis store this relayer named keeps its accounts' nonces too (docs/transactions.md).
+      // A Redis store this relayer named keeps its accounts' nonces too (docs/transactions.md),
+      // under a random name of this relayer's own (realmId() draws a new one each call).
       if (split.named && split.store && !split.store.tabs) this.#engine.shareNonces(realmId());
       this.#emitters = emittingUpstreams(rpcUrls);
     }

@@ -111,9 +111,7 @@ mod tests {
 
     use super::*;
 
-    fn at(ms: u64) -> Instant {
-        Instant::from_epoch(Duration::from_millis(ms))
-    }
+    use crate::time::at;
 
     #[test]
     fn a_round_publishes_its_heads_and_an_abandoned_one_is_due_again() {

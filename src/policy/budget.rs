@@ -115,9 +115,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn at(ms: u64) -> Instant {
-        Instant::from_epoch(Duration::from_millis(ms))
-    }
+    use crate::time::at;
 
     #[test]
     fn starts_full_then_limits_retries_to_the_ratio_of_traffic() {

@@ -196,9 +196,7 @@ fn member_id(member: &str) -> u64 {
 mod tests {
     use super::*;
 
-    fn at(ms: u64) -> Instant {
-        Instant::from_epoch(Duration::from_millis(ms))
-    }
+    use crate::time::at;
 
     fn ask(want: f64, held: f64) -> LeaseAsk {
         LeaseAsk { want, rate: 100.0, burst: 50.0, held, hold: Duration::from_secs(2), least: 1.0 }

@@ -95,9 +95,7 @@ impl HeadPoll {
 mod tests {
     use super::*;
 
-    fn at(ms: u64) -> Instant {
-        Instant::from_epoch(Duration::from_millis(ms))
-    }
+    use crate::time::at;
 
     #[test]
     fn one_round_at_a_time_and_the_next_one_interval_after_the_last_ended() {

@@ -268,9 +268,7 @@ mod edge_tests;
 mod tests {
     use super::*;
 
-    fn at(ms: u64) -> Instant {
-        Instant::from_epoch(Duration::from_millis(ms))
-    }
+    use crate::time::at;
 
     fn grant(granted: f64) -> LeaseGrant {
         LeaseGrant { granted, short_for: Duration::from_millis(250), fleet_rate: 40.0, share: f64::INFINITY }

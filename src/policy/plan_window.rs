@@ -1,5 +1,6 @@
 //! A plan per second kept in every second, not on average: the default
-//! shape of a quota group whose plan is configured without a `burst`.
+//! shape of a quota group whose plan is configured without a `burst`
+//! (beside its token bucket: `quota/bucket.rs`, `WindowedBucket`).
 //!
 //! A token bucket with rate R and burst B lets through B + R in one
 //! second: with the burst defaulted to the plan (what a page load or a
@@ -27,7 +28,6 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use super::token_bucket::TokenBucket;
 use crate::time::Instant;
 
 const SECOND: Duration = Duration::from_secs(1);
@@ -105,81 +105,10 @@ impl PlanWindow {
     }
 }
 
-/// A quota group's bucket that also keeps every second within the allowed
-/// rate (see the module doc).
-#[derive(Clone, Debug)]
-pub struct WindowedBucket {
-    bucket: TokenBucket,
-    window: PlanWindow,
-}
-
-impl WindowedBucket {
-    /// A full token bucket of `rate` and `burst`, and at most `rate` in any second.
-    pub fn new(rate: f64, burst: f64, now: Instant) -> Self {
-        WindowedBucket { bucket: TokenBucket::new(rate, burst, now, true), window: PlanWindow::new(rate) }
-    }
-}
-
-impl WindowedBucket {
-    /// Takes `cost` from both, or says how long until both would allow it.
-    pub fn try_take(&mut self, now: Instant, cost: f64) -> Result<(), Duration> {
-        self.check(now, cost)?;
-        self.bucket.try_take(now, cost)?;
-        self.window.take(now, cost);
-        Ok(())
-    }
-
-    /// Whether both would allow `cost` now, without taking it.
-    pub fn check(&mut self, now: Instant, cost: f64) -> Result<(), Duration> {
-        match (self.bucket.check(now, cost), self.window.check(now, cost)) {
-            (Ok(()), Ok(())) => Ok(()),
-            (Err(a), Err(b)) => Err(a.max(b)),
-            (Err(wait), Ok(())) | (Ok(()), Err(wait)) => Err(wait),
-        }
-    }
-
-    /// A new allowed rate: the bucket's refill and the second's bound.
-    pub fn set_rate(&mut self, now: Instant, rate: f64) {
-        self.bucket.set_rate(now, rate);
-        self.window.set_cap(rate);
-    }
-
-    /// A new burst for the token bucket.
-    pub fn set_burst(&mut self, now: Instant, burst: f64) {
-        self.bucket.set_burst(now, burst);
-    }
-
-    /// Empties the token bucket (the second's log stays).
-    pub fn drain(&mut self, now: Instant) {
-        self.bucket.drain(now);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn at(ms: u64) -> Instant {
-        Instant::from_epoch(Duration::from_millis(ms))
-    }
-
-    #[test]
-    fn a_burst_goes_at_once_up_to_the_plan_and_no_second_carries_more() {
-        // 20 CU/s, burst defaulted to 20: the token bucket alone lets 40 through in the first second.
-        let mut b = WindowedBucket::new(20.0, 20.0, at(0));
-        let mut sent = Vec::new();
-        for ms in 0..3000u64 {
-            while b.try_take(at(ms), 1.0).is_ok() {
-                sent.push(ms);
-            }
-        }
-        assert_eq!(sent.iter().filter(|&&ms| ms == 0).count(), 20, "the burst, at once");
-        for start in 0..2000u64 {
-            let in_second = sent.iter().filter(|&&ms| ms >= start && ms < start + 1000).count();
-            assert!(in_second <= 20, "{in_second} CU in the second from {start} ms");
-        }
-        assert!(sent.len() >= 59, "and the plan is used: {}", sent.len());
-    }
+    use crate::time::at;
 
     #[test]
     fn the_wait_is_until_enough_of_the_second_has_left() {
@@ -196,11 +125,7 @@ mod tests {
     }
 
     #[test]
-    fn a_lower_rate_lowers_the_second_and_nonsense_means_no_bound() {
-        let mut b = WindowedBucket::new(20.0, 20.0, at(0));
-        b.set_rate(at(0), 10.0);
-        let taken = (0..20).filter(|_| b.try_take(at(0), 1.0).is_ok()).count();
-        assert_eq!(taken, 10, "AIMD's rate is the second's bound too");
+    fn nonsense_means_no_bound() {
         let mut w = PlanWindow::new(f64::NAN);
         w.take(at(0), 1e9);
         assert_eq!((w.check(at(0), 1e9), w.used(at(0))), (Ok(()), 0.0));

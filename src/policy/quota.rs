@@ -31,11 +31,10 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::lease::{Lease, LeaseAsk};
-use super::plan_window::WindowedBucket;
 use super::token_bucket::TokenBucket;
 use crate::config_error::ConfigError;
 use crate::time::Instant;
-pub use bucket::QuotaBucket;
+pub use bucket::{QuotaBucket, WindowedBucket};
 
 /// Tuning of one quota group.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -160,9 +159,9 @@ pub struct QuotaGroup {
     /// a 429 for a request sent before it is the same wave.
     last_counted_limit: Option<Instant>,
     last_limit: Option<Instant>,
-    /// When the rate was last lowered (or a warning taken): a limit signal
-    /// for an attempt sent before then belongs to that episode.
-    last_decrease: Option<Instant>,
+    /// When the last limit episode began (the rate lowered, or a warning
+    /// taken): a signal for an attempt sent before then belongs to it.
+    episode_began: Option<Instant>,
     /// When a configured plan last took a limit episode as a warning.
     strike: Option<Instant>,
     last_increase: Instant,
@@ -221,7 +220,7 @@ impl QuotaGroup {
             consecutive_limits: 0,
             last_counted_limit: None,
             last_limit: None,
-            last_decrease: None,
+            episode_began: None,
             strike: None,
             last_increase: now,
             cu_charged: 0.0,
@@ -337,7 +336,7 @@ impl QuotaGroup {
         self.cooldown_until = self.cooldown_until.max(now + cooldown);
         // One decrease per burst of signals: several in-flight 429s are one event.
         let fresh = self.last_limit.is_none_or(|t| now.saturating_since(t) >= Duration::from_millis(100))
-            && self.last_decrease.is_none_or(|t| sent >= t);
+            && self.episode_began.is_none_or(|t| sent >= t);
         // A configured plan at its full rate takes one episode as a warning: a provider's window
         // that does not line up with ours, or another client's burst on the key. Halving on it cost a
         // new user's fleet on a 20 CU/s key half its rate for two minutes after one early 429.
@@ -348,7 +347,7 @@ impl QuotaGroup {
             && self.strike.is_none_or(|t| now.saturating_since(t) >= STRIKE_MEMORY);
         if warning {
             self.strike = Some(now);
-            self.last_decrease = Some(now); // the rest of this wave is this episode
+            self.episode_began = Some(now);
         } else if fresh {
             if !self.allowed.is_finite() {
                 // Plan unknown: what we were sending when the provider objected
@@ -363,7 +362,7 @@ impl QuotaGroup {
             self.limit_rate = self.allowed;
             self.allowed = (self.allowed * self.config.decrease).max(floor);
             self.bucket.set_rate(now, self.allowed);
-            self.last_decrease = Some(now);
+            self.episode_began = Some(now);
             self.decreased = Some(self.allowed);
         }
         self.last_limit = Some(now);

@@ -201,9 +201,7 @@ impl RateMeter {
 mod tests {
     use super::*;
 
-    fn at(ms: u64) -> Instant {
-        Instant::from_epoch(Duration::from_millis(ms))
-    }
+    use crate::time::at;
 
     #[test]
     fn ramps_linearly_from_the_floor_to_full() {

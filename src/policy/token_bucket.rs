@@ -99,9 +99,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn at(ms: u64) -> Instant {
-        Instant::from_epoch(Duration::from_millis(ms))
-    }
+    use crate::time::at;
 
     #[test]
     fn takes_refill_and_waits() {

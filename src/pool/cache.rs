@@ -81,9 +81,7 @@ impl<P: Clone> ResponseCache<P> {
 mod tests {
     use super::*;
 
-    fn at(ms: u64) -> Instant {
-        Instant::from_epoch(Duration::from_millis(ms))
-    }
+    use crate::time::at;
 
     #[test]
     fn entries_expire_and_the_oldest_is_evicted() {

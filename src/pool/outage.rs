@@ -346,9 +346,7 @@ impl Recovery {
 mod tests {
     use super::*;
 
-    fn at(ms: u64) -> Instant {
-        Instant::from_epoch(Duration::from_millis(ms))
-    }
+    use crate::time::at;
 
     #[test]
     fn recovery_paces_at_the_demand_and_ends_when_calm() {

@@ -52,19 +52,22 @@ impl<N: TxNode> TxEngine<N> {
 
     /// A nonce for a send from `from` on `chain_id`, and the name of its
     /// reservation in the shared book (`None`: the local book's).
+    /// `last_tried`: the nonce the send last signed for, what a local book
+    /// that cannot allocate reports as contended.
     pub(super) async fn take_nonce<R: Runtime>(
         &self,
         runtime: &R,
         account: &Account<N::Receipt, N::Error>,
         chain_id: u64,
         from: Address,
+        last_tried: u64,
     ) -> Result<(u64, Option<String>), TxFailure<N::Error>> {
         let Some(shared) = self.fleet.borrow().clone() else {
             if !account.book.borrow().is_ready() {
                 let pending = self.node.transaction_count(from, true).await.map_err(TxFailure::Node)?;
                 account.book.borrow_mut().init(pending);
             }
-            let nonce = account.book.borrow_mut().allocate().map_err(|_| TxFailure::NonceContention(0))?;
+            let nonce = account.book.borrow_mut().allocate().map_err(|_| TxFailure::NonceContention(last_tried))?;
             return Ok((nonce, None));
         };
         let key = account_key(chain_id, from);

@@ -127,10 +127,7 @@ impl<N: TxNode> TxEngine<N> {
             if self.node.is_closed() {
                 return Err(TxFailure::Closed { nonce: None, hashes: Vec::new() });
             }
-            let (nonce, member) = match self.take_nonce(runtime, account, chain_id, from).await {
-                Err(TxFailure::NonceContention(_)) => return Err(TxFailure::NonceContention(unsigned.nonce)),
-                taken => taken?,
-            };
+            let (nonce, member) = self.take_nonce(runtime, account, chain_id, from, unsigned.nonce).await?;
             let member = member.as_deref();
             unsigned.nonce = nonce;
             let signed = match signer.sign(&unsigned).await {

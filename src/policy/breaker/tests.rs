@@ -4,9 +4,7 @@ use std::time::Duration;
 
 use super::*;
 
-pub(super) fn at(ms: u64) -> Instant {
-    Instant::from_epoch(Duration::from_millis(ms))
-}
+pub(super) use crate::time::at;
 
 pub(super) fn config() -> BreakerConfig {
     BreakerConfig {

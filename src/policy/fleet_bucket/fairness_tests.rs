@@ -3,9 +3,7 @@
 
 use super::*;
 
-fn at(ms: u64) -> Instant {
-    Instant::from_epoch(Duration::from_millis(ms))
-}
+use crate::time::at;
 
 /// Four hungry members on a 90 CU/s plan with a burst of 10 (the fleet test's
 /// key): each spends whole CU at once (charges of 1) and asks again after its

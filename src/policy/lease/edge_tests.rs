@@ -5,9 +5,7 @@ use std::time::Duration;
 
 use super::*;
 
-fn at(ms: u64) -> Instant {
-    Instant::from_epoch(Duration::from_millis(ms))
-}
+use crate::time::at;
 
 fn grant(granted: f64, share: f64) -> LeaseGrant {
     LeaseGrant { granted, short_for: Duration::from_millis(250), fleet_rate: 0.0, share }

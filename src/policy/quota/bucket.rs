@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::policy::plan_window::WindowedBucket;
+use crate::policy::plan_window::PlanWindow;
 use crate::policy::token_bucket::TokenBucket;
 use crate::time::Instant;
 
@@ -41,20 +41,75 @@ impl QuotaBucket for TokenBucket {
     }
 }
 
+/// A quota group's bucket that also keeps every second within the allowed
+/// rate (`policy::plan_window`): what a plan with no configured burst gets.
+#[derive(Clone, Debug)]
+pub struct WindowedBucket {
+    bucket: TokenBucket,
+    window: PlanWindow,
+}
+
+impl WindowedBucket {
+    /// A full token bucket of `rate` and `burst`, and at most `rate` in any second.
+    pub fn new(rate: f64, burst: f64, now: Instant) -> Self {
+        WindowedBucket { bucket: TokenBucket::new(rate, burst, now, true), window: PlanWindow::new(rate) }
+    }
+}
+
 impl QuotaBucket for WindowedBucket {
     fn try_take(&mut self, now: Instant, cost: f64) -> Result<(), Duration> {
-        WindowedBucket::try_take(self, now, cost)
+        QuotaBucket::check(self, now, cost)?; // the longer of the two waits
+        self.bucket.try_take(now, cost)?;
+        self.window.take(now, cost);
+        Ok(())
     }
     fn check(&mut self, now: Instant, cost: f64) -> Result<(), Duration> {
-        WindowedBucket::check(self, now, cost)
+        match (self.bucket.check(now, cost), self.window.check(now, cost)) {
+            (Ok(()), Ok(())) => Ok(()),
+            (Err(a), Err(b)) => Err(a.max(b)),
+            (Err(wait), Ok(())) | (Ok(()), Err(wait)) => Err(wait),
+        }
     }
     fn set_rate(&mut self, now: Instant, rate: f64) {
-        WindowedBucket::set_rate(self, now, rate)
+        self.bucket.set_rate(now, rate);
+        self.window.set_cap(rate);
     }
     fn set_burst(&mut self, now: Instant, burst: f64) {
-        WindowedBucket::set_burst(self, now, burst)
+        self.bucket.set_burst(now, burst);
     }
     fn drain(&mut self, now: Instant) {
-        WindowedBucket::drain(self, now)
+        self.bucket.drain(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::at;
+
+    #[test]
+    fn a_burst_goes_at_once_up_to_the_plan_and_no_second_carries_more() {
+        // 20 CU/s, burst defaulted to 20: the token bucket alone lets 40 through in the first second.
+        let mut b = WindowedBucket::new(20.0, 20.0, at(0));
+        let mut sent = Vec::new();
+        for ms in 0..3000u64 {
+            while b.try_take(at(ms), 1.0).is_ok() {
+                sent.push(ms);
+            }
+        }
+        assert_eq!(sent.iter().filter(|&&ms| ms == 0).count(), 20, "the burst, at once");
+        for start in 0..2000u64 {
+            let in_second = sent.iter().filter(|&&ms| ms >= start && ms < start + 1000).count();
+            assert!(in_second <= 20, "{in_second} CU in the second from {start} ms");
+        }
+        assert!(sent.len() >= 59, "and the plan is used: {}", sent.len());
+    }
+
+    #[test]
+    fn a_lower_rate_lowers_the_second() {
+        let mut b = WindowedBucket::new(20.0, 20.0, at(0));
+        b.set_rate(at(0), 10.0);
+        let taken = (0..20).filter(|_| b.try_take(at(0), 1.0).is_ok()).count();
+        assert_eq!(taken, 10, "AIMD's rate is the second's bound too");
     }
 }

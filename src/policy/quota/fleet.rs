@@ -125,7 +125,7 @@ impl QuotaGroup {
         self.limit_rate = self.allowed.min(rate / self.config.decrease);
         self.allowed = rate.max(self.ceiling * self.config.min_fraction);
         self.bucket.set_rate(now, self.allowed);
-        self.last_decrease = Some(now);
+        self.episode_began = Some(now);
         self.last_increase = now;
         true
     }
@@ -138,9 +138,7 @@ mod tests {
     use super::*;
     use crate::policy::quota::QuotaConfig;
 
-    fn at(ms: u64) -> Instant {
-        Instant::from_epoch(Duration::from_millis(ms))
-    }
+    use crate::time::at;
 
     fn grant(granted: f64, fleet_rate: f64) -> LeaseGrant {
         LeaseGrant { granted, short_for: Duration::from_millis(300), fleet_rate, share: f64::INFINITY }

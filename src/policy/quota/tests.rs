@@ -4,9 +4,7 @@ use std::time::Duration;
 
 use super::*;
 
-fn at(ms: u64) -> Instant {
-    Instant::from_epoch(Duration::from_millis(ms))
-}
+use crate::time::at;
 
 fn plan(cu: f64) -> QuotaConfig {
     QuotaConfig { cu_per_second: cu, burst: cu, ..QuotaConfig::default() }

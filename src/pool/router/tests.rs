@@ -8,9 +8,7 @@ use crate::policy::{ErrorClass, Verdict};
 use crate::redact::EndpointUrl;
 use std::borrow::Cow;
 
-pub(super) fn at(ms: u64) -> Instant {
-    Instant::from_epoch(Duration::from_millis(ms))
-}
+pub(super) use crate::time::at;
 
 pub(super) fn spec(i: usize) -> EndpointSpec {
     EndpointSpec::from_url(EndpointUrl::parse(&format!("http://127.0.0.1:{}", 7000 + i), "u").unwrap(), i)

@@ -11,9 +11,7 @@ use crate::policy::slow_start::SlowStartConfig;
 use crate::redact::EndpointUrl;
 use crate::rpc::methods::MethodClass;
 
-fn at(ms: u64) -> Instant {
-    Instant::from_epoch(Duration::from_millis(ms))
-}
+use crate::time::at;
 
 fn options() -> PoolOptions {
     PoolOptions {

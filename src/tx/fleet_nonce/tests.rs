@@ -5,9 +5,7 @@ use proptest::prelude::*;
 
 use super::*;
 
-fn at(ms: u64) -> Instant {
-    Instant::from_epoch(Duration::from_millis(ms))
-}
+use crate::time::at;
 
 const HOLD: Duration = Duration::from_secs(5);
 
