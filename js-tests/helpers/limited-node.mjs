@@ -2,10 +2,11 @@
 // URL it is used on: `startLimitedKey({ perSecond, urls })` serves `urls` nodes that share one
 // counter of requests per second (fixed one-second windows); beyond it, a 429 with
 // `Retry-After: 1`. Every request counts, chain checks included (CORS preflights do not); counts
-// are per outcome.
+// are per outcome. `chainIdMs` delays the answers to `eth_chainId` (counted on arrival), the
+// way a cold provider answers the first request slowly.
 import http from 'node:http';
 
-export async function startLimitedKey({ perSecond, urls = 2, retryAfter = '1' }) {
+export async function startLimitedKey({ perSecond, urls = 2, retryAfter = '1', chainIdMs = 0 }) {
   const counts = { served: 0, limited: 0, chainChecks: 0 };
   let window = 0;
   let inWindow = 0;
@@ -36,9 +37,14 @@ export async function startLimitedKey({ perSecond, urls = 2, retryAfter = '1' })
         }
         counts.served += 1;
         windows.at(-1).served += 1;
-        if (body && body.method === 'eth_chainId') counts.chainChecks += 1;
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ jsonrpc: '2.0', id: body && body.id, result: '0x1' }));
+        const chainId = body && body.method === 'eth_chainId';
+        if (chainId) counts.chainChecks += 1;
+        const answer = () => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ jsonrpc: '2.0', id: body && body.id, result: '0x1' }));
+        };
+        if (chainId && chainIdMs > 0) setTimeout(answer, chainIdMs);
+        else answer();
       });
     });
     await new Promise((r) => server.listen(0, '127.0.0.1', r));

@@ -259,6 +259,12 @@ impl QuotaGroup {
         Ok(())
     }
 
+    /// The attempt charged `cost` at `charged_at` was answered `now`: a plan
+    /// kept per second counts it from its answer (`policy::plan_window`).
+    pub fn answered(&mut self, charged_at: Instant, cost: f64, now: Instant) {
+        self.bucket.answered(charged_at, cost, now);
+    }
+
     /// Compute units charged over the last second.
     pub fn cu_last_second(&mut self, now: Instant) -> f64 {
         self.prune(now);

@@ -75,6 +75,8 @@ pub struct Reservation {
     pub probe: bool,
     /// Compute units charged.
     pub cost: f64,
+    /// When they were charged (an answer moves them in a plan kept per second).
+    pub charged_at: Instant,
     /// The endpoint's chain id must be checked before the request.
     pub check_chain: bool,
     /// This is the pool's one early probe of a total outage.

@@ -21,6 +21,9 @@ pub trait QuotaBucket {
     fn set_burst(&mut self, now: Instant, burst: f64);
     /// Empties the bucket (it refills at its rate).
     fn drain(&mut self, now: Instant);
+    /// The charge of `cost` taken at `charged_at` was answered `now` (a
+    /// bucket that counts by second counts it from its answer).
+    fn answered(&mut self, _charged_at: Instant, _cost: f64, _now: Instant) {}
 }
 
 impl QuotaBucket for TokenBucket {
@@ -79,6 +82,9 @@ impl QuotaBucket for WindowedBucket {
     }
     fn drain(&mut self, now: Instant) {
         self.bucket.drain(now);
+    }
+    fn answered(&mut self, charged_at: Instant, cost: f64, now: Instant) {
+        self.window.answered(charged_at, cost, now);
     }
 }
 

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::tests::{at, options, pick, spec};
 use super::*;
+use crate::policy::ErrorClass;
 
 #[test]
 fn an_endpoints_own_cost_for_a_method_is_what_its_quota_group_is_charged() {
@@ -66,4 +67,25 @@ fn the_chain_check_before_an_attempt_is_charged_at_the_endpoints_price_for_eth_c
     r.release(&checked); // no answer: its chain is still to be checked
     let spilled = pick(&mut r, at(0), (0.5, 0.5));
     assert_eq!((spilled.endpoint, spilled.cost), (1, 10.0), "15 CU do not fit in the 10 left; the unpriced check does");
+}
+
+#[test]
+fn in_a_plan_kept_per_second_an_answered_attempt_counts_from_its_answer() {
+    // 20 CU/s and no burst: every second within the plan, counted by arrival (answers come after it).
+    let mut o = options(Strategy::Priority);
+    o.quota_groups = vec![("key".into(), QuotaConfig { cu_per_second: 20.0, ..QuotaConfig::default() })];
+    let mut specs: Vec<EndpointSpec> = (0..2).map(spec).collect();
+    specs[0].quota_group = Some("key".into());
+    specs[0].costs = vec![("eth_blockNumber".into(), 10.0)];
+    let mut r = Router::new(specs, &o, Duration::from_secs(60), at(0));
+    let (late, other) = (pick(&mut r, at(0), (0.5, 0.5)), pick(&mut r, at(0), (0.5, 0.5)));
+    assert_eq!((late.endpoint, other.endpoint), (0, 0));
+    assert_eq!(pick(&mut r, at(0), (0.5, 0.5)).endpoint, 1, "the key's second is full");
+    let ok = super::tests::verdict(ErrorClass::Success, false);
+    r.complete(at(300), &late, &ok, MethodClass::Cheap, Duration::from_millis(300), 0.5);
+    r.release(&other);
+    let after_a_second = pick(&mut r, at(1000), (0.5, 0.5));
+    assert_eq!(after_a_second.endpoint, 0, "the unanswered charge left the second");
+    assert_eq!(pick(&mut r, at(1000), (0.5, 0.5)).endpoint, 1, "the one answered at 300 ms still counts");
+    assert_eq!(pick(&mut r, at(1300), (0.5, 0.5)).endpoint, 0, "a second after its answer");
 }

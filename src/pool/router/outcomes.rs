@@ -73,6 +73,8 @@ impl Router {
         }
         self.attempt_ended(r, verdict.is_reply().then_some(now));
         let Some(ep) = self.endpoints.get_mut(r.endpoint) else { return events };
+        // Whatever the verdict (a timeout may have arrived too), it counts from now in a plan kept per second.
+        self.groups[ep.group].quota.borrow_mut().answered(r.charged_at, r.cost, now);
         ep.in_flight = ep.in_flight.saturating_sub(1);
         let transition = match verdict.class {
             ErrorClass::Success | ErrorClass::AlreadyKnown => {

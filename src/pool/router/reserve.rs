@@ -55,6 +55,14 @@ impl Router {
         if probe {
             self.tell_probing(i, req, now);
         }
-        Some(Reservation { endpoint: i, probe, cost, check_chain, outage_probe: false, class: req.class })
+        Some(Reservation {
+            endpoint: i,
+            probe,
+            cost,
+            charged_at: now,
+            check_chain,
+            outage_probe: false,
+            class: req.class,
+        })
     }
 }
