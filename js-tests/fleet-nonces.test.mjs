@@ -105,3 +105,31 @@ test('a malformed call is refused, and a book of another layout is never reset',
   assert.deepEqual(await call('allocate', 'a', 1000), ['layout', '9']);
   assert.equal(await client.hGet(keys[0], 'next'), '5', 'untouched');
 });
+
+test('the journal: a record goes in with live, only its owner renews or rewrites it, a lapsed owner\'s records are taken over once', async () => {
+  const { client, keys } = await book();
+  const j = (op, member, n, record = '', owner = '', lease = 0) => client.eval(NONCE_SCRIPT, { keys, arguments: [op, member, String(n), record, owner, String(lease)] });
+  await j('resync', 'a', 40);
+  assert.deepEqual(await j('allocate', 'a-1', 5000), ['ok', '40']);
+  assert.deepEqual(await j('live', 'b-1', 40, 'j1|stolen', 'b', 300), ['lost', '40'], 'not b\'s reservation: nothing journaled');
+  assert.deepEqual(await j('live', 'a-1', 40, 'j1|first', 'a', 300), ['ok', '40']);
+  assert.deepEqual(await client.hGet(keys[3], '40'), 'j1|first', 'journaled in the same step as live');
+  assert.deepEqual(await j('orphans', 'b', 0, '', 'b', 300), ['orphans'], 'a\'s lease runs');
+  assert.deepEqual(await j('write', 'b', 40, 'j1|b', 'b', 300), ['lost', '40'], 'only the owner rewrites');
+  assert.deepEqual(await j('renew', 'b', 40, '', 'b', 300), ['lost', '40'], 'or renews');
+  await sleep(200);
+  assert.deepEqual(await j('write', 'a', 40, 'j1|sped-up', 'a', 300), ['ok', '40'], 'a replacement, journaled before its broadcast');
+  await sleep(200);
+  assert.deepEqual(await j('orphans', 'b', 0, '', 'b', 300), ['orphans'], 'renewed by the write at 200 ms');
+  await sleep(200);
+  assert.deepEqual(await j('orphans', 'b', 0, '', 'b', 5000), ['orphans', '40', 'j1|sped-up'], 'lapsed: b takes it over, the newest record');
+  assert.deepEqual(await j('orphans', 'c', 0, '', 'c', 5000), ['orphans'], 'taken once');
+  assert.deepEqual(await j('renew', 'a', 40, '', 'a', 300), ['lost', '40'], 'the old owner may not broadcast any more');
+  assert.deepEqual(await j('release', 'a-1', 40), ['live', '40'], 'still live in the book');
+  assert.deepEqual(await j('settle', 'b', 40), ['ok', '40']);
+  assert.equal(await client.hLen(keys[3]), 0, 'settled: the journal entry is gone');
+  await assert.rejects(j('orphans', 'b', 0, '', 'b', 0), /bad nonce call/, 'an orphans call without a lease');
+  assert.deepEqual(await j('allocate', 'a-2', 5000), ['ok', '41']);
+  await assert.rejects(j('live', 'a-2', 41, 'j1|x', 'a|b', 300), /bad nonce call/, 'an owner with a separator');
+  assert.deepEqual(await j('release', 'a-2', 41), ['ok', '41'], 'the refused call changed nothing: still a reservation');
+});

@@ -23,11 +23,25 @@
 //
 // A member id names one reservation (one send), never a process: a send whose hold lapsed must
 // not match a later reservation of the same nonce by its own process.
+//
+// The journal (model: src/tx/fleet_nonce/journal.rs) keeps, for each live nonce, the record that
+// lets another relayer finish it (signed bytes, hashes, the transaction a speed-up re-signs;
+// never a key) and the relayer (`owner`) that answers for it until its lease runs out:
+//
+//   live(member, n, record, owner, lease) ─► as live above, and the record journaled in the same step
+//   write(owner, n, record, lease)   ─► the owner's entry: record replaced, lease renewed; else 'lost'
+//   renew(owner, n, lease)           ─► the owner's entry: lease renewed; else 'lost'
+//   orphans(owner, lease)            ─► every entry whose lease ran out now belongs to owner:
+//                                      { 'orphans', n, record, n, record, … }
+//   settle / abandon                 ─► the entry is gone
+//
 // KEYS[1]: the book (a hash: v, next), KEYS[2]: its nonces out (a hash: nonce -> 'r|member|until'
-// or 'l|member'), KEYS[3]: its holes (a sorted set by nonce); all in one hash slot. ARGV: op,
-// member, a number (the nonce, the pending count, or for `allocate` the hold in ms). Server time.
-// Replies are arrays of strings: { 'ok', n } and the refusals above; a malformed call is an
-// error reply. A book of another layout is never reset ('layout'): its reservations may be live.
+// or 'l|member'), KEYS[3]: its holes (a sorted set by nonce), KEYS[4]: its journal (a hash:
+// nonce -> record, 'o:'nonce -> 'owner|until'); all in one hash slot. ARGV: op, member (the owner
+// for journal ops), a number (the nonce, the pending count, or for `allocate` the hold in ms),
+// then for journal ops the record, the owner and the lease in ms. Server time. Replies are
+// arrays of strings: { 'ok', n } and the refusals above; a malformed call is an error reply. A
+// book of another layout is never reset ('layout'): its reservations may be live.
 export const NONCE_LAYOUT = '1';
 
 export const NONCE_SCRIPT = `
@@ -62,6 +76,16 @@ local function touch()
   redis.call('HSET', KEYS[1], 'v', '${NONCE_LAYOUT}')
   for _, k in ipairs(KEYS) do redis.call('PEXPIRE', k, 86400000) end
 end
+local record, owner, lease = ARGV[4] or '', ARGV[5] or '', tonumber(ARGV[6] or '0') or 0
+local function forget(n)
+  if KEYS[4] then redis.call('HDEL', KEYS[4], text(n), 'o:' .. text(n)) end
+end
+local function owned(n)
+  local o = KEYS[4] and redis.call('HGET', KEYS[4], 'o:' .. text(n))
+  if not o then return false end
+  local who = string.match(o, '^([^|]+)|')
+  return who == member
+end
 local next = tonumber(redis.call('HGET', KEYS[1], 'next'))
 if op == 'allocate' then
   if not next then return { 'init' } end
@@ -81,13 +105,44 @@ local entry = redis.call('HGET', KEYS[2], text(arg))
 local kind, who = nil, nil
 if entry then kind, who = parse(entry) end
 if op == 'live' then
-  if kind == 'r' and who == member then
+  local journaled = record ~= '' and KEYS[4]
+  if journaled and (owner == '' or string.find(owner, '|', 1, true) or lease <= 0) then
+    return redis.error_reply('bad nonce call') -- before any write: a refused call changes nothing
+  end
+  if (kind == 'r' or kind == 'l') and who == member then
     redis.call('HSET', KEYS[2], text(arg), 'l|' .. member)
+    if journaled then
+      redis.call('HSET', KEYS[4], text(arg), record, 'o:' .. text(arg), owner .. '|' .. text(now + lease))
+    end
     touch()
     return { 'ok', text(arg) }
   end
-  if kind == 'l' and who == member then return { 'ok', text(arg) } end
   return { 'lost', text(arg) }
+elseif op == 'write' or op == 'renew' then
+  if lease <= 0 or (op == 'write' and record == '') then return redis.error_reply('bad nonce call') end
+  if not owned(arg) then return { 'lost', text(arg) } end
+  if op == 'write' then redis.call('HSET', KEYS[4], text(arg), record) end
+  redis.call('HSET', KEYS[4], 'o:' .. text(arg), member .. '|' .. text(now + lease))
+  touch()
+  return { 'ok', text(arg) }
+elseif op == 'orphans' then
+  if lease <= 0 or not KEYS[4] then return redis.error_reply('bad nonce call') end
+  local reply = { 'orphans' }
+  local entries = redis.call('HGETALL', KEYS[4])
+  for i = 1, #entries, 2 do
+    local n = string.match(entries[i], '^o:(%d+)$')
+    local untilms = tonumber(string.match(entries[i + 1], '|(%d+)$'))
+    if n and untilms and untilms <= now then
+      local kept = redis.call('HGET', KEYS[4], n)
+      if kept then
+        redis.call('HSET', KEYS[4], entries[i], member .. '|' .. text(now + lease))
+        table.insert(reply, n)
+        table.insert(reply, kept)
+      end
+    end
+  end
+  if #reply > 1 then touch() end
+  return reply
 elseif op == 'release' then
   if kind == 'l' then return { 'live', text(arg) } end
   if kind == 'r' and who == member then
@@ -98,6 +153,7 @@ elseif op == 'release' then
   end
   return { 'lost', text(arg) }
 elseif op == 'abandon' then
+  forget(arg)
   if kind == 'l' then
     redis.call('HDEL', KEYS[2], text(arg))
     redis.call('ZADD', KEYS[3], arg, text(arg))
@@ -105,6 +161,7 @@ elseif op == 'abandon' then
   end
   return { 'ok', text(arg) }
 elseif op == 'settle' then
+  forget(arg)
   redis.call('HDEL', KEYS[2], text(arg))
   redis.call('ZREM', KEYS[3], text(arg))
   touch()
@@ -119,8 +176,8 @@ elseif op == 'resync' then
 end
 return redis.error_reply('bad nonce call')`;
 
-/** The three keys of one account's book under `prefix` (`account`: a hash of chain and address, never a secret). */
+/** The four keys of one account's book and journal under `prefix` (`account`: a hash of chain and address, never a secret). */
 export function nonceKeys(prefix, account) {
   const book = `${prefix}n:{${account}}`;
-  return [book, `${book}:out`, `${book}:holes`];
+  return [book, `${book}:out`, `${book}:holes`, `${book}:journal`];
 }

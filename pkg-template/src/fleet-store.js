@@ -330,14 +330,14 @@ function redisStore(wasm, news, { prefix, client: given, options }, report = () 
   }
   // The account nonce book (fleet-nonces.js) for relayers that named this store: a send waits
   // for the first connection, then needs the store up; never a guessed nonce.
-  wasm.attachFleetNonces(async (op, account, member, n) => {
+  wasm.attachFleetNonces(async (op, account, member, n, record = '', owner = '', leaseMs = 0) => {
     // The store's connections never keep a process alive (unref'd), but a send waiting on its
     // nonce must: its caller awaits it.
     const alive = setInterval(() => {}, 60000);
     try {
       if (!closed && beforeFirst) await first;
       if (closed || !client || !client.isReady) throw new Error('the fleet store (Redis) is not connected');
-      const call = { keys: nonceKeys(prefix, account), arguments: [op, member, String(n)] };
+      const call = { keys: nonceKeys(prefix, account), arguments: [op, member, String(n), record, owner, String(leaseMs)] };
       return await client.eval(NONCE_SCRIPT, call).catch((error) => { throw new Error(storeReason(error, options)); });
     } finally {
       clearInterval(alive);

@@ -235,6 +235,33 @@ export function createRelayerClass(wasm) {
       return engineCall(() => this.#engine.waitForReceipt(hash, rest, timeoutMs));
     }
 
+    /**
+     * Takes over the journaled transactions of an account whose worker died
+     * (killed, restarted: its lease on them ran out) from the fleet store
+     * (`fleet: { redis }`), and finishes them: every hash watched, the same
+     * bytes re-broadcast, sped up with `account` when it is a signer (an
+     * address string: watched only). Resolves to `{ adopted: [{ nonce,
+     * hashes, outcome }], unreadable: [{ nonce, reason }] }`; each `outcome`
+     * settles as sendTransactionWithSpeedup would.
+     */
+    async resumeTransactions(account, options = {}) {
+      if (options === null || typeof options !== 'object') throw invalid('options must be an object', 'options');
+      const { chainId = Number.NaN, ...rest } = options;
+      const target = typeof account === 'string' ? { address: account } : await adaptSigner(account);
+      const found = await engineCall(() => this.#engine.resumeTransactions(target, chainId, rest));
+      for (const entry of found.adopted) {
+        entry.outcome = entry.outcome.then(undefined, raise);
+        entry.outcome.catch(() => {}); // the caller may never ask
+      }
+      return found;
+    }
+
+    /** The outcome of a tracked nonce, by `{ nonce, from, chainId? }` or `{ hash }` (sent here or resumed). */
+    async waitForTransaction(target) {
+      if (target === null || typeof target !== 'object') throw invalid('waitForTransaction() takes { nonce, from } or { hash }', 'target');
+      return engineCall(() => this.#engine.waitForTransaction(target));
+    }
+
     /** Pending nonces and their hashes for an account (what the relayer still watches). */
     pendingTransactions(chainId, address) {
       return engineCall(() => this.#engine.pendingTransactions(chainId, address));

@@ -33,6 +33,7 @@ use super::slot::{NonceSlot, Resolution, Step, TxKind};
 use super::{TxOptions, UnsignedTx};
 use crate::pool::notify::{either, Notify, Shutdown};
 use crate::runtime::Runtime;
+use crate::time::Instant;
 
 /// What a broadcast through the pool ended in.
 #[derive(Clone, Debug, PartialEq)]
@@ -233,6 +234,29 @@ pub struct SlotCell<R, E> {
     /// Options a later caller (a cancel) gave; the watching loop uses them
     /// from its next poll (keeping its own block wait and `hold_at_ceiling`).
     pub(super) options: Cell<Option<TxOptions>>,
+    /// When this engine last renewed its lease on the nonce's journal entry
+    /// (`engine_journal.rs`); `None`: not journaled (no shared store).
+    pub(super) journaled: Cell<Option<Instant>>,
+    /// Another engine took the nonce over (it found our lease lapsed): we
+    /// watch it still, but sign nothing more for it.
+    pub(super) foreign: Cell<bool>,
+}
+
+impl<R, E> SlotCell<R, E> {
+    /// A nonce's cell, not driven yet.
+    pub(super) fn new(slot: NonceSlot, template: UnsignedTx) -> Self {
+        SlotCell {
+            slot: slot.into(),
+            template: template.into(),
+            wake: Notify::default(),
+            done: Rc::new(Shutdown::default()).into(),
+            result: None.into(),
+            driven: false.into(),
+            options: None.into(),
+            journaled: None.into(),
+            foreign: false.into(),
+        }
+    }
 }
 
 /// One account on one chain.
@@ -386,6 +410,7 @@ impl<N: TxNode> TxEngine<N> {
             if let Ok(h) = self.node.block_number().await {
                 head = Some(head.map_or(h, |known| known.max(h)));
             }
+            self.renew_journal(runtime, cell).await;
             let (found, answered) = self.find_receipt(&hashes()).await;
             let info = found.as_ref().map(|(i, _)| *i);
             let seen_head = head.or(info.map(|i| i.block_number)).unwrap_or(0);
@@ -458,6 +483,11 @@ impl<N: TxNode> TxEngine<N> {
         let lowest = account.book.borrow().lowest_live() == Some(nonce);
         let step = cell.slot.borrow_mut().next_step(head, options.max_wait_blocks, lowest);
         let replaced = match step {
+            // Taken over by another engine: it decides the replacements now.
+            Step::Replace(_) if cell.foreign.get() => {
+                cell.slot.borrow_mut().end_replacement(head);
+                false
+            }
             Step::Replace(kind) => self.replace(signer, cell, kind, head, options, emit).await?,
             Step::Wait => false,
         };

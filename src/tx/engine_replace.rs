@@ -61,6 +61,13 @@ impl<N: TxNode> TxEngine<N> {
                     Signed::SentByWallet(hash) => (hash, Vec::new()),
                 };
                 let tx = SentTx { hash, raw: Rc::from(raw), fees, kind };
+                // Journaled before it may reach a node; a journal that refuses it
+                // (another engine took the nonce over, the store is away) drops it unsent.
+                if !tx.raw.is_empty() && !self.journal_replacement(cell, &tx).await {
+                    let head_now = self.node.block_number().await.map_or(head, |h| h.max(head));
+                    cell.slot.borrow_mut().end_replacement(head_now);
+                    return Ok(true);
+                }
                 cell.slot.borrow_mut().record(tx.clone(), Some(head));
                 emit(TxEvent::Replacement { nonce, kind, hash, replaces: newest.hash, fees, block: head, since });
                 if !tx.raw.is_empty() {

@@ -29,11 +29,11 @@ use super::engine::{
 };
 use super::fees;
 use super::fleet_nonce::FleetOp;
+use super::journal_record::JournalEntry;
 use super::order::Ticket;
 use super::request::{TxFieldError, TxRequest};
 use super::slot::{NonceSlot, SentTx, TxKind};
 use super::{TxOptions, UnsignedTx};
-use crate::pool::notify::{Notify, Shutdown};
 use crate::runtime::Runtime;
 
 /// How many times a send re-signs after finding its nonce taken by another sender.
@@ -142,9 +142,11 @@ impl<N: TxNode> TxEngine<N> {
                 Signed::Raw(raw) => (tx_hash(&raw), raw),
                 Signed::SentByWallet(hash) => (hash, Vec::new()),
             };
-            // Shared nonces: live before the broadcast, or nothing is sent
-            // (a wallet that sent by itself already broadcast: best effort).
-            if !self.mark_broadcast(chain_id, from, nonce, member).await? && !raw.is_empty() {
+            // Shared nonces: live and journaled before the broadcast, or nothing
+            // is sent (a wallet that sent by itself already broadcast: best effort).
+            let first = SentTx { hash, raw: Rc::from(raw.clone()), fees: unsigned.fees, kind: TxKind::Original };
+            let record = JournalEntry { template: unsigned.clone(), sent: vec![first] };
+            if !self.mark_broadcast(chain_id, from, nonce, member, &record).await? && !raw.is_empty() {
                 continue;
             }
             let outcome = if raw.is_empty() { SendOutcome::Accepted } else { self.node.send_raw(&raw).await };
@@ -155,15 +157,8 @@ impl<N: TxNode> TxEngine<N> {
                 // The wait counts from the head the watcher reads right after
                 // this broadcast (its first poll), never from block 0.
                 slot.record(tx, None);
-                let cell = Rc::new(SlotCell {
-                    slot: slot.into(),
-                    template: unsigned.clone().into(),
-                    wake: Notify::default(),
-                    done: Rc::new(Shutdown::default()).into(),
-                    result: None.into(),
-                    driven: false.into(),
-                    options: None.into(),
-                });
+                let cell = Rc::new(SlotCell::new(slot, unsigned.clone()));
+                cell.journaled.set(member.is_some().then(|| runtime.now()));
                 account.slots.borrow_mut().insert(nonce, cell.clone());
                 cell
             };

@@ -79,6 +79,17 @@ pub type FleetCall<'a> = Pin<Box<dyn Future<Output = Result<FleetReply, FleetUna
 pub trait FleetNonces {
     /// One call.
     fn call(&self, op: FleetOp, account: u64, member: &str, arg: u64) -> FleetCall<'_>;
+    /// One call of the book's journal (`fleet_nonce/journal.rs`): `owner`
+    /// names the engine (not one send), `lease` how long it answers for
+    /// the nonce without renewing.
+    fn journal(
+        &self,
+        op: journal::JournalOp,
+        account: u64,
+        owner: &str,
+        nonce: u64,
+        lease: Duration,
+    ) -> journal::JournalCall<'_>;
 }
 
 /// How a nonce of the book is out.
@@ -120,6 +131,8 @@ pub struct FleetNonceBook {
     next: Option<u64>,
     out: BTreeMap<u64, Out>,
     holes: BTreeSet<u64>,
+    /// The journal of its live nonces (`fleet_nonce/journal.rs`).
+    journal: BTreeMap<u64, journal::Kept>,
 }
 
 impl FleetNonceBook {
@@ -195,6 +208,7 @@ impl FleetNonceBook {
     /// A live nonce no node has and the chain did not consume: a hole.
     pub fn abandon(&mut self, now: Instant, n: u64) -> FleetReply {
         self.sweep(now);
+        self.journal.remove(&n);
         if matches!(self.out.get(&n), Some(Out::Live { .. })) {
             self.out.remove(&n);
             self.holes.insert(n);
@@ -207,6 +221,7 @@ impl FleetNonceBook {
         self.sweep(now);
         self.out.remove(&n);
         self.holes.remove(&n);
+        self.journal.remove(&n);
         FleetReply::Ok(n)
     }
 
@@ -233,5 +248,6 @@ impl FleetNonceBook {
     }
 }
 
+pub mod journal;
 #[cfg(test)]
 mod tests;

@@ -24,4 +24,5 @@ mod tx;
 mod tx_events;
 mod tx_fields;
 mod tx_fleet;
+mod tx_journal;
 mod tx_node;

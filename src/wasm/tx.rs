@@ -32,6 +32,7 @@ fn get(target: &JsValue, key: &str) -> JsValue {
 }
 
 /// A signer adapted by the JS wrapper.
+#[derive(Clone)]
 pub struct JsSigner {
     address: Address,
     sign: Function,
@@ -41,7 +42,7 @@ pub struct JsSigner {
 }
 
 impl JsSigner {
-    fn from_js(value: &JsValue) -> Result<Self, JsValue> {
+    pub(super) fn from_js(value: &JsValue) -> Result<Self, JsValue> {
         let bad = |why: &str| simple_error(kind::INVALID_SIGNER, CODE_INVALID_PARAMS, why);
         let address = get(value, "address").as_string().ok_or_else(|| bad("the signer has no address"))?;
         let address = request::parse_address("signer.address", &FieldValue::Text(address))
@@ -95,11 +96,11 @@ impl TxSigner<JsValue> for JsSigner {
     }
 }
 
-fn hashes_js(hashes: &[B256]) -> Array {
+pub(super) fn hashes_js(hashes: &[B256]) -> Array {
     hashes.iter().map(|h| JsValue::from_str(&format!("{h:#x}"))).collect()
 }
 
-fn outcome_js(o: &TxOutcome<JsValue>) -> JsValue {
+pub(super) fn outcome_js(o: &TxOutcome<JsValue>) -> JsValue {
     let out = Object::assign(&Object::new(), &Object::from(o.receipt.clone()));
     let extra = Obj::new()
         .set("receipt", o.receipt.clone())
@@ -114,7 +115,7 @@ fn outcome_js(o: &TxOutcome<JsValue>) -> JsValue {
     Object::assign(&out, &Object::from(extra)).into()
 }
 
-fn failure_js(f: TxFailure<JsValue>) -> JsValue {
+pub(super) fn failure_js(f: TxFailure<JsValue>) -> JsValue {
     let with_hashes = |kind: &str, code: i64, message: String, nonce: u64, hashes: &[B256]| {
         Obj::new()
             .set("kind", kind)
@@ -359,7 +360,7 @@ fn keep_in_background(
     });
 }
 
-fn emitter(listener: Option<Function>) -> impl Fn(TxEvent) {
+pub(super) fn emitter(listener: Option<Function>) -> impl Fn(TxEvent) {
     move |e: TxEvent| {
         if let Some(l) = &listener {
             let _ = l.call1(&JsValue::UNDEFINED, &event_js(&e));

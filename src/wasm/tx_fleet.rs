@@ -13,6 +13,9 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use super::relayer::WasmRelayer;
+use std::time::Duration;
+
+use crate::tx::fleet_nonce::journal::{JournalCall, JournalOp, JournalReply};
 use crate::tx::fleet_nonce::{FleetCall, FleetNonces, FleetOp, FleetReply, FleetUnavailable};
 
 thread_local! {
@@ -36,29 +39,63 @@ pub fn detach_fleet_nonces() {
 /// The attached store's book, as the engine sees it.
 struct JsFleetNonces;
 
+/// Runs the store's script with `args` (op, account, member, n[, record, owner, lease]).
+async fn run_script(args: Array) -> Result<JsValue, FleetUnavailable> {
+    let unavailable = |why: &str| FleetUnavailable(why.to_owned());
+    let Some(call) = BOOK.with(|b| b.borrow().clone()) else {
+        return Err(unavailable("no store is attached"));
+    };
+    let promise = call.apply(&JsValue::UNDEFINED, &args).map_err(|_| unavailable("the store threw"))?;
+    JsFuture::from(Promise::resolve(&promise)).await.map_err(|e| {
+        let why = js_sys::Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string());
+        // The wrapper words it without credentials (`storeReason`).
+        unavailable(&why.unwrap_or_else(|| "the store failed".into()).chars().take(200).collect::<String>())
+    })
+}
+
+fn not_the_script() -> FleetUnavailable {
+    FleetUnavailable("the store answered something else than the nonce script's reply".into())
+}
+
 impl FleetNonces for JsFleetNonces {
     fn call(&self, op: FleetOp, account: u64, member: &str, arg: u64) -> FleetCall<'_> {
-        let member = member.to_owned();
-        Box::pin(async move {
-            let unavailable = |why: &str| FleetUnavailable(why.to_owned());
-            let Some(call) = BOOK.with(|b| b.borrow().clone()) else {
-                return Err(unavailable("no store is attached"));
-            };
-            let args = Array::of4(
-                &op.as_str().into(),
-                &format!("{account:016x}").into(),
-                &member.into(),
-                &(arg as f64).into(),
-            );
-            let promise = call.apply(&JsValue::UNDEFINED, &args).map_err(|_| unavailable("the store threw"))?;
-            let reply = JsFuture::from(Promise::resolve(&promise)).await.map_err(|e| {
-                let why = js_sys::Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string());
-                // The wrapper words it without credentials (`storeReason`).
-                unavailable(&why.unwrap_or_else(|| "the store failed".into()).chars().take(200).collect::<String>())
-            })?;
-            read_reply(&reply)
-                .ok_or_else(|| unavailable("the store answered something else than the nonce script's reply"))
-        })
+        let args =
+            Array::of4(&op.as_str().into(), &format!("{account:016x}").into(), &member.into(), &(arg as f64).into());
+        Box::pin(async move { read_reply(&run_script(args).await?).ok_or_else(not_the_script) })
+    }
+
+    fn journal(&self, op: JournalOp, account: u64, owner: &str, nonce: u64, lease: Duration) -> JournalCall<'_> {
+        let (member, record) = match &op {
+            JournalOp::Live { member, record } => (member.as_str(), record.as_str()),
+            JournalOp::Write { record } => (owner, record.as_str()),
+            JournalOp::Renew | JournalOp::Orphans => (owner, ""),
+        };
+        let args =
+            Array::of4(&op.as_str().into(), &format!("{account:016x}").into(), &member.into(), &(nonce as f64).into());
+        args.push(&record.into());
+        args.push(&owner.into());
+        args.push(&(lease.as_millis() as f64).into());
+        Box::pin(async move { read_journal_reply(&run_script(args).await?).ok_or_else(not_the_script) })
+    }
+}
+
+/// The script's reply to a journal call.
+fn read_journal_reply(reply: &JsValue) -> Option<JournalReply> {
+    let reply = reply.dyn_ref::<Array>()?;
+    match reply.get(0).as_string()?.as_str() {
+        "ok" => Some(JournalReply::Ok),
+        "lost" => Some(JournalReply::Lost),
+        "orphans" => {
+            let mut found = Vec::new();
+            let mut i = 1;
+            while i + 1 < reply.length() {
+                let nonce: u64 = reply.get(i).as_string()?.parse().ok()?;
+                found.push((nonce, reply.get(i + 1).as_string()?));
+                i += 2;
+            }
+            Some(JournalReply::Orphans(found))
+        }
+        _ => None,
     }
 }
 

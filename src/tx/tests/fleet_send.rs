@@ -13,8 +13,9 @@ use crate::runtime::sim::{join_all, SimRuntime};
 use crate::runtime::Runtime;
 use crate::tx::engine::{Signed, TxEngine, TxEvent, TxFailure, TxSigner};
 use crate::tx::fees::GWEI;
+use crate::tx::fleet_nonce::journal::{JournalCall, JournalOp};
 use crate::tx::fleet_nonce::{FleetCall, FleetNonceBook, FleetNonces, FleetOp, FleetUnavailable};
-use crate::tx::UnsignedTx;
+use crate::tx::{TxOptions, UnsignedTx};
 
 /// The shared book in memory, on the simulated clock; `down` makes every call fail.
 struct MemBook {
@@ -22,6 +23,7 @@ struct MemBook {
     rt: Rc<SimRuntime>,
     down: Cell<bool>,
     calls: RefCell<Vec<FleetOp>>,
+    journal_calls: RefCell<Vec<&'static str>>,
 }
 
 impl FleetNonces for MemBook {
@@ -36,10 +38,28 @@ impl FleetNonces for MemBook {
             Ok(self.book.borrow_mut().apply(self.rt.now(), op, &member, arg))
         })
     }
+
+    fn journal(&self, op: JournalOp, _account: u64, owner: &str, nonce: u64, lease: Duration) -> JournalCall<'_> {
+        let owner = owner.to_owned();
+        Box::pin(async move {
+            self.rt.sleep(Duration::from_millis(1)).await;
+            self.journal_calls.borrow_mut().push(op.as_str());
+            if self.down.get() {
+                return Err(FleetUnavailable("connection refused".into()));
+            }
+            Ok(self.book.borrow_mut().journal_apply(self.rt.now(), &op, &owner, nonce, lease))
+        })
+    }
 }
 
 fn mem_book(rt: &Rc<SimRuntime>) -> Rc<MemBook> {
-    Rc::new(MemBook { book: RefCell::default(), rt: rt.clone(), down: false.into(), calls: RefCell::default() })
+    Rc::new(MemBook {
+        book: RefCell::default(),
+        rt: rt.clone(),
+        down: false.into(),
+        calls: RefCell::default(),
+        journal_calls: RefCell::default(),
+    })
 }
 
 #[test]
@@ -75,7 +95,8 @@ fn two_workers_on_one_account_take_distinct_nonces_none_skipped() {
     assert_eq!(nonces, (0..20).collect::<Vec<_>>(), "exactly the 20 expected, each once");
     assert_eq!(w.chain.borrow().next_nonce, 20, "all mined, none skipped");
     let calls = book.calls.borrow();
-    assert_eq!(calls.iter().filter(|op| **op == FleetOp::Live).count(), 20, "each marked live before its broadcast");
+    let journaled = book.journal_calls.borrow().iter().filter(|op| **op == "live").count();
+    assert_eq!(journaled, 20, "each marked live and journaled before its broadcast");
     assert_eq!(calls.iter().filter(|op| **op == FleetOp::Settle).count(), 20, "and settled once mined");
 }
 
@@ -185,4 +206,65 @@ fn a_gap_below_our_nonce_is_another_workers_to_fill_never_ours() {
         })
         .collect();
     assert!(!gaps.is_empty() && gaps.iter().all(|r| !r), "reported, never repaired: {gaps:?}");
+}
+
+#[test]
+fn a_worker_killed_mid_speed_up_has_its_nonce_finished_by_another_with_the_same_bytes_and_no_new_nonce() {
+    // Nothing under 60 gwei is mined: the 30-gwei send needs several speed-ups.
+    let w = world(60 * GWEI);
+    let book = mem_book(&w.rt);
+    w.engine.share_nonces(book.clone(), "one".into());
+    let other = TxEngine::new(SimNode { chain: w.chain.clone(), rt: w.rt.clone() }, w.engine.options());
+    other.share_nonces(book.clone(), "two".into());
+    let emit = w.emit();
+    let from = w.signer.address();
+    let outcome = RefCell::new(None);
+    let adopted_early = RefCell::new(None);
+    let at_adoption = RefCell::new(Vec::new());
+    let run = async {
+        // Worker one sends, speeds up once (3 blocks), and is killed at 60 s.
+        let options = TxOptions { max_wait_blocks: 3, ..w.engine.options() };
+        let killed = crate::pool::notify::either(
+            async {
+                let _ = w.send(&request(30 * GWEI), options, &emit).await;
+            },
+            w.rt.sleep(Duration::from_secs(60)),
+        );
+        killed.await;
+        assert_eq!(w.replacements().len(), 1, "killed after one speed-up");
+        *adopted_early.borrow_mut() = Some(other.adopt(&*w.rt, 1, from).await);
+        // Its lease (renewed every 5 s while it watched) runs out 15 s after its last renewal.
+        w.rt.sleep(Duration::from_secs(16)).await;
+        let adopted = other.adopt(&*w.rt, 1, from).await.expect("the store answers");
+        assert_eq!(adopted.nonces, vec![0]);
+        *at_adoption.borrow_mut() = other.pending(1, from);
+        let sends_before = w.chain.borrow().sends.len();
+        let kept = other.keep(&*w.rt, &w.signer, 1, 0, options, &emit).await;
+        assert!(w.chain.borrow().sends.len() > sends_before);
+        *outcome.borrow_mut() = Some(kept);
+    };
+    w.with_blocks(run);
+    assert_eq!(
+        adopted_early.into_inner().unwrap().expect("answers").nonces,
+        Vec::<u64>::new(),
+        "not while its lease runs"
+    );
+    let pending = at_adoption.into_inner();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].1.len(), 2, "both hashes of the dead worker are watched: the original and its speed-up");
+    let outcome = outcome.into_inner().unwrap().expect("finished by the other worker");
+    assert_eq!(outcome.nonce, 0);
+    assert!(outcome.hashes.starts_with(&pending[0].1), "the same transactions, sped up further");
+    assert_eq!(w.chain.borrow().next_nonce, 1, "one nonce for the intent, mined once");
+    assert_eq!(w.chain.borrow().mined.len(), 1);
+    let journal = book.journal_calls.borrow();
+    assert!(journal.iter().filter(|op| **op == "write").count() >= 2, "every speed-up journaled before its broadcast");
+    assert!(journal.contains(&"renew"));
+}
+
+#[test]
+fn adoption_without_a_shared_store_is_a_coordination_failure() {
+    let w = world(0);
+    let result = w.rt.block_on(w.engine.adopt(&*w.rt, 1, w.signer.address())).unwrap();
+    assert!(matches!(result, Err(TxFailure::Coordination(ref why)) if why.contains("no shared store")), "{result:?}");
 }

@@ -1,0 +1,180 @@
+//! The engine's side of the fleet's pending-transaction journal
+//! (`fleet_nonce/journal.rs`, Redis through the wrapper): every nonce it
+//! broadcasts is journaled first, it answers for each under a lease it
+//! renews while it watches, and it takes over the nonces of an engine that
+//! stopped renewing (a worker killed, a process restarted).
+//!
+//! ```text
+//!   first broadcast  ── live + record, one store step (engine_fleet.rs) ── else nothing is sent
+//!   watching         ── every RENEW_EVERY: renew ─ Lost ─▶ foreign: watch only, sign nothing
+//!   a replacement    ── signed ─▶ write(record + it) ─ Ok ─▶ recorded, broadcast
+//!                                                   ─ Lost ─▶ foreign; dropped unsent
+//!                                                   ─ store down ─▶ dropped unsent (next step tries again)
+//!   adopt(account)   ── orphans: records whose lease ran out ─▶ a slot each, every hash watched,
+//!                       the newest bytes re-broadcast; sped up when a signer is given
+//! ```
+//! The rule of the transaction layer holds across processes: bytes that
+//! may have reached a node are in the journal, so whoever finishes their
+//! nonce re-broadcasts those bytes and never signs the intent with another
+//! nonce.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use alloy_primitives::Address;
+
+use super::engine::{SlotCell, TxEngine, TxFailure, TxNode};
+use super::engine_fleet::account_key;
+use super::fleet_nonce::journal::{JournalOp, JournalReply};
+use super::journal_record::{JournalEntry, JournalError};
+use super::slot::{NonceSlot, SentTx};
+use crate::runtime::Runtime;
+
+/// How long an engine answers for a journaled nonce without renewing: a
+/// worker dead this long has its nonces taken over.
+pub const JOURNAL_LEASE: Duration = Duration::from_secs(15);
+/// How often a watching engine renews (three chances per lease).
+const RENEW_EVERY: Duration = Duration::from_secs(5);
+
+/// What an adoption found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Adopted {
+    /// The nonces taken over, now watched by this engine.
+    pub nonces: Vec<u64>,
+    /// Records that could not be read (another version, a tampered store):
+    /// their nonces stay live in the book, for an engine that can.
+    pub unreadable: Vec<(u64, JournalError)>,
+}
+
+impl<N: TxNode> TxEngine<N> {
+    /// Renews this engine's lease on `cell`'s journal entry when due. A
+    /// store that does not answer costs nothing now (the next poll tries
+    /// again); one that says another engine took the nonce over makes this
+    /// one watch only.
+    pub(super) async fn renew_journal<R: Runtime>(&self, runtime: &R, cell: &SlotCell<N::Receipt, N::Error>) {
+        let Some(last) = cell.journaled.get() else { return };
+        let now = runtime.now();
+        if cell.foreign.get() || now.saturating_since(last) < RENEW_EVERY {
+            return;
+        }
+        let Some(shared) = self.fleet.borrow().clone() else { return };
+        let (key, nonce) = self.journal_key(cell);
+        match shared.book.journal(JournalOp::Renew, key, &shared.member, nonce, JOURNAL_LEASE).await {
+            Ok(JournalReply::Lost) => cell.foreign.set(true),
+            Ok(_) => cell.journaled.set(Some(now)),
+            Err(_) => {}
+        }
+    }
+
+    /// Journals `tx`, a replacement signed for `cell`'s nonce, before its
+    /// broadcast: whether it may go out.
+    pub(super) async fn journal_replacement(&self, cell: &SlotCell<N::Receipt, N::Error>, tx: &SentTx) -> bool {
+        if cell.foreign.get() {
+            return false;
+        }
+        if cell.journaled.get().is_none() {
+            return true;
+        }
+        let Some(shared) = self.fleet.borrow().clone() else { return true };
+        let mut sent = cell.slot.borrow().sent().to_vec();
+        sent.push(tx.clone());
+        let record = JournalEntry { template: cell.template.borrow().clone(), sent }.encode();
+        let (key, nonce) = self.journal_key(cell);
+        match shared.book.journal(JournalOp::Write { record }, key, &shared.member, nonce, JOURNAL_LEASE).await {
+            Ok(JournalReply::Ok) => true,
+            Ok(JournalReply::Lost) => {
+                cell.foreign.set(true);
+                false
+            }
+            _ => false,
+        }
+    }
+
+    fn journal_key(&self, cell: &SlotCell<N::Receipt, N::Error>) -> (u64, u64) {
+        let template = cell.template.borrow();
+        (account_key(template.chain_id, template.from), cell.slot.borrow().nonce())
+    }
+
+    /// Takes over the journaled nonces of `from` on `chain_id` whose owner
+    /// stopped renewing, and tracks each (its hashes, its bytes): drive
+    /// them with [`TxEngine::keep`]. Without a shared store there is no
+    /// journal to adopt from (a coordination failure says so).
+    pub async fn adopt<R: Runtime>(
+        &self,
+        runtime: &R,
+        chain_id: u64,
+        from: Address,
+    ) -> Result<Adopted, TxFailure<N::Error>> {
+        let Some(shared) = self.fleet.borrow().clone() else {
+            return Err(TxFailure::Coordination("no shared store is attached: there is no journal".into()));
+        };
+        let key = account_key(chain_id, from);
+        let reply = shared.book.journal(JournalOp::Orphans, key, &shared.member, 0, JOURNAL_LEASE).await;
+        let JournalReply::Orphans(found) = reply.map_err(|e| TxFailure::Coordination(e.0))? else {
+            return Err(TxFailure::Coordination("the fleet's journal answered something else than orphans".into()));
+        };
+        let account = self.account(chain_id, from);
+        let mut adopted = Adopted::default();
+        for (nonce, text) in found {
+            let entry = match JournalEntry::decode(&text) {
+                Ok(e) if e.template.nonce == nonce && e.template.chain_id == chain_id && e.template.from == from => e,
+                Ok(_) => {
+                    adopted.unreadable.push((nonce, JournalError("a record of another nonce or account".into())));
+                    continue;
+                }
+                Err(e) => {
+                    adopted.unreadable.push((nonce, e));
+                    continue;
+                }
+            };
+            let known = account.slots.borrow().get(&nonce).cloned();
+            if let Some(cell) = known {
+                // Ours all along (our lease lapsed while the store was away): ours again.
+                cell.foreign.set(false);
+                cell.journaled.set(Some(runtime.now()));
+                adopted.nonces.push(nonce);
+                continue;
+            }
+            let mut slot = NonceSlot::new(nonce);
+            for tx in entry.sent {
+                slot.record(tx, None); // the wait counts from the first head the watcher reads
+            }
+            account.book.borrow_mut().mark_live(nonce);
+            let cell = Rc::new(SlotCell::new(slot, entry.template));
+            cell.journaled.set(Some(runtime.now()));
+            account.slots.borrow_mut().insert(nonce, cell);
+            adopted.nonces.push(nonce);
+        }
+        Ok(adopted)
+    }
+}
+
+impl<N: TxNode> TxEngine<N> {
+    /// The outcome of a nonce this engine tracks (sent here or adopted),
+    /// found by `(chain, from, nonce)` or by any hash sent for it: waits
+    /// for the loop that drives it. `UnknownNonce` when nothing tracked
+    /// matches (resolved nonces are not kept: their receipts are).
+    pub async fn outcome_of(
+        &self,
+        chain_id: Option<u64>,
+        from: Option<Address>,
+        nonce: Option<u64>,
+        hash: Option<alloy_primitives::B256>,
+    ) -> Result<super::engine::TxOutcome<N::Receipt>, TxFailure<N::Error>> {
+        let found = self.accounts.borrow().iter().find_map(|((chain, address), account)| {
+            if chain_id.is_some_and(|c| c != *chain) || from.is_some_and(|f| f != *address) {
+                return None;
+            }
+            let slots = account.slots.borrow();
+            slots
+                .iter()
+                .find(|(n, cell)| {
+                    nonce.is_none_or(|wanted| wanted == **n)
+                        && hash.is_none_or(|h| cell.slot.borrow().sent().iter().any(|s| s.hash == h))
+                })
+                .map(|(_, cell)| cell.clone())
+        });
+        let Some(cell) = found else { return Err(TxFailure::UnknownNonce(nonce.unwrap_or(0))) };
+        self.join(&cell).await
+    }
+}
