@@ -20,10 +20,7 @@ use std::time::Duration;
 use alloy_primitives::{keccak256, Address};
 
 use super::engine::{Account, TxEngine, TxFailure, TxNode};
-use super::engine_journal::JOURNAL_LEASE;
-use super::fleet_nonce::journal::{JournalOp, JournalReply};
 use super::fleet_nonce::{FleetNonces, FleetOp, FleetReply, SharedNonces};
-use super::journal_record::JournalEntry;
 use crate::runtime::Runtime;
 
 /// How long a reservation is held for its send to sign and mark it live.
@@ -94,30 +91,6 @@ impl<N: TxNode> TxEngine<N> {
                 }
                 other => return Err(unexpected(other)),
             }
-        }
-    }
-
-    /// The send named `member` is about to broadcast with `nonce`: marks it
-    /// live and journals `record` in one step (`engine_journal.rs`), and
-    /// says whether it may (`false`: its reservation lapsed; drop the bytes
-    /// unsent). A store that cannot answer fails the send: no broadcast
-    /// without its record.
-    pub(super) async fn mark_broadcast(
-        &self,
-        chain_id: u64,
-        from: Address,
-        nonce: u64,
-        member: Option<&str>,
-        record: &JournalEntry,
-    ) -> Result<bool, TxFailure<N::Error>> {
-        let (Some(shared), Some(member)) = (self.fleet.borrow().clone(), member) else { return Ok(true) };
-        let op = JournalOp::Live { member: member.to_owned(), record: record.encode() };
-        let key = account_key(chain_id, from);
-        let reply = shared.book.journal(op, key, &shared.member, nonce, JOURNAL_LEASE).await;
-        match reply.map_err(|e| TxFailure::Coordination(e.0))? {
-            JournalReply::Ok => Ok(true),
-            JournalReply::Lost => Ok(false),
-            other => Err(TxFailure::Coordination(format!("the fleet's journal answered {other:?}"))),
         }
     }
 

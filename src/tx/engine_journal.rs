@@ -47,6 +47,30 @@ pub struct Adopted {
 }
 
 impl<N: TxNode> TxEngine<N> {
+    /// The send named `member` is about to broadcast with `nonce`: marks it
+    /// live and journals `record` in one step (`engine_journal.rs`), and
+    /// says whether it may (`false`: its reservation lapsed; drop the bytes
+    /// unsent). A store that cannot answer fails the send: no broadcast
+    /// without its record.
+    pub(super) async fn mark_broadcast(
+        &self,
+        chain_id: u64,
+        from: Address,
+        nonce: u64,
+        member: Option<&str>,
+        record: &JournalEntry,
+    ) -> Result<bool, TxFailure<N::Error>> {
+        let (Some(shared), Some(member)) = (self.fleet.borrow().clone(), member) else { return Ok(true) };
+        let op = JournalOp::Live { member: member.to_owned(), record: record.encode() };
+        let key = account_key(chain_id, from);
+        let reply = shared.book.journal(op, key, &shared.member, nonce, JOURNAL_LEASE).await;
+        match reply.map_err(|e| TxFailure::Coordination(e.0))? {
+            JournalReply::Ok => Ok(true),
+            JournalReply::Lost => Ok(false),
+            other => Err(TxFailure::Coordination(format!("the fleet's journal answered {other:?}"))),
+        }
+    }
+
     /// Renews this engine's lease on `cell`'s journal entry when due. A
     /// store that does not answer costs nothing now (the next poll tries
     /// again); one that says another engine took the nonce over makes this
