@@ -102,6 +102,11 @@ pub trait TxSigner<E> {
     fn address(&self) -> Address;
     /// Signs (or, for a wallet, signs and sends) `tx`.
     fn sign(&self, tx: &UnsignedTx) -> impl Future<Output = Result<Signed, E>>;
+    /// Whether a signature stays here until we broadcast it (a key in
+    /// process); a wallet that sends what it signs answers `false`.
+    fn signs_locally(&self) -> bool {
+        true
+    }
 }
 
 /// The answer for one nonce.
@@ -240,6 +245,10 @@ pub struct SlotCell<R, E> {
     /// Another engine took the nonce over (it found our lease lapsed): we
     /// watch it still, but sign nothing more for it.
     pub(super) foreign: Cell<bool>,
+    /// Whether `template` is known to be what the original transaction
+    /// signed (always for our own sends; an adopted record is checked
+    /// before its first speed-up: `engine_journal.rs`).
+    pub(super) template_checked: Cell<bool>,
 }
 
 impl<R, E> SlotCell<R, E> {
@@ -255,6 +264,7 @@ impl<R, E> SlotCell<R, E> {
             options: None.into(),
             journaled: None.into(),
             foreign: false.into(),
+            template_checked: true.into(),
         }
     }
 }

@@ -23,11 +23,12 @@ use std::time::Duration;
 
 use alloy_primitives::Address;
 
-use super::engine::{SlotCell, TxEngine, TxFailure, TxNode};
+use super::engine::{tx_hash, Signed, SlotCell, TxEngine, TxFailure, TxNode, TxSigner};
 use super::engine_fleet::account_key;
 use super::fleet_nonce::journal::{JournalOp, JournalReply};
 use super::journal_record::{JournalEntry, JournalError};
-use super::slot::{NonceSlot, SentTx};
+use super::slot::{NonceSlot, SentTx, TxKind};
+use super::UnsignedTx;
 use crate::runtime::Runtime;
 
 /// How long an engine answers for a journaled nonce without renewing: a
@@ -114,6 +115,36 @@ impl<N: TxNode> TxEngine<N> {
         }
     }
 
+    /// Whether a speed-up may re-sign `cell`'s template: an adopted record's
+    /// template came from the store, and someone who can write there could
+    /// change its recipient or calldata. So before the first speed-up the
+    /// template is signed again at the original's fees (local signers are
+    /// deterministic, RFC 6979): the bytes must hash to the original's hash.
+    /// Anything else (a mismatch, a wallet that would broadcast what it
+    /// signs, no original bytes) leaves the nonce watched only.
+    pub(super) async fn template_trusted<S: TxSigner<N::Error>>(
+        &self,
+        signer: &S,
+        cell: &SlotCell<N::Receipt, N::Error>,
+    ) -> bool {
+        if cell.template_checked.get() {
+            return true;
+        }
+        let original =
+            cell.slot.borrow().sent().iter().find(|s| s.kind == TxKind::Original && !s.raw.is_empty()).cloned();
+        let Some(original) = original.filter(|_| signer.signs_locally()) else {
+            cell.foreign.set(true);
+            return false;
+        };
+        let again = UnsignedTx { fees: original.fees, ..cell.template.borrow().clone() };
+        let same = matches!(signer.sign(&again).await, Ok(Signed::Raw(raw)) if tx_hash(&raw) == original.hash);
+        cell.template_checked.set(same);
+        if !same {
+            cell.foreign.set(true);
+        }
+        same
+    }
+
     fn journal_key(&self, cell: &SlotCell<N::Receipt, N::Error>) -> (u64, u64) {
         let template = cell.template.borrow();
         (account_key(template.chain_id, template.from), cell.slot.borrow().nonce())
@@ -166,6 +197,7 @@ impl<N: TxNode> TxEngine<N> {
             account.book.borrow_mut().mark_live(nonce);
             let cell = Rc::new(SlotCell::new(slot, entry.template));
             cell.journaled.set(Some(runtime.now()));
+            cell.template_checked.set(false);
             account.slots.borrow_mut().insert(nonce, cell);
             adopted.nonces.push(nonce);
         }

@@ -40,6 +40,11 @@ impl<N: TxNode> TxEngine<N> {
             }
             Err(e) => return Err(TxFailure::Fees(e)),
         };
+        // An adopted record's template is checked against the original's bytes first.
+        if kind == TxKind::SpeedUp && !self.template_trusted(signer, cell).await {
+            cell.slot.borrow_mut().end_replacement(head);
+            return Ok(false);
+        }
         let unsigned = {
             let template = cell.template.borrow();
             match kind {

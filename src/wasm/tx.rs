@@ -39,6 +39,8 @@ pub struct JsSigner {
     /// The chain the signer is bound to, when it knows (an ethers signer
     /// with a provider, a viem client with a chain).
     chain_id: Option<u64>,
+    /// A wallet that sends what it signs (`kind: 'wallet'`).
+    wallet: bool,
 }
 
 impl JsSigner {
@@ -50,7 +52,8 @@ impl JsSigner {
             .ok_or_else(|| bad("the signer has no address"))?;
         let sign = get(value, "sign").dyn_into::<Function>().map_err(|_| bad("the signer has no sign function"))?;
         let chain_id = get(value, "chainId").as_f64().filter(|n| n.is_finite() && *n > 0.0).map(|n| n as u64);
-        Ok(JsSigner { address, sign, chain_id })
+        let wallet = get(value, "kind").as_string().is_none_or(|k| k == "wallet");
+        Ok(JsSigner { address, sign, chain_id, wallet })
     }
 }
 
@@ -75,6 +78,10 @@ fn tx_to_js(tx: &UnsignedTx) -> JsValue {
 impl TxSigner<JsValue> for JsSigner {
     fn address(&self) -> Address {
         self.address
+    }
+
+    fn signs_locally(&self) -> bool {
+        !self.wallet
     }
 
     async fn sign(&self, tx: &UnsignedTx) -> Result<Signed, JsValue> {

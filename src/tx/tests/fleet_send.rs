@@ -13,8 +13,9 @@ use crate::runtime::sim::{join_all, SimRuntime};
 use crate::runtime::Runtime;
 use crate::tx::engine::{Signed, TxEngine, TxEvent, TxFailure, TxSigner};
 use crate::tx::fees::GWEI;
-use crate::tx::fleet_nonce::journal::{JournalCall, JournalOp};
+use crate::tx::fleet_nonce::journal::{JournalCall, JournalOp, JournalReply};
 use crate::tx::fleet_nonce::{FleetCall, FleetNonceBook, FleetNonces, FleetOp, FleetUnavailable};
+use crate::tx::journal_record::JournalEntry;
 use crate::tx::{TxOptions, UnsignedTx};
 
 /// The shared book in memory, on the simulated clock; `down` makes every call fail.
@@ -267,4 +268,59 @@ fn adoption_without_a_shared_store_is_a_coordination_failure() {
     let w = world(0);
     let result = w.rt.block_on(w.engine.adopt(&*w.rt, 1, w.signer.address())).unwrap();
     assert!(matches!(result, Err(TxFailure::Coordination(ref why)) if why.contains("no shared store")), "{result:?}");
+}
+
+#[test]
+fn an_adopted_record_whose_template_was_changed_in_the_store_is_watched_and_never_re_signed() {
+    let w = world(60 * GWEI);
+    let book = mem_book(&w.rt);
+    w.engine.share_nonces(book.clone(), "one".into());
+    let other = TxEngine::new(SimNode { chain: w.chain.clone(), rt: w.rt.clone() }, w.engine.options());
+    other.share_nonces(book.clone(), "two".into());
+    let emit = w.emit();
+    let from = w.signer.address();
+    let signed_before = RefCell::new(0);
+    let run = async {
+        let options = TxOptions { max_wait_blocks: 3, ..w.engine.options() };
+        let killed = crate::pool::notify::either(
+            async {
+                let _ = w.send(&request(30 * GWEI), options, &emit).await;
+            },
+            w.rt.sleep(Duration::from_secs(20)),
+        );
+        killed.await;
+        // Someone with access to the store points the record's template at their own address.
+        w.rt.sleep(Duration::from_secs(16)).await;
+        let now = w.rt.now();
+        let taken = book.book.borrow_mut().journal_apply(now, &JournalOp::Orphans, "attacker", 0, Duration::ZERO);
+        let JournalReply::Orphans(found) = taken else { panic!("{taken:?}") };
+        let mut entry = JournalEntry::decode(&found[0].1).unwrap();
+        entry.template.to = Some(alloy_primitives::Address::repeat_byte(0x66));
+        let write = JournalOp::Write { record: entry.encode() };
+        book.book.borrow_mut().journal_apply(now, &write, "attacker", 0, Duration::ZERO);
+        let adopted = other.adopt(&*w.rt, 1, from).await.expect("answers");
+        assert_eq!(adopted.nonces, vec![0], "the record reads (its hashes match its bytes)");
+        *signed_before.borrow_mut() = w.signer.signatures.get();
+        let kept = crate::pool::notify::either(
+            async {
+                let _ = other.keep(&*w.rt, &w.signer, 1, 0, options, &emit).await;
+            },
+            w.rt.sleep(Duration::from_secs(120)),
+        );
+        kept.await;
+    };
+    w.with_blocks(run);
+    assert_eq!(w.signer.signatures.get(), *signed_before.borrow() + 1, "one signature: the check, which did not match");
+    let replacements_after_adoption = w
+        .events
+        .borrow()
+        .iter()
+        .filter(|(t, e)| *t > crate::time::at(36_000) && matches!(e, TxEvent::Replacement { .. }))
+        .count();
+    assert_eq!(replacements_after_adoption, 0, "the changed template was never sent");
+    let ours: Vec<_> = other.pending(1, from).into_iter().flat_map(|(_, h)| h).collect();
+    assert!(
+        w.chain.borrow().sends.iter().all(|h| ours.contains(h)),
+        "only the dead worker's bytes ever reached the chain"
+    );
 }

@@ -1,0 +1,115 @@
+// The pending-transaction journal across crashes (docs/transactions.md, "The journal"): a worker
+// sending through the fleet's Redis is killed with SIGKILL at three points of a send, on anvil far
+// past block 0 with a block every second; a relayer started afterwards on the same store adopts
+// the nonce once the dead worker's lease runs out and finishes it: the nonce mined exactly once,
+// with bytes the dead worker signed, and no second nonce used for that intent.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { ethers } from 'ethers';
+import { FaultTolerantRelayer } from '../pkg/dist/node.mjs';
+import { startRedis } from './helpers/redis.mjs';
+import { startChain } from './helpers/chain.mjs';
+
+const MNEMONIC = 'test test test test test test test test test test test junk';
+const keyAt = (i) => ethers.HDNodeWallet.fromPhrase(MNEMONIC, undefined, `m/44'/60'/0'/0/${i}`).privateKey;
+const PKG = new URL('../pkg/dist/node.mjs', import.meta.url).href;
+const WORKER = fileURLToPath(new URL('./helpers/tx-crash-worker.mjs', import.meta.url));
+const stops = [];
+after(async () => { for (const stop of stops.reverse()) await stop(); });
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs the crash worker; resolves with what it knew when it died, and how it ended. */
+function crashWorker(config) {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [WORKER, JSON.stringify({ pkg: PKG, chainId: 31337, ...config })], { timeout: 120000 }, (error, stdout, stderr) => {
+      const line = stdout.trim().split('\n').pop();
+      resolve({ ...(line ? JSON.parse(line) : {}), signal: error?.signal ?? null, stderr: stderr.slice(-500) });
+    });
+  });
+}
+
+/** Resumes `wallet`'s account on `relayer` until the dead worker's lease has run out (bounded). */
+async function resumeOnceOrphaned(relayer, wallet) {
+  const until = Date.now() + 40000;
+  for (;;) {
+    const found = await relayer.resumeTransactions(wallet);
+    if (found.adopted.length > 0 || Date.now() > until) return found;
+    await sleep(1000);
+  }
+}
+
+async function finishAfterCrash(t, { chain, redis, key, killAt, afterAdopt = async () => {} }) {
+  const wallet = new ethers.Wallet(key);
+  const start = Number(await chain.rpc('eth_getTransactionCount', [wallet.address, 'pending']));
+  const dead = await crashWorker({ url: chain.url, redis: redis.url, key, killAt });
+  assert.equal(dead.signal, 'SIGKILL', `the worker was killed ${killAt}: ${JSON.stringify(dead)}`);
+  assert.equal(dead.nonce, start, 'it had taken the account\'s next nonce');
+  const broadcast = Number(await chain.rpc('eth_getTransactionCount', [wallet.address, 'pending'])) > start;
+  const relayer = new FaultTolerantRelayer([chain.url], { chainId: 31337, fleet: { redis: redis.url }, transactions: { pollIntervalMs: 500 } });
+  try {
+    const found = await resumeOnceOrphaned(relayer, wallet);
+    assert.equal(found.adopted.length, 1, `adopted: ${JSON.stringify(found)}`);
+    const [adopted] = found.adopted;
+    assert.equal(adopted.nonce, start);
+    for (const hash of dead.hashes) assert.ok(adopted.hashes.includes(hash), `the journal has ${hash}, which the dead worker broadcast`);
+    await afterAdopt(adopted);
+    const outcome = await adopted.outcome;
+    t.diagnostic(JSON.stringify({ killAt, broadcastBeforeDeath: broadcast, dead: dead.hashes.length, journaled: adopted.hashes.length, mined: outcome.hash, outcome: outcome.outcome }));
+    assert.equal(Number(outcome.nonce), start);
+    assert.ok(adopted.hashes.includes(outcome.hash), 'mined: bytes the dead worker signed');
+    const receipt = await chain.rpc('eth_getTransactionReceipt', [outcome.hash]);
+    assert.equal(receipt.status, '0x1');
+    assert.equal(Number(await chain.rpc('eth_getTransactionCount', [wallet.address, 'latest'])), start + 1, 'one nonce for the intent, mined once');
+    const waited = await relayer.waitForTransaction({ hash: outcome.hash }).then(() => 'tracked', (e) => e.name);
+    assert.equal(waited, 'NonceStateError', 'settled: no longer tracked (its receipt is the record)');
+    // The fleet's book is not stuck on the dead worker's nonce: the next send takes the next one.
+    const next = await relayer.sendTransactionWithSpeedup(wallet, { to: '0x000000000000000000000000000000000000dEaD', value: 1n, gas: 21000n }, 3);
+    assert.equal(Number(next.nonce), start + 1);
+    return { dead, adopted, outcome, broadcast };
+  } finally {
+    await relayer.close();
+  }
+}
+
+test('a worker killed after journaling or after broadcasting: another relayer adopts the nonce and finishes it', async (t) => {
+  const redis = await startRedis();
+  stops.push(redis.stop);
+  const chain = await startChain({ head: 1200 });
+  stops.push(chain.stop);
+  const [journaled, broadcast] = await Promise.all([
+    finishAfterCrash(t, { chain, redis, key: keyAt(13), killAt: 'afterJournal' }),
+    finishAfterCrash(t, { chain, redis, key: keyAt(14), killAt: 'afterBroadcast' }),
+  ]);
+  assert.equal(journaled.broadcast, false, 'killed before its broadcast: only the journal had the bytes');
+  assert.equal(journaled.adopted.hashes.length, 1);
+  assert.equal(broadcast.dead.hashes.length, 1);
+});
+
+test('a worker killed mid-speed-up (the speed-up journaled, not broadcast): the adopter sends those bytes', async (t) => {
+  const redis = await startRedis();
+  stops.push(redis.stop);
+  const chain = await startChain({ head: 1200 });
+  stops.push(chain.stop);
+  chain.jamAtNextSend(); // blocks keep coming, none has room: the original waits and is sped up
+  let seen = null;
+  const { dead, adopted, outcome } = await finishAfterCrash(t, {
+    chain, redis, key: keyAt(15), killAt: 'midSpeedUp',
+    // Still jammed: the speed-up only the journal had reaches the node through the adopter; then blocks have room again.
+    afterAdopt: async ({ hashes }) => {
+      const until = Date.now() + 20000;
+      while (!seen && Date.now() < until) {
+        seen = await chain.rpc('eth_getTransactionByHash', [hashes[1]]);
+        if (!seen) await sleep(200);
+      }
+      await chain.unjam();
+    },
+  });
+  assert.equal(dead.hashes.length, 1, 'it broadcast the original only');
+  assert.equal(adopted.hashes.length, 2, 'the journal had the original and the speed-up');
+  assert.ok(!dead.hashes.includes(adopted.hashes[1]), 'the speed-up never left the dead worker');
+  assert.ok(seen, 'the adopter broadcast the journaled speed-up');
+  assert.notEqual(outcome.hash, adopted.hashes[0], 'the original was replaced');
+  assert.equal(outcome.outcome, 'replaced');
+});
