@@ -7,7 +7,7 @@ export * from './types/transactions.js';
 export * from './types/events.js';
 export * from './types/errors.js';
 import type { BoundProvider, Eip1193Provider, EndpointConfig, RelayerOptions, RequestArguments, UpstreamProvider } from './types/options.js';
-import type { PendingTransaction, RawSubmission, RpcReceipt, SendOptions, TransactionOptions, TransactionRequest, TransactionSigner, TxOutcome } from './types/transactions.js';
+import type { PendingTransaction, RawSubmission, ResumeOptions, ResumedTransactions, RpcReceipt, SendOptions, TransactionOptions, TransactionRequest, TransactionSigner, TxOutcome } from './types/transactions.js';
 import type { RelayerEvent, RelayerEventMap, RelayerStats } from './types/events.js';
 import type { BreakwaterError } from './types/errors.js';
 
@@ -95,6 +95,15 @@ export declare class FaultTolerantRelayer implements Eip1193Provider {
   waitForReceipt(hash: string, options?: TransactionOptions & { timeoutMs?: number }): Promise<RpcReceipt>;
   /** Nonces (and their hashes) still watched for an account. */
   pendingTransactions(chainId: number, address: string): PendingTransaction[];
+  /**
+   * Takes over the journaled transactions of an account whose worker died (its lease on them ran out) from
+   * the fleet store (`fleet: { redis }`) and finishes them: every hash watched, the same bytes re-broadcast,
+   * sped up with `account` when it is a signer (an address: watched only).
+   * @throws NonceStateError (no fleet store, or it cannot answer), InvalidSignerError
+   */
+  resumeTransactions(account: TransactionSigner | string, options?: ResumeOptions): Promise<ResumedTransactions>;
+  /** The outcome of a nonce this relayer tracks (sent here or resumed), by nonce or by any of its hashes. */
+  waitForTransaction(target: { nonce: number; from: string; chainId?: number } | { hash: string }): Promise<TxOutcome>;
   /** Subscribes to an event; returns the relayer (EIP-1193 and Node EventEmitter semantics). */
   on<E extends RelayerEvent>(event: E, listener: (event: RelayerEventMap[E]) => void): this;
   /** Subscribes for the next event only; returns the relayer. */

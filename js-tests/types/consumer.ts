@@ -102,6 +102,13 @@ async function main(): Promise<void> {
     const receipt: RpcReceipt = await relayer.waitForReceipt(sub.hash, { confirmations: 3, timeoutMs: 60000 });
     const pending: PendingTransaction[] = relayer.pendingTransactions(1, '0x0');
     void receipt; void pending;
+    const resumed = await relayer.resumeTransactions(ethersSigner, { maxWaitBlockCount: 5, pollIntervalMs: 2000 });
+    for (const t of resumed.adopted) { const o: TxOutcome = await t.outcome; const n: number = t.nonce; void o; void n; }
+    const watched = await relayer.resumeTransactions('0x0000000000000000000000000000000000000001', { chainId: 1 });
+    const why: string[] = watched.unreadable.map((u) => u.reason);
+    const byHash: TxOutcome = await relayer.waitForTransaction({ hash: outcome.hash });
+    const byNonce: TxOutcome = await relayer.waitForTransaction({ nonce: 3, from: '0x0', chainId: 1 });
+    void why; void byHash; void byNonce;
   } catch (e: unknown) {
     if (isFeeCeilingError(e)) { const c: bigint = e.ceiling; const h: string[] = e.hashes ?? []; void c; void h; }
     if (isInvalidTransactionError(e)) { const f: string = e.field; void f; }

@@ -242,13 +242,14 @@ export function createRelayerClass(wasm) {
      * bytes re-broadcast, sped up with `account` when it is a signer (an
      * address string: watched only). Resolves to `{ adopted: [{ nonce,
      * hashes, outcome }], unreadable: [{ nonce, reason }] }`; each `outcome`
-     * settles as sendTransactionWithSpeedup would.
+     * settles as sendTransactionWithSpeedup would. `options`: `chainId`
+     * (default: the relayer's), `maxWaitBlockCount` (3), transaction options.
      */
     async resumeTransactions(account, options = {}) {
       if (options === null || typeof options !== 'object') throw invalid('options must be an object', 'options');
-      const { chainId = Number.NaN, ...rest } = options;
+      const { chainId = Number.NaN, maxWaitBlockCount = 3, ...rest } = options;
       const target = typeof account === 'string' ? { address: account } : await adaptSigner(account);
-      const found = await engineCall(() => this.#engine.resumeTransactions(target, chainId, rest));
+      const found = await engineCall(() => this.#engine.resumeTransactions(target, chainId, maxWaitBlockCount, rest));
       for (const entry of found.adopted) {
         entry.outcome = entry.outcome.then(undefined, raise);
         entry.outcome.catch(() => {}); // the caller may never ask

@@ -118,3 +118,16 @@ export interface PendingTransaction {
   nonce: number;
   hashes: string[];
 }
+
+/** `resumeTransactions` options: the chain (default: the relayer's), the speed-up wait, transaction options. */
+export interface ResumeOptions extends TransactionOptions {
+  chainId?: number;
+  maxWaitBlockCount?: number;
+}
+
+/** What `resumeTransactions` took over: each nonce with its journaled hashes and its outcome to come. */
+export interface ResumedTransactions {
+  adopted: Array<PendingTransaction & { outcome: Promise<TxOutcome> }>;
+  /** Records that could not be read (another version, a tampered store): left live for a relayer that can. */
+  unreadable: Array<{ nonce: number; reason: string }>;
+}

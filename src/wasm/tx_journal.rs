@@ -44,10 +44,24 @@ impl WasmRelayer {
     /// and drives each in the background. Resolves to `{ adopted: [{ nonce,
     /// hashes, outcome: Promise }], unreadable: [{ nonce, reason }] }`.
     #[wasm_bindgen(js_name = resumeTransactions)]
-    pub fn resume_transactions(&self, signer: JsValue, chain_id: f64, options: JsValue) -> Promise {
+    pub fn resume_transactions(
+        &self,
+        signer: JsValue,
+        chain_id: f64,
+        max_wait_blocks: f64,
+        options: JsValue,
+    ) -> Promise {
         let (engine, listener) = (self.tx.clone(), self.core.listener());
         future_to_promise(async move {
             let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
+            if !(max_wait_blocks.is_finite() && max_wait_blocks >= 1.0 && max_wait_blocks.fract() == 0.0) {
+                let e = TxFieldError {
+                    field: "options.maxWaitBlockCount".into(),
+                    reason: "must be a whole number ≥ 1".into(),
+                };
+                return Err(field_error(&e));
+            }
+            let options = crate::tx::TxOptions { max_wait_blocks: max_wait_blocks as u64, ..options };
             let has_sign = js_sys::Reflect::get(&signer, &"sign".into()).is_ok_and(|f| f.is_function());
             let (signer, address) = if has_sign {
                 let s = JsSigner::from_js(&signer)?;
