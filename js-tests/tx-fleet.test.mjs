@@ -5,7 +5,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { ethers } from 'ethers';
-import { FaultTolerantRelayer, isNonceStateError } from '../pkg/dist/node.mjs';
+import { FaultTolerantRelayer, isCoordinationError } from '../pkg/dist/node.mjs';
 import { startRedis, freePort } from './helpers/redis.mjs';
 import { startChain } from './helpers/chain.mjs';
 import { txProcess as worker } from './helpers/fleet-process.mjs';
@@ -55,8 +55,8 @@ test('four workers × 50 sends from one account on Redis: exactly the 200 nonces
   try {
     const error = await cut.sendTransactionWithSpeedup(wallet, { to: '0x000000000000000000000000000000000000dEaD', value: 1n, gas: 21000n })
       .then(() => null, (e) => e);
-    assert.ok(isNonceStateError(error), String(error));
-    assert.match(error.message, /shared nonce book could not answer.*nothing was broadcast/);
+    assert.ok(isCoordinationError(error), String(error));
+    assert.match(error.message, /store \(shared nonce book and journal\) could not answer.*nothing was broadcast/);
     assert.equal(await chain.rpc('eth_getTransactionCount', [wallet.address, 'pending']), before, 'nothing reached the chain');
   } finally {
     await cut.close();

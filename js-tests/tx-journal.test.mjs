@@ -113,3 +113,41 @@ test('a worker killed mid-speed-up (the speed-up journaled, not broadcast): the 
   assert.equal(outcome.hash, adopted.hashes[1], 'the adopter broadcast the journaled speed-up, and it was mined');
   assert.equal(outcome.outcome, 'replaced');
 });
+
+test('a restarted worker that keeps sending takes its dead predecessor\'s nonce over by itself, and its own sends stop waiting behind it', async (t) => {
+  const redis = await startRedis();
+  stops.push(redis.stop);
+  const chain = await startChain({ head: 1200 });
+  stops.push(chain.stop);
+  const key = keyAt(6);
+  const wallet = new ethers.Wallet(key);
+  const start = Number(await chain.rpc('eth_getTransactionCount', [wallet.address, 'pending']));
+  // Killed with its nonce live and journaled, nothing broadcast: a gap every later nonce waits behind.
+  const dead = await crashWorker({ url: chain.url, redis: redis.url, key, killAt: 'afterJournal' });
+  assert.equal(dead.signal, 'SIGKILL');
+  const relayer = new FaultTolerantRelayer([chain.url], { chainId: 31337, fleet: { redis: redis.url }, transactions: { pollIntervalMs: 500 } });
+  try {
+    const adoptedEvents = [];
+    // Its outcome, asked for the moment it is adopted (before anything drives it).
+    const adoptedOutcome = new Promise((resolve) => relayer.on('txAdopted', (e) => {
+      adoptedEvents.push(e);
+      resolve(relayer.waitForTransaction({ nonce: e.nonce, from: e.from }));
+    }));
+    const order = (value) => relayer.sendTransactionWithSpeedup(wallet, { to: '0x000000000000000000000000000000000000dEaD', value, gas: 21000n }, 3);
+    const first = order(1n); // at once: the dead worker's lease still runs, so this takes start + 1
+    await sleep(16000);
+    const second = order(2n); // the lease ran out: this send's sweep takes the orphan over
+    const [a, b] = await Promise.all([first, second]);
+    const adopted = await adoptedOutcome;
+    t.diagnostic(JSON.stringify({ start, nonces: [Number(a.nonce), Number(b.nonce)], adoptedEvents }));
+    assert.deepEqual([Number(a.nonce), Number(b.nonce)], [start + 1, start + 2]);
+    assert.equal(adoptedEvents.length, 1);
+    assert.deepEqual([adoptedEvents[0].nonce, adoptedEvents[0].signer, adoptedEvents[0].from.toLowerCase()], [start, true, wallet.address.toLowerCase()]);
+    assert.deepEqual([Number(adopted.nonce), adopted.hash, adopted.outcome], [start, adoptedEvents[0].hashes[0], 'mined'], 'waitForTransaction: the adopted nonce\'s outcome');
+    assert.equal(Number(await chain.rpc('eth_getTransactionCount', [wallet.address, 'latest'])), start + 3, 'the dead worker\'s nonce mined with its journaled bytes, then ours');
+    const receipt = await chain.rpc('eth_getTransactionReceipt', [adoptedEvents[0].hashes[0]]);
+    assert.equal(receipt && receipt.status, '0x1', 'the journaled bytes were mined');
+  } finally {
+    await relayer.close();
+  }
+});

@@ -99,7 +99,7 @@ export declare class FaultTolerantRelayer implements Eip1193Provider {
    * Takes over the journaled transactions of an account whose worker died (its lease on them ran out) from
    * the fleet store (`fleet: { redis }`) and finishes them: every hash watched, the same bytes re-broadcast,
    * sped up with `account` when it is a signer (an address: watched only).
-   * @throws NonceStateError (no fleet store, or it cannot answer), InvalidSignerError
+   * @throws CoordinationError (no fleet store, or it cannot answer), InvalidSignerError
    */
   resumeTransactions(account: TransactionSigner | string, options?: ResumeOptions): Promise<ResumedTransactions>;
   /** The outcome of a nonce this relayer tracks (sent here or resumed), by nonce or by any of its hashes. */

@@ -13,7 +13,7 @@ import {
   type ReplacementEvent, type TxSubmittedEvent, type ReorgEvent, type NonceGapEvent, type TransactionSigner,
   InvalidTransactionError, FeeCeilingError, SignerError, InvalidSignerError, TransactionReplacedError, NonceStateError,
   FeeDataError, isInvalidTransactionError, isFeeCeilingError, isSignerError, isInvalidSignerError,
-  isTransactionReplacedError, isNonceStateError, isFeeDataError, TransactionDroppedError, isTransactionDroppedError,
+  isTransactionReplacedError, isNonceStateError, isFeeDataError, TransactionDroppedError, isTransactionDroppedError, CoordinationError, isCoordinationError,
 } from 'breakwater-rpc';
 
 const options: RelayerOptions = {
@@ -113,10 +113,10 @@ async function main(): Promise<void> {
     if (isFeeCeilingError(e)) { const c: bigint = e.ceiling; const h: string[] = e.hashes ?? []; void c; void h; }
     if (isInvalidTransactionError(e)) { const f: string = e.field; void f; }
     if (isTransactionReplacedError(e)) { const n: number = e.nonce; void n; }
-    const txGuards = [isSignerError, isInvalidSignerError, isNonceStateError, isFeeDataError, isTransactionDroppedError];
+    const txGuards = [isSignerError, isInvalidSignerError, isNonceStateError, isFeeDataError, isTransactionDroppedError, isCoordinationError];
     void txGuards.map((g) => g(e));
   }
-  void [InvalidTransactionError, FeeCeilingError, SignerError, InvalidSignerError, TransactionReplacedError, NonceStateError, FeeDataError, TransactionDroppedError];
+  void [InvalidTransactionError, FeeCeilingError, SignerError, InvalidSignerError, TransactionReplacedError, NonceStateError, FeeDataError, TransactionDroppedError, CoordinationError];
   const classes = [BreakwaterError, ConfigError, RpcError, HttpError, TransportError, DeadlineError, RetryBudgetError,
     RateLimitedError, OutcomeUnknownError, ClosedError, InvalidRequestError, OverloadError, NoEndpointError, AuthError];
   void classes;

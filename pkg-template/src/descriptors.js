@@ -5,7 +5,7 @@
 
 import {
   AuthError, BreakwaterError, ClosedError, ConfigError, DeadlineError, FeeCeilingError, FeeDataError, HttpError,
-  InvalidRequestError, InvalidSignerError, InvalidTransactionError, NoEndpointError, NonceStateError,
+  InvalidRequestError, InvalidSignerError, InvalidTransactionError, NoEndpointError, NonceStateError, CoordinationError,
   OutcomeUnknownError, OverloadError, RateLimitedError, RetryBudgetError, RpcError, SignerError,
   TransactionDroppedError, TransactionReplacedError, TransportError, isBreakwaterError,
 } from './errors.js';
@@ -22,6 +22,7 @@ export const ERROR_CLASSES = {
   invalidSigner: InvalidSignerError,
   replacedByOther: TransactionReplacedError,
   nonceState: NonceStateError,
+  coordination: CoordinationError,
   feeData: FeeDataError,
   dropped: TransactionDroppedError,
   config: ConfigError,

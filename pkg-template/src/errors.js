@@ -127,6 +127,7 @@ export const TransactionReplacedError = plainErrorClass('TransactionReplacedErro
 export const NonceStateError = plainErrorClass('NonceStateError');
 export const FeeDataError = plainErrorClass('FeeDataError');
 export const TransactionDroppedError = plainErrorClass('TransactionDroppedError');
+export const CoordinationError = plainErrorClass('CoordinationError');
 
 const isKind = (kind) => (error) => isBreakwaterError(error) && error.kind === kind;
 export function isBreakwaterError(error) {
@@ -153,3 +154,4 @@ export const isTransactionReplacedError = isKind('replacedByOther');
 export const isNonceStateError = isKind('nonceState');
 export const isFeeDataError = isKind('feeData');
 export const isTransactionDroppedError = isKind('dropped');
+export const isCoordinationError = isKind('coordination');

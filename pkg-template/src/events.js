@@ -10,7 +10,7 @@ import { ConfigError } from './errors.js';
  */
 export const ENGINE_EVENTS = [
   'retry', 'failover', 'hedge', 'breaker', 'rateLimited', 'chainMismatch', 'overload',
-  'txSubmitted', 'txUnknown', 'txRebroadcast', 'speedUp', 'cancel', 'txIncluded', 'reorg', 'txMined', 'replaced',
+  'txSubmitted', 'txAdopted', 'txUnknown', 'txRebroadcast', 'speedUp', 'cancel', 'txIncluded', 'reorg', 'txMined', 'replaced',
   'nonceResync', 'nonceGap',
 ];
 

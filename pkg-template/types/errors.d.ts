@@ -19,7 +19,7 @@ export interface AttemptInfo {
 export type ErrorKind =
   | 'config' | 'rpc' | 'http' | 'transport' | 'deadline' | 'budget' | 'rateLimited'
   | 'outcomeUnknown' | 'closed' | 'invalidRequest' | 'overload' | 'noEndpoint' | 'auth' | 'internal' | 'unknown'
-  | 'invalidTransaction' | 'feeCeiling' | 'signer' | 'invalidSigner' | 'replacedByOther' | 'nonceState' | 'feeData'
+  | 'invalidTransaction' | 'feeCeiling' | 'signer' | 'invalidSigner' | 'replacedByOther' | 'nonceState' | 'coordination' | 'feeData'
   | 'dropped' | 'invalidResponse';
 
 /** Base of every error this library throws. */
@@ -124,6 +124,8 @@ export declare class InvalidSignerError extends BreakwaterError { readonly kind:
 export declare class TransactionReplacedError extends BreakwaterError { readonly kind: 'replacedByOther'; readonly nonce: number; readonly hashes: string[]; }
 /** Nothing to cancel: the nonce is settled, or not tracked by this relayer. */
 export declare class NonceStateError extends BreakwaterError { readonly kind: 'nonceState'; }
+/** The fleet's store (Redis: shared nonce book, journal) could not answer: no nonce was guessed, nothing was broadcast. */
+export declare class CoordinationError extends BreakwaterError { readonly kind: 'coordination'; }
 /** No node has the transaction any more and re-sending it is refused (`cause`); its nonce is free again. */
 export declare class TransactionDroppedError extends BreakwaterError { readonly kind: 'dropped'; readonly nonce: number; readonly hashes: string[]; }
 /** No fee data could be read from the network. */
@@ -149,5 +151,6 @@ export declare function isSignerError(e: unknown): e is SignerError;
 export declare function isInvalidSignerError(e: unknown): e is InvalidSignerError;
 export declare function isTransactionReplacedError(e: unknown): e is TransactionReplacedError;
 export declare function isNonceStateError(e: unknown): e is NonceStateError;
+export declare function isCoordinationError(e: unknown): e is CoordinationError;
 export declare function isFeeDataError(e: unknown): e is FeeDataError;
 export declare function isTransactionDroppedError(e: unknown): e is TransactionDroppedError;

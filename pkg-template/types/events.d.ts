@@ -64,6 +64,8 @@ export interface RateLimitedEvent {
 }
 /** A transaction was broadcast and a node took it. */
 export interface TxSubmittedEvent { type: 'txSubmitted'; nonce: number; hash: string; kind: 'original' | 'speedUp' | 'cancel'; }
+/** A dead relayer's journaled nonce was taken over (fleet store); `signer`: it can be sped up here, else watched only. */
+export interface TxAdoptedEvent { type: 'txAdopted'; from: string; nonce: number; hashes: string[]; signer: boolean; }
 /** A broadcast got no settling answer: the outcome is unknown (the same bytes will be re-broadcast). */
 export interface TxUnknownEvent { type: 'txUnknown'; nonce: number; hash: string; }
 /** The pending bytes were sent again to every endpoint. */
@@ -125,6 +127,7 @@ export interface RelayerEventMap {
   chainMismatch: ChainMismatchEvent;
   overload: OverloadEvent;
   txSubmitted: TxSubmittedEvent;
+  txAdopted: TxAdoptedEvent;
   txUnknown: TxUnknownEvent;
   txRebroadcast: TxRebroadcastEvent;
   speedUp: ReplacementEvent;

@@ -205,6 +205,9 @@ pub enum TxFailure<E> {
 pub enum TxEvent {
     /// Bytes were broadcast and a node took them.
     Submitted { nonce: u64, hash: B256, kind: TxKind },
+    /// A journaled nonce of a relayer that stopped renewing its lease was
+    /// taken over (`engine_journal.rs`); `signer`: it can be sped up here.
+    Adopted { from: Address, nonce: u64, hashes: Vec<B256>, signer: bool },
     /// A broadcast ended without an answer: the outcome is unknown.
     OutcomeUnknown { nonce: u64, hash: B256 },
     /// The pending bytes were sent again.
@@ -366,9 +369,11 @@ impl<N: TxNode> TxEngine<N> {
         if cell.driven.replace(true) {
             return self.join(cell).await;
         }
-        // A loop that ended earlier (at the fee ceiling) left its result: start afresh.
-        *cell.result.borrow_mut() = None;
-        *cell.done.borrow_mut() = Rc::new(Shutdown::default());
+        // A loop that ended earlier (at the fee ceiling) left its result: start afresh. A
+        // cell never driven keeps its signal: someone may already wait on it (`outcome_of`).
+        if cell.result.borrow_mut().take().is_some() {
+            *cell.done.borrow_mut() = Rc::new(Shutdown::default());
+        }
         let result = self.watch(runtime, signer, account, cell, options, emit).await;
         let nonce = cell.slot.borrow().nonce();
         let settles = matches!(result, Ok(_) | Err(TxFailure::ReplacedByOther { .. }));

@@ -50,6 +50,11 @@ impl<N: TxNode> TxEngine<N> {
         *self.fleet.borrow_mut() = Some(Rc::new(SharedNonces { book, member, sends: 0.into() }));
     }
 
+    /// Whether this engine's nonces are the fleet's (a shared book is attached).
+    pub fn shares_nonces(&self) -> bool {
+        self.fleet.borrow().is_some()
+    }
+
     /// A nonce for a send from `from` on `chain_id`, and the name of its
     /// reservation in the shared book (`None`: the local book's).
     /// `last_tried`: the nonce the send last signed for, what a local book

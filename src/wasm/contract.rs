@@ -69,6 +69,8 @@ pub mod kind {
         NONCE_STATE = "nonceState",
         /// No node has the transaction and re-sending is refused (TransactionDroppedError).
         DROPPED = "dropped",
+        /// The fleet's store (nonce book, journal) could not answer (CoordinationError).
+        COORDINATION = "coordination",
     }
 }
 
@@ -94,6 +96,8 @@ pub mod event_type {
         OVERLOAD = "overload",
         /// A node took a transaction.
         TX_SUBMITTED = "txSubmitted",
+        /// A dead relayer's journaled nonce was taken over.
+        TX_ADOPTED = "txAdopted",
         /// A broadcast got no settling answer.
         TX_UNKNOWN = "txUnknown",
         /// The pending bytes were sent again.

@@ -36,6 +36,8 @@ use crate::tx::TxOptions;
 pub struct WasmRelayer {
     pub(super) core: Rc<Core>,
     pub(super) tx: Rc<TxEngine<CoreNode>>,
+    /// Signers given, and the orphan sweep's clock (`tx_journal.rs`).
+    pub(super) adoption: Rc<super::tx_journal::Adoption>,
 }
 
 #[wasm_bindgen]
@@ -91,7 +93,7 @@ impl WasmRelayer {
             front,
         };
         let core = Rc::new(core);
-        Ok(WasmRelayer { tx: tx_fields::engine(core.clone(), tx_defaults), core })
+        Ok(WasmRelayer { tx: tx_fields::engine(core.clone(), tx_defaults), core, adoption: Rc::default() })
     }
 
     /// One logical JSON-RPC request under every policy. Resolves to the

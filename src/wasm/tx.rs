@@ -18,6 +18,7 @@ use super::js_runtime::JsRuntime;
 use super::relayer::WasmRelayer;
 use super::tx_events::event_js;
 use super::tx_fields::{field_error, js_fields, tx_options};
+use super::tx_journal::Adoption;
 use super::tx_node::{hex_quantity, CoreNode};
 use crate::tx::chain;
 use crate::tx::engine::{Signed, TxEngine, TxEvent, TxFailure, TxOutcome, TxSigner};
@@ -194,9 +195,9 @@ pub(super) fn failure_js(f: TxFailure<JsValue>) -> JsValue {
             .set("message", format!("another sender kept taking this account's nonces (last tried {nonce}); nothing of ours was broadcast"))
             .build(),
         TxFailure::Coordination(why) => Obj::new()
-            .set("kind", kind::NONCE_STATE)
+            .set("kind", kind::COORDINATION)
             .set("code", -32603.0)
-            .set("message", format!("the fleet's shared nonce book could not answer ({why}); no nonce was guessed and nothing was broadcast"))
+            .set("message", format!("the fleet's store (shared nonce book and journal) could not answer ({why}); no nonce was guessed and nothing was broadcast"))
             .build(),
         TxFailure::Closed { nonce: Some(nonce), hashes } => with_hashes(
             kind::CLOSED,
@@ -220,7 +221,7 @@ impl WasmRelayer {
     /// synchronously, before anything awaits: nonces follow call order.
     #[wasm_bindgen(js_name = sendTransaction)]
     pub fn send_transaction(&self, signer: JsValue, tx: JsValue, max_wait_blocks: f64, options: JsValue) -> Promise {
-        let (engine, listener) = (self.tx.clone(), self.core.listener());
+        let (engine, listener, adoption) = (self.tx.clone(), self.core.listener(), self.adoption.clone());
         let ticket = engine.ticket();
         future_to_promise(async move {
             let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
@@ -232,6 +233,8 @@ impl WasmRelayer {
             }
             let signer = JsFuture::from(Promise::resolve(&signer)).await?;
             let signer = JsSigner::from_js(&signer)?;
+            adoption.remember(&signer);
+            Adoption::sweep_if_due(&engine, &adoption, &listener); // a dead worker's nonces, in the background
             let chain = engine.node().signing_chain().await?;
             let request = request::build(&fields, Some(chain)).map_err(|e| field_error(&e))?;
             chain::check_signer(signer.chain_id, chain)
@@ -256,10 +259,11 @@ impl WasmRelayer {
     /// Cancels the tracked transaction of `signer`'s account with `nonce`.
     #[wasm_bindgen(js_name = cancelTransaction)]
     pub fn cancel_transaction(&self, signer: JsValue, chain_id: f64, nonce: f64, options: JsValue) -> Promise {
-        let (engine, listener) = (self.tx.clone(), self.core.listener());
+        let (engine, listener, adoption) = (self.tx.clone(), self.core.listener(), self.adoption.clone());
         future_to_promise(async move {
             let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
             let signer = JsSigner::from_js(&signer)?;
+            adoption.remember(&signer);
             let emit = emitter(listener.clone());
             let result = engine.cancel(&JsRuntime, &signer, chain_id as u64, nonce as u64, options, &emit).await;
             if let Err(TxFailure::FeeCeiling { nonce, .. }) = &result {

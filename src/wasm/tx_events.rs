@@ -23,6 +23,12 @@ fn fees_js(o: Obj, fees: Fees) -> Obj {
 pub fn event_js(e: &TxEvent) -> JsValue {
     let h = |h: &B256| format!("{h:#x}");
     match e {
+        TxEvent::Adopted { from, nonce, hashes, signer } => Obj::new()
+            .set("type", event_type::TX_ADOPTED)
+            .set("from", format!("{from:#x}"))
+            .set("nonce", *nonce as f64)
+            .set("hashes", hashes.iter().map(|x| JsValue::from_str(&h(x))).collect::<js_sys::Array>())
+            .set("signer", *signer),
         TxEvent::Submitted { nonce, hash, kind } => Obj::new()
             .set("type", event_type::TX_SUBMITTED)
             .set("nonce", *nonce as f64)

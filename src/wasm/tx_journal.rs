@@ -2,8 +2,14 @@
 //! nonces of a worker that died (`tx::engine_journal`), and waiting for a
 //! tracked nonce's outcome. Conversions only.
 
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::time::Duration;
+
 use alloy_primitives::{hex, Address, B256};
-use js_sys::{Array, Promise};
+use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
@@ -13,20 +19,121 @@ use super::js_runtime::JsRuntime;
 use super::relayer::WasmRelayer;
 use super::tx::{emitter, failure_js, hashes_js, outcome_js, JsSigner};
 use super::tx_fields::{field_error, tx_options};
-use crate::tx::engine::{Signed, TxSigner};
+use super::tx_node::CoreNode;
+use crate::runtime::Runtime;
+use crate::time::Instant;
+use crate::tx::engine::{Signed, TxEngine, TxEvent, TxSigner};
+use crate::tx::engine_journal::Adopted;
 use crate::tx::request::{self, FieldValue, TxFieldError};
-use crate::tx::UnsignedTx;
+use crate::tx::{TxOptions, UnsignedTx};
 
-/// An account to watch without a signer: adopted nonces are watched and
-/// re-broadcast, never sped up (every signature is refused).
-struct WatchOnly(Address);
+/// The signers this relayer was given (sends, cancels, resumes), by
+/// account: an adopted nonce is sped up with its account's signer once one
+/// is known, and only watched until then. And when it last looked for
+/// orphans (at most every `SWEEP_EVERY`, when it sends).
+#[derive(Default)]
+pub struct Adoption {
+    signers: RefCell<Vec<JsSigner>>,
+    last_sweep: Cell<Option<Instant>>,
+}
 
-impl TxSigner<JsValue> for WatchOnly {
-    fn address(&self) -> Address {
-        self.0
+/// How often a sending relayer looks for a dead relayer's nonces.
+const SWEEP_EVERY: Duration = Duration::from_secs(5);
+
+impl Adoption {
+    /// Keeps `signer` (replacing an older one of its account).
+    pub(super) fn remember(&self, signer: &JsSigner) {
+        let mut signers = self.signers.borrow_mut();
+        signers.retain(|s| s.address() != signer.address());
+        signers.push(signer.clone());
     }
-    async fn sign(&self, _tx: &UnsignedTx) -> Result<Signed, JsValue> {
-        Err(simple_error(kind::SIGNER, 4001, "no signer was given for this account: watching only"))
+
+    fn signer_for(&self, address: Address) -> Option<JsSigner> {
+        self.signers.borrow().iter().find(|s| s.address() == address).cloned()
+    }
+}
+
+/// An adopted nonce's signer: its account's remembered one, looked up at
+/// each signature (a later send may bring it); none: watched only.
+struct Remembered {
+    address: Address,
+    adoption: Rc<Adoption>,
+}
+
+impl TxSigner<JsValue> for Remembered {
+    fn address(&self) -> Address {
+        self.address
+    }
+    fn signs_locally(&self) -> bool {
+        self.adoption.signer_for(self.address).is_some_and(|s| s.signs_locally())
+    }
+    async fn sign(&self, tx: &UnsignedTx) -> Result<Signed, JsValue> {
+        match self.adoption.signer_for(self.address) {
+            Some(signer) => signer.sign(tx).await,
+            None => Err(simple_error(kind::SIGNER, 4001, "no signer is known for this account: watching only")),
+        }
+    }
+}
+
+/// Takes over `address`'s orphaned nonces on `chain` and starts a loop on
+/// each with `start(nonce, its loop)`; emits `txAdopted` per nonce.
+async fn adopt_and_keep(
+    engine: &Rc<TxEngine<CoreNode>>,
+    adoption: &Rc<Adoption>,
+    listener: &Option<Function>,
+    chain: u64,
+    address: Address,
+    options: TxOptions,
+    mut start: impl FnMut(u64, Vec<B256>, Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>),
+) -> Result<Adopted, JsValue> {
+    let found = engine.adopt(&JsRuntime, chain, address).await.map_err(failure_js)?;
+    let pending = engine.pending(chain, address);
+    let emit = emitter(listener.clone());
+    for &nonce in &found.nonces {
+        let hashes = pending.iter().find(|(n, _)| *n == nonce).map(|(_, h)| h.clone()).unwrap_or_default();
+        let signer = adoption.signer_for(address).is_some();
+        emit(TxEvent::Adopted { from: address, nonce, hashes: hashes.clone(), signer });
+        let (engine, emit) = (engine.clone(), emitter(listener.clone()));
+        let signer = Remembered { address, adoption: adoption.clone() };
+        let run = async move {
+            let kept = engine.keep(&JsRuntime, &signer, chain, nonce, options, &emit).await;
+            kept.map(|o| outcome_js(&o)).map_err(failure_js)
+        };
+        start(nonce, hashes, Box::pin(run));
+    }
+    Ok(found)
+}
+
+impl Adoption {
+    /// Looks for orphaned nonces of the accounts this relayer has a signer
+    /// for, in the background, unless it looked less than `SWEEP_EVERY`
+    /// ago. Called when it sends: no timer of its own keeps a process
+    /// alive. Only a signer's accounts: a relayer that could merely watch
+    /// a dead worker's nonces must not take them from one that can speed
+    /// them up (that one asks with `resumeTransactions`).
+    pub(super) fn sweep_if_due(engine: &Rc<TxEngine<CoreNode>>, adoption: &Rc<Adoption>, listener: &Option<Function>) {
+        if !engine.shares_nonces() {
+            return;
+        }
+        let now = JsRuntime.now();
+        if adoption.last_sweep.get().is_some_and(|last| now.saturating_since(last) < SWEEP_EVERY) {
+            return;
+        }
+        adoption.last_sweep.set(Some(now));
+        let (engine, adoption, listener) = (engine.clone(), adoption.clone(), listener.clone());
+        wasm_bindgen_futures::spawn_local(async move {
+            let Ok(chain) = engine.node().signing_chain().await else { return };
+            let accounts: Vec<Address> = adoption.signers.borrow().iter().map(|s| s.address()).collect();
+            let options = engine.options();
+            for address in accounts {
+                let start = |_, _, run: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>| {
+                    wasm_bindgen_futures::spawn_local(async move {
+                        let _ = run.await; // its end is told through events
+                    })
+                };
+                let _ = adopt_and_keep(&engine, &adoption, &listener, chain, address, options, start).await;
+            }
+        });
     }
 }
 
@@ -51,7 +158,7 @@ impl WasmRelayer {
         max_wait_blocks: f64,
         options: JsValue,
     ) -> Promise {
-        let (engine, listener) = (self.tx.clone(), self.core.listener());
+        let (engine, listener, adoption) = (self.tx.clone(), self.core.listener(), self.adoption.clone());
         future_to_promise(async move {
             let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
             if !(max_wait_blocks.is_finite() && max_wait_blocks >= 1.0 && max_wait_blocks.fract() == 0.0) {
@@ -63,40 +170,26 @@ impl WasmRelayer {
             }
             let options = crate::tx::TxOptions { max_wait_blocks: max_wait_blocks as u64, ..options };
             let has_sign = js_sys::Reflect::get(&signer, &"sign".into()).is_ok_and(|f| f.is_function());
-            let (signer, address) = if has_sign {
+            let address = if has_sign {
                 let s = JsSigner::from_js(&signer)?;
-                let address = s.address();
-                (Some(s), address)
+                adoption.remember(&s);
+                s.address()
             } else {
-                (None, address_of(&js_sys::Reflect::get(&signer, &"address".into())?, "address")?)
+                address_of(&js_sys::Reflect::get(&signer, &"address".into())?, "address")?
             };
             let chain = if chain_id.is_finite() && chain_id > 0.0 {
                 chain_id as u64
             } else {
                 engine.node().signing_chain().await?
             };
-            let found = engine.adopt(&JsRuntime, chain, address).await.map_err(failure_js)?;
-            let pending = engine.pending(chain, address);
-            let adopted: Array = found
-                .nonces
-                .iter()
-                .map(|&nonce| {
-                    let hashes = pending.iter().find(|(n, _)| *n == nonce).map(|(_, h)| h.clone()).unwrap_or_default();
-                    let (engine, signer, emit) = (engine.clone(), signer.clone(), emitter(listener.clone()));
-                    let outcome = future_to_promise(async move {
-                        let kept = match &signer {
-                            Some(s) => engine.keep(&JsRuntime, s, chain, nonce, options, &emit).await,
-                            None => engine.keep(&JsRuntime, &WatchOnly(address), chain, nonce, options, &emit).await,
-                        };
-                        kept.map(|o| outcome_js(&o)).map_err(failure_js)
-                    });
-                    Obj::new()
-                        .set("nonce", nonce as f64)
-                        .set("hashes", hashes_js(&hashes))
-                        .set("outcome", outcome)
-                        .build()
-                })
-                .collect();
+            let adopted = Array::new();
+            let start = |nonce: u64, hashes: Vec<B256>, run| {
+                let outcome = future_to_promise(run);
+                let entry =
+                    Obj::new().set("nonce", nonce as f64).set("hashes", hashes_js(&hashes)).set("outcome", outcome);
+                adopted.push(&entry.build());
+            };
+            let found = adopt_and_keep(&engine, &adoption, &listener, chain, address, options, start).await?;
             let unreadable: Array = found
                 .unreadable
                 .iter()

@@ -240,9 +240,16 @@ fn a_worker_killed_mid_speed_up_has_its_nonce_finished_by_another_with_the_same_
         assert_eq!(adopted.nonces, vec![0]);
         *at_adoption.borrow_mut() = other.pending(1, from);
         let sends_before = w.chain.borrow().sends.len();
-        let kept = other.keep(&*w.rt, &w.signer, 1, 0, options, &emit).await;
+        // Someone asks for its outcome before anything drives it (waitForTransaction right after adoption).
+        let asked = RefCell::new(None);
+        let tasks: Vec<super::sim_chain::Task<'_>> = vec![
+            Box::pin(async { *asked.borrow_mut() = Some(other.outcome_of(Some(1), Some(from), Some(0), None).await) }),
+            Box::pin(async { *outcome.borrow_mut() = Some(other.keep(&*w.rt, &w.signer, 1, 0, options, &emit).await) }),
+        ];
+        join_all(tasks).await;
         assert!(w.chain.borrow().sends.len() > sends_before);
-        *outcome.borrow_mut() = Some(kept);
+        let asked = asked.into_inner().expect("the asker was answered").expect("mined");
+        assert_eq!(asked.nonce, 0);
     };
     w.with_blocks(run);
     assert_eq!(
