@@ -26,3 +26,5 @@ mod tx_fields;
 mod tx_fleet;
 mod tx_journal;
 mod tx_node;
+mod tx_outcome;
+mod tx_signer;

@@ -37,7 +37,7 @@ pub struct WasmRelayer {
     pub(super) core: Rc<Core>,
     pub(super) tx: Rc<TxEngine<CoreNode>>,
     /// Signers given, and the orphan sweep's clock (`tx_journal.rs`).
-    pub(super) adoption: Rc<super::tx_journal::Adoption>,
+    pub(super) adoption: Rc<super::tx_signer::Adoption>,
 }
 
 #[wasm_bindgen]

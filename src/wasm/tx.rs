@@ -7,8 +7,8 @@
 
 use std::rc::Rc;
 
-use alloy_primitives::{hex, Address, B256};
-use js_sys::{Array, Function, Object, Promise, Reflect};
+use alloy_primitives::{hex, B256};
+use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
@@ -16,202 +16,16 @@ use super::contract::kind;
 use super::descriptors::{simple_error, Obj, CODE_INVALID_PARAMS};
 use super::js_runtime::JsRuntime;
 use super::relayer::WasmRelayer;
-use super::tx_events::event_js;
 use super::tx_fields::{field_error, js_fields, tx_options};
-use super::tx_journal::Adoption;
-use super::tx_node::{hex_quantity, CoreNode};
+use super::tx_journal::sweep_if_due;
+use super::tx_node::CoreNode;
+use super::tx_outcome::{emitter, failure_js, hashes_js, outcome_js};
+use super::tx_signer::JsSigner;
 use crate::tx::chain;
-use crate::tx::engine::{Signed, TxEngine, TxEvent, TxFailure, TxOutcome, TxSigner};
+use crate::tx::engine::{TxEngine, TxFailure};
 use crate::tx::engine_raw::{RawStatus, WaitEnd};
-use crate::tx::fees::Fees;
 use crate::tx::request::{self, FieldValue, TxFieldError};
-use crate::tx::slot::Resolution;
-use crate::tx::{TxOptions, UnsignedTx};
-
-fn get(target: &JsValue, key: &str) -> JsValue {
-    Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
-}
-
-/// A signer adapted by the JS wrapper.
-#[derive(Clone)]
-pub struct JsSigner {
-    address: Address,
-    sign: Function,
-    /// The chain the signer is bound to, when it knows (an ethers signer
-    /// with a provider, a viem client with a chain).
-    chain_id: Option<u64>,
-    /// A wallet that sends what it signs (`kind: 'wallet'`).
-    wallet: bool,
-}
-
-impl JsSigner {
-    pub(super) fn from_js(value: &JsValue) -> Result<Self, JsValue> {
-        let bad = |why: &str| simple_error(kind::INVALID_SIGNER, CODE_INVALID_PARAMS, why);
-        let address = get(value, "address").as_string().ok_or_else(|| bad("the signer has no address"))?;
-        let address = request::parse_address("signer.address", &FieldValue::Text(address))
-            .map_err(|e| bad(&e.to_string()))?
-            .ok_or_else(|| bad("the signer has no address"))?;
-        let sign = get(value, "sign").dyn_into::<Function>().map_err(|_| bad("the signer has no sign function"))?;
-        let chain_id = get(value, "chainId").as_f64().filter(|n| n.is_finite() && *n > 0.0).map(|n| n as u64);
-        let wallet = get(value, "kind").as_string().is_none_or(|k| k == "wallet");
-        Ok(JsSigner { address, sign, chain_id, wallet })
-    }
-}
-
-fn tx_to_js(tx: &UnsignedTx) -> JsValue {
-    let o = Obj::new()
-        .set("chainId", tx.chain_id as f64)
-        .set("nonce", tx.nonce as f64)
-        .set("from", format!("{:#x}", tx.from))
-        .set("to", tx.to.map(|a| JsValue::from_str(&format!("{a:#x}"))).unwrap_or(JsValue::NULL))
-        .set("value", format!("{:#x}", tx.value))
-        .set("data", format!("0x{}", hex::encode(&tx.data)))
-        .set("gas", hex_quantity(tx.gas.into()));
-    match tx.fees {
-        Fees::Eip1559 { max_fee, tip } => {
-            o.set("type", 2).set("maxFeePerGas", hex_quantity(max_fee)).set("maxPriorityFeePerGas", hex_quantity(tip))
-        }
-        Fees::Legacy { gas_price } => o.set("type", 0).set("gasPrice", hex_quantity(gas_price)),
-    }
-    .build()
-}
-
-impl TxSigner<JsValue> for JsSigner {
-    fn address(&self) -> Address {
-        self.address
-    }
-
-    fn signs_locally(&self) -> bool {
-        !self.wallet
-    }
-
-    async fn sign(&self, tx: &UnsignedTx) -> Result<Signed, JsValue> {
-        let promise = self.sign.call1(&JsValue::UNDEFINED, &tx_to_js(tx))?;
-        let out = JsFuture::from(Promise::resolve(&promise)).await?;
-        let bad = |why: &str| simple_error(kind::INVALID_SIGNER, CODE_INVALID_PARAMS, why);
-        if let Some(raw) = get(&out, "raw").as_string() {
-            let bytes = raw.strip_prefix("0x").and_then(|h| hex::decode(h).ok()).filter(|b| !b.is_empty());
-            return bytes.map(Signed::Raw).ok_or_else(|| bad("the signer returned raw bytes that are not 0x hex"));
-        }
-        if let Some(hash) = get(&out, "hash").as_string() {
-            let mut bytes = [0u8; 32];
-            return match hash.strip_prefix("0x").map(|h| hex::decode_to_slice(h, &mut bytes)) {
-                Some(Ok(())) => Ok(Signed::SentByWallet(B256::from(bytes))),
-                _ => Err(bad("the wallet returned a transaction hash that is not 32 bytes of 0x hex")),
-            };
-        }
-        Err(bad("the signer returned neither signed bytes nor a hash"))
-    }
-}
-
-pub(super) fn hashes_js(hashes: &[B256]) -> Array {
-    hashes.iter().map(|h| JsValue::from_str(&format!("{h:#x}"))).collect()
-}
-
-pub(super) fn outcome_js(o: &TxOutcome<JsValue>) -> JsValue {
-    let out = Object::assign(&Object::new(), &Object::from(o.receipt.clone()));
-    let extra = Obj::new()
-        .set("receipt", o.receipt.clone())
-        .set("hash", format!("{:#x}", o.hash))
-        .set("nonce", o.nonce as f64)
-        .set("hashes", hashes_js(&o.hashes))
-        .set("outcome", o.resolution.as_str())
-        .set("replaced", o.resolution != Resolution::Mined)
-        .set("cancelled", o.resolution == Resolution::Cancelled)
-        .set("confirmations", o.confirmations as f64)
-        .build();
-    Object::assign(&out, &Object::from(extra)).into()
-}
-
-pub(super) fn failure_js(f: TxFailure<JsValue>) -> JsValue {
-    let with_hashes = |kind: &str, code: i64, message: String, nonce: u64, hashes: &[B256]| {
-        Obj::new()
-            .set("kind", kind)
-            .set("code", code as f64)
-            .set("message", message)
-            .set("nonce", nonce as f64)
-            .set("hashes", hashes_js(hashes))
-    };
-    match f {
-        TxFailure::Invalid(e) => field_error(&e),
-        TxFailure::Node(e) | TxFailure::Rejected(e) => e,
-        TxFailure::Signer(e) => Obj::new()
-            .set("kind", kind::SIGNER)
-            .set("code", 4001.0)
-            .set("message", "the signer refused or failed; nothing was broadcast and the nonce was released")
-            .set("cause", e)
-            .build(),
-        TxFailure::Fees(e) => simple_error(kind::FEE_DATA, -32603, &e.to_string()),
-        TxFailure::FeeCeiling { nonce, hashes, needed, ceiling } => with_hashes(
-            kind::FEE_CEILING,
-            -32603,
-            format!("nonce {nonce}: the next replacement must pay at least {needed} wei/gas, above the ceiling of {ceiling}; its transactions are still pending and tracked"),
-            nonce,
-            &hashes,
-        )
-        .set("needed", format!("{needed}"))
-        .set("ceiling", format!("{ceiling}"))
-        .build(),
-        TxFailure::CeilingBelowNetwork { needed, ceiling } => Obj::new()
-            .set("kind", kind::FEE_CEILING)
-            .set("code", -32603.0)
-            .set("message", format!("the fee ceiling of {ceiling} wei/gas is below the next block's base fee of {needed}; nothing was signed"))
-            .set("needed", format!("{needed}"))
-            .set("ceiling", format!("{ceiling}"))
-            .build(),
-        TxFailure::ReplacedByOther { nonce, hashes } => with_hashes(
-            kind::REPLACED_BY_OTHER,
-            -32603,
-            format!("nonce {nonce} was used by a transaction that is not one of ours"),
-            nonce,
-            &hashes,
-        )
-        .build(),
-        TxFailure::Settled(nonce) => Obj::new()
-            .set("kind", kind::NONCE_STATE)
-            .set("code", CODE_INVALID_PARAMS as f64)
-            .set("nonce", nonce as f64)
-            .set("message", format!("nonce {nonce} is already settled on chain; nothing to cancel"))
-            .build(),
-        TxFailure::UnknownNonce(nonce) => Obj::new()
-            .set("kind", kind::NONCE_STATE)
-            .set("code", CODE_INVALID_PARAMS as f64)
-            .set("nonce", nonce as f64)
-            .set("message", format!("no pending transaction of this account with nonce {nonce} is tracked by this relayer"))
-            .build(),
-        TxFailure::Dropped { nonce, hashes, error } => with_hashes(
-            kind::DROPPED,
-            -32603,
-            format!("nonce {nonce}: no node has our transaction any more and re-sending it is refused; the nonce is free again"),
-            nonce,
-            &hashes,
-        )
-        .set("cause", error)
-        .build(),
-        TxFailure::NonceContention(nonce) => Obj::new()
-            .set("kind", kind::NONCE_STATE)
-            .set("code", -32603.0)
-            .set("nonce", nonce as f64)
-            .set("message", format!("another sender kept taking this account's nonces (last tried {nonce}); nothing of ours was broadcast"))
-            .build(),
-        TxFailure::Coordination(why) => Obj::new()
-            .set("kind", kind::COORDINATION)
-            .set("code", -32603.0)
-            .set("message", format!("the fleet's store (shared nonce book and journal) could not answer ({why}); no nonce was guessed and nothing was broadcast"))
-            .build(),
-        TxFailure::Closed { nonce: Some(nonce), hashes } => with_hashes(
-            kind::CLOSED,
-            4900,
-            format!("the relayer closed while nonce {nonce} was pending; its transactions may still be mined"),
-            nonce,
-            &hashes,
-        )
-        .build(),
-        TxFailure::Closed { nonce: None, .. } => {
-            simple_error(kind::CLOSED, 4900, "the relayer is closed; nothing was signed or sent")
-        }
-    }
-}
+use crate::tx::TxOptions;
 
 #[wasm_bindgen]
 impl WasmRelayer {
@@ -234,7 +48,7 @@ impl WasmRelayer {
             let signer = JsFuture::from(Promise::resolve(&signer)).await?;
             let signer = JsSigner::from_js(&signer)?;
             adoption.remember(&signer);
-            Adoption::sweep_if_due(&engine, &adoption, &listener); // a dead worker's nonces, in the background
+            sweep_if_due(&engine, &adoption, &listener); // a dead worker's nonces, in the background
             let chain = engine.node().signing_chain().await?;
             let request = request::build(&fields, Some(chain)).map_err(|e| field_error(&e))?;
             chain::check_signer(signer.chain_id, chain)
@@ -369,12 +183,4 @@ fn keep_in_background(
         let emit = emitter(listener);
         let _ = engine.keep(&JsRuntime, &signer, chain_id, nonce, options, &emit).await;
     });
-}
-
-pub(super) fn emitter(listener: Option<Function>) -> impl Fn(TxEvent) {
-    move |e: TxEvent| {
-        if let Some(l) = &listener {
-            let _ = l.call1(&JsValue::UNDEFINED, &event_js(&e));
-        }
-    }
 }

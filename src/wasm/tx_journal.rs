@@ -2,7 +2,6 @@
 //! nonces of a worker that died (`tx::engine_journal`), and waiting for a
 //! tracked nonce's outcome. Conversions only.
 
-use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -17,63 +16,18 @@ use super::contract::kind;
 use super::descriptors::{simple_error, Obj, CODE_INVALID_PARAMS};
 use super::js_runtime::JsRuntime;
 use super::relayer::WasmRelayer;
-use super::tx::{emitter, failure_js, hashes_js, outcome_js, JsSigner};
 use super::tx_fields::{field_error, tx_options};
 use super::tx_node::CoreNode;
+use super::tx_outcome::{emitter, failure_js, hashes_js, outcome_js};
+use super::tx_signer::{Adoption, JsSigner, Remembered};
 use crate::runtime::Runtime;
-use crate::time::Instant;
-use crate::tx::engine::{Signed, TxEngine, TxEvent, TxSigner};
+use crate::tx::engine::{TxEngine, TxEvent, TxSigner};
 use crate::tx::engine_journal::Adopted;
 use crate::tx::request::{self, FieldValue, TxFieldError};
-use crate::tx::{TxOptions, UnsignedTx};
-
-/// The signers this relayer was given (sends, cancels, resumes), by
-/// account: an adopted nonce is sped up with its account's signer once one
-/// is known, and only watched until then. And when it last looked for
-/// orphans (at most every `SWEEP_EVERY`, when it sends).
-#[derive(Default)]
-pub struct Adoption {
-    signers: RefCell<Vec<JsSigner>>,
-    last_sweep: Cell<Option<Instant>>,
-}
+use crate::tx::TxOptions;
 
 /// How often a sending relayer looks for a dead relayer's nonces.
 const SWEEP_EVERY: Duration = Duration::from_secs(5);
-
-impl Adoption {
-    /// Keeps `signer` (replacing an older one of its account).
-    pub(super) fn remember(&self, signer: &JsSigner) {
-        let mut signers = self.signers.borrow_mut();
-        signers.retain(|s| s.address() != signer.address());
-        signers.push(signer.clone());
-    }
-
-    fn signer_for(&self, address: Address) -> Option<JsSigner> {
-        self.signers.borrow().iter().find(|s| s.address() == address).cloned()
-    }
-}
-
-/// An adopted nonce's signer: its account's remembered one, looked up at
-/// each signature (a later send may bring it); none: watched only.
-struct Remembered {
-    address: Address,
-    adoption: Rc<Adoption>,
-}
-
-impl TxSigner<JsValue> for Remembered {
-    fn address(&self) -> Address {
-        self.address
-    }
-    fn signs_locally(&self) -> bool {
-        self.adoption.signer_for(self.address).is_some_and(|s| s.signs_locally())
-    }
-    async fn sign(&self, tx: &UnsignedTx) -> Result<Signed, JsValue> {
-        match self.adoption.signer_for(self.address) {
-            Some(signer) => signer.sign(tx).await,
-            None => Err(simple_error(kind::SIGNER, 4001, "no signer is known for this account: watching only")),
-        }
-    }
-}
 
 /// Takes over `address`'s orphaned nonces on `chain` and starts a loop on
 /// each with `start(nonce, its loop)`; emits `txAdopted` per nonce.
@@ -91,7 +45,7 @@ async fn adopt_and_keep(
     let emit = emitter(listener.clone());
     for &nonce in &found.nonces {
         let hashes = pending.iter().find(|(n, _)| *n == nonce).map(|(_, h)| h.clone()).unwrap_or_default();
-        let signer = adoption.signer_for(address).is_some();
+        let signer = adoption.knows(address);
         emit(TxEvent::Adopted { from: address, nonce, hashes: hashes.clone(), signer });
         let (engine, emit) = (engine.clone(), emitter(listener.clone()));
         let signer = Remembered { address, adoption: adoption.clone() };
@@ -104,37 +58,35 @@ async fn adopt_and_keep(
     Ok(found)
 }
 
-impl Adoption {
-    /// Looks for orphaned nonces of the accounts this relayer has a signer
-    /// for, in the background, unless it looked less than `SWEEP_EVERY`
-    /// ago. Called when it sends: no timer of its own keeps a process
-    /// alive. Only a signer's accounts: a relayer that could merely watch
-    /// a dead worker's nonces must not take them from one that can speed
-    /// them up (that one asks with `resumeTransactions`).
-    pub(super) fn sweep_if_due(engine: &Rc<TxEngine<CoreNode>>, adoption: &Rc<Adoption>, listener: &Option<Function>) {
-        if !engine.shares_nonces() {
-            return;
-        }
-        let now = JsRuntime.now();
-        if adoption.last_sweep.get().is_some_and(|last| now.saturating_since(last) < SWEEP_EVERY) {
-            return;
-        }
-        adoption.last_sweep.set(Some(now));
-        let (engine, adoption, listener) = (engine.clone(), adoption.clone(), listener.clone());
-        wasm_bindgen_futures::spawn_local(async move {
-            let Ok(chain) = engine.node().signing_chain().await else { return };
-            let accounts: Vec<Address> = adoption.signers.borrow().iter().map(|s| s.address()).collect();
-            let options = engine.options();
-            for address in accounts {
-                let start = |_, _, run: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>| {
-                    wasm_bindgen_futures::spawn_local(async move {
-                        let _ = run.await; // its end is told through events
-                    })
-                };
-                let _ = adopt_and_keep(&engine, &adoption, &listener, chain, address, options, start).await;
-            }
-        });
+/// Looks for orphaned nonces of the accounts this relayer has a signer
+/// for, in the background, unless it looked less than `SWEEP_EVERY`
+/// ago. Called when it sends: no timer of its own keeps a process
+/// alive. Only a signer's accounts: a relayer that could merely watch
+/// a dead worker's nonces must not take them from one that can speed
+/// them up (that one asks with `resumeTransactions`).
+pub(super) fn sweep_if_due(engine: &Rc<TxEngine<CoreNode>>, adoption: &Rc<Adoption>, listener: &Option<Function>) {
+    if !engine.shares_nonces() {
+        return;
     }
+    let now = JsRuntime.now();
+    if adoption.last_sweep.get().is_some_and(|last| now.saturating_since(last) < SWEEP_EVERY) {
+        return;
+    }
+    adoption.last_sweep.set(Some(now));
+    let (engine, adoption, listener) = (engine.clone(), adoption.clone(), listener.clone());
+    wasm_bindgen_futures::spawn_local(async move {
+        let Ok(chain) = engine.node().signing_chain().await else { return };
+        let accounts = adoption.accounts();
+        let options = engine.options();
+        for address in accounts {
+            let start = |_, _, run: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>| {
+                wasm_bindgen_futures::spawn_local(async move {
+                    let _ = run.await; // its end is told through events
+                })
+            };
+            let _ = adopt_and_keep(&engine, &adoption, &listener, chain, address, options, start).await;
+        }
+    });
 }
 
 fn address_of(value: &JsValue, field: &str) -> Result<Address, JsValue> {
