@@ -248,10 +248,10 @@ pub struct SlotCell<R, E> {
     /// Another engine took the nonce over (it found our lease lapsed): we
     /// watch it still, but sign nothing more for it.
     pub(super) foreign: Cell<bool>,
-    /// Whether `template` is known to be what the original transaction
-    /// signed (always for our own sends; an adopted record is checked
-    /// before its first speed-up: `engine_journal.rs`).
-    pub(super) template_checked: Cell<bool>,
+    /// Whether `template` is what the original transaction signed: yes
+    /// for our own sends; for an adopted record, unknown (`None`) until
+    /// checked before its first speed-up (`engine_journal.rs`).
+    pub(super) template_checked: Cell<Option<bool>>,
 }
 
 impl<R, E> SlotCell<R, E> {
@@ -267,7 +267,7 @@ impl<R, E> SlotCell<R, E> {
             options: None.into(),
             journaled: None.into(),
             foreign: false.into(),
-            template_checked: true.into(),
+            template_checked: Some(true).into(),
         }
     }
 }

@@ -120,28 +120,34 @@ impl<N: TxNode> TxEngine<N> {
     /// change its recipient or calldata. So before the first speed-up the
     /// template is signed again at the original's fees (local signers are
     /// deterministic, RFC 6979): the bytes must hash to the original's hash.
-    /// Anything else (a mismatch, a wallet that would broadcast what it
-    /// signs, no original bytes) leaves the nonce watched only.
+    /// A mismatch, or no original bytes to check against, means never a
+    /// speed-up (the nonce stays watched and re-broadcast); no local signer
+    /// yet (none known, or a wallet that would broadcast what it signs)
+    /// means not now.
     pub(super) async fn template_trusted<S: TxSigner<N::Error>>(
         &self,
         signer: &S,
         cell: &SlotCell<N::Receipt, N::Error>,
     ) -> bool {
-        if cell.template_checked.get() {
-            return true;
+        if let Some(known) = cell.template_checked.get() {
+            return known;
         }
         let original =
             cell.slot.borrow().sent().iter().find(|s| s.kind == TxKind::Original && !s.raw.is_empty()).cloned();
-        let Some(original) = original.filter(|_| signer.signs_locally()) else {
-            cell.foreign.set(true);
+        let Some(original) = original else {
+            cell.template_checked.set(Some(false));
             return false;
         };
-        let again = UnsignedTx { fees: original.fees, ..cell.template.borrow().clone() };
-        let same = matches!(signer.sign(&again).await, Ok(Signed::Raw(raw)) if tx_hash(&raw) == original.hash);
-        cell.template_checked.set(same);
-        if !same {
-            cell.foreign.set(true);
+        if !signer.signs_locally() {
+            return false;
         }
+        let again = UnsignedTx { fees: original.fees, ..cell.template.borrow().clone() };
+        let same = match signer.sign(&again).await {
+            Ok(Signed::Raw(raw)) => tx_hash(&raw) == original.hash,
+            Ok(Signed::SentByWallet(_)) => false,
+            Err(_) => return false, // the signer failed: ask again at the next speed-up
+        };
+        cell.template_checked.set(Some(same));
         same
     }
 
@@ -197,7 +203,7 @@ impl<N: TxNode> TxEngine<N> {
             account.book.borrow_mut().mark_live(nonce);
             let cell = Rc::new(SlotCell::new(slot, entry.template));
             cell.journaled.set(Some(runtime.now()));
-            cell.template_checked.set(false);
+            cell.template_checked.set(None);
             account.slots.borrow_mut().insert(nonce, cell);
             adopted.nonces.push(nonce);
         }

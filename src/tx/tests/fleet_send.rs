@@ -331,3 +331,67 @@ fn an_adopted_record_whose_template_was_changed_in_the_store_is_watched_and_neve
         "only the dead worker's bytes ever reached the chain"
     );
 }
+
+/// The test signer once `known` (a relayer that learns the account's signer from a later send).
+struct LaterSigner<'s> {
+    inner: &'s FakeSigner,
+    known: Cell<bool>,
+}
+
+impl TxSigner<String> for LaterSigner<'_> {
+    fn address(&self) -> alloy_primitives::Address {
+        self.inner.address()
+    }
+    fn signs_locally(&self) -> bool {
+        self.known.get()
+    }
+    async fn sign(&self, tx: &UnsignedTx) -> Result<Signed, String> {
+        if !self.known.get() {
+            return Err("no signer known: watching only".into());
+        }
+        self.inner.sign(tx).await
+    }
+}
+
+#[test]
+fn an_adopted_nonce_is_watched_until_its_signer_is_known_then_sped_up_until_mined() {
+    let w = world(60 * GWEI);
+    let book = mem_book(&w.rt);
+    w.engine.share_nonces(book.clone(), "one".into());
+    let other = TxEngine::new(SimNode { chain: w.chain.clone(), rt: w.rt.clone() }, w.engine.options());
+    other.share_nonces(book.clone(), "two".into());
+    let emit = w.emit();
+    let from = w.signer.address();
+    let later = LaterSigner { inner: &w.signer, known: false.into() };
+    let outcome = RefCell::new(None);
+    let run = async {
+        let options = TxOptions { max_wait_blocks: 3, ..w.engine.options() };
+        crate::pool::notify::either(
+            async {
+                let _ = w.send(&request(30 * GWEI), options, &emit).await;
+            },
+            w.rt.sleep(Duration::from_secs(20)),
+        )
+        .await;
+        w.rt.sleep(Duration::from_secs(16)).await;
+        assert_eq!(other.adopt(&*w.rt, 1, from).await.expect("answers").nonces, vec![0]);
+        let tasks: Vec<super::sim_chain::Task<'_>> = vec![
+            Box::pin(async { *outcome.borrow_mut() = Some(other.keep(&*w.rt, &later, 1, 0, options, &emit).await) }),
+            Box::pin(async {
+                w.rt.sleep(Duration::from_secs(120)).await; // ten blocks watched only
+                later.known.set(true);
+            }),
+        ];
+        join_all(tasks).await;
+    };
+    w.with_blocks(run);
+    let replacements: Vec<_> =
+        w.events.borrow().iter().filter(|(_, e)| matches!(e, TxEvent::Replacement { .. })).map(|(t, _)| *t).collect();
+    assert!(
+        replacements.iter().all(|t| *t > crate::time::at(156_000)),
+        "no speed-up before the signer was known: {replacements:?}"
+    );
+    assert!(replacements.len() >= 3, "then sped up to the 60 gwei the chain wants: {}", replacements.len());
+    let outcome = outcome.into_inner().unwrap().expect("mined");
+    assert_eq!((outcome.nonce, w.chain.borrow().next_nonce), (0, 1));
+}
