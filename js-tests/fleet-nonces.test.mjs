@@ -124,6 +124,7 @@ test('the journal: a record goes in with live, only its owner renews or rewrites
   await sleep(200);
   assert.deepEqual(await j('orphans', 'b', 0, '', 'b', 5000), ['orphans', '40', 'j1|sped-up'], 'lapsed: b takes it over, the newest record');
   assert.deepEqual(await j('orphans', 'c', 0, '', 'c', 5000), ['orphans'], 'taken once');
+  assert.deepEqual(await j('orphans', 'b', 0, '', 'b', 5000), ['orphans', '40', 'j1|sped-up'], 'its own, to the owner in a new life');
   assert.deepEqual(await j('renew', 'a', 40, '', 'a', 300), ['lost', '40'], 'the old owner may not broadcast any more');
   assert.deepEqual(await j('release', 'a-1', 40), ['live', '40'], 'still live in the book');
   assert.deepEqual(await j('settle', 'b', 40), ['ok', '40']);

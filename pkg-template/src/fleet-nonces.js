@@ -31,7 +31,8 @@
 //   live(member, n, record, owner, lease) ─► as live above, and the record journaled in the same step
 //   write(owner, n, record, lease)   ─► the owner's entry: record replaced, lease renewed; else 'lost'
 //   renew(owner, n, lease)           ─► the owner's entry: lease renewed; else 'lost'
-//   orphans(owner, lease)            ─► every entry whose lease ran out now belongs to owner:
+//   orphans(owner, lease)            ─► every entry whose lease ran out, or owner's own (a reloaded
+//                                      page keeps its name), now belongs to owner:
 //                                      { 'orphans', n, record, n, record, … }
 //   settle / abandon                 ─► the entry is gone
 //
@@ -131,8 +132,9 @@ elseif op == 'orphans' then
   local entries = redis.call('HGETALL', KEYS[4])
   for i = 1, #entries, 2 do
     local n = string.match(entries[i], '^o:(%d+)$')
-    local untilms = tonumber(string.match(entries[i + 1], '|(%d+)$'))
-    if n and untilms and untilms <= now then
+    local who, untilms = string.match(entries[i + 1], '^([^|]+)|(%d+)$')
+    untilms = tonumber(untilms)
+    if n and untilms and (untilms <= now or who == member) then
       local kept = redis.call('HGET', KEYS[4], n)
       if kept then
         redis.call('HSET', KEYS[4], entries[i], member .. '|' .. text(now + lease))

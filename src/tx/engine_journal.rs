@@ -190,10 +190,10 @@ impl<N: TxNode> TxEngine<N> {
             };
             let known = account.slots.borrow().get(&nonce).cloned();
             if let Some(cell) = known {
-                // Ours all along (our lease lapsed while the store was away): ours again.
+                // Ours all along (our own, or our lease lapsed while the store was away): watched
+                // here already, so not adopted again.
                 cell.foreign.set(false);
                 cell.journaled.set(Some(runtime.now()));
-                adopted.nonces.push(nonce);
                 continue;
             }
             let mut slot = NonceSlot::new(nonce);

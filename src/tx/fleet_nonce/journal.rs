@@ -8,8 +8,10 @@
 //!   write(owner, n, record) ─▶ the owner's entry: record replaced, lease renewed   (a replacement,
 //!                              before its broadcast); not the owner's: Lost (do not broadcast)
 //!   renew(owner, n)         ─▶ the owner's entry: lease renewed; else Lost (another adopted it)
-//!   orphans(owner)          ─▶ every entry whose lease ran out now belongs to owner (its
-//!                              records returned): the engine that wrote it died or lost the store
+//!   orphans(owner)          ─▶ every entry whose lease ran out, or that is owner's already, now
+//!                              belongs to owner (its records returned): the engine that wrote it
+//!                              died or lost the store, or is owner itself in a new life (a page
+//!                              reloaded in the same tab keeps its name)
 //!   settle(n) / abandon(n)  ─▶ the entry is gone
 //! ```
 //! A lapsed lease is only taken over, never dropped: the nonce stays live in
@@ -39,7 +41,8 @@ pub enum JournalOp {
     },
     /// The engine still answers for the nonce.
     Renew,
-    /// Take over every nonce whose owner stopped renewing.
+    /// Take over every nonce whose owner stopped renewing (and list the
+    /// caller's own: a reloaded page keeps its name).
     Orphans,
 }
 
@@ -103,7 +106,7 @@ impl FleetNonceBook {
             JournalOp::Renew => self.owned(n, owner, |kept| kept.until = now + lease),
             JournalOp::Orphans => {
                 let mut taken = Vec::new();
-                for (n, kept) in self.journal.iter_mut().filter(|(_, k)| k.until <= now) {
+                for (n, kept) in self.journal.iter_mut().filter(|(_, k)| k.until <= now || k.owner == owner) {
                     kept.owner = owner.to_owned();
                     kept.until = now + lease;
                     taken.push((*n, kept.record.clone()));
@@ -168,6 +171,8 @@ mod tests {
             JournalReply::Orphans(vec![]),
             "taken once"
         );
+        let again = b.journal_apply(at(25_002), &JournalOp::Orphans, "b", 0, LEASE);
+        assert_eq!(again, JournalReply::Orphans(vec![(40, "r2".into())]), "its own, to the owner in a new life");
         assert_eq!(
             b.journal_apply(at(25_001), &JournalOp::Write { record: "r3".into() }, "a", 40, LEASE),
             JournalReply::Lost,

@@ -238,6 +238,8 @@ fn a_worker_killed_mid_speed_up_has_its_nonce_finished_by_another_with_the_same_
         w.rt.sleep(Duration::from_secs(16)).await;
         let adopted = other.adopt(&*w.rt, 1, from).await.expect("the store answers");
         assert_eq!(adopted.nonces, vec![0]);
+        let again = other.adopt(&*w.rt, 1, from).await.expect("the store answers");
+        assert_eq!(again.nonces, Vec::<u64>::new(), "its own now, watched already: not adopted twice");
         *at_adoption.borrow_mut() = other.pending(1, from);
         let sends_before = w.chain.borrow().sends.len();
         // Someone asks for its outcome before anything drives it (waitForTransaction right after adoption).
