@@ -120,9 +120,12 @@ const TABS = { tabs: true, identity: 'tabs' };
 export function splitFleetOptions(fleet) {
   const named = readStoreOptions(fleet);
   const store = named || (tabsWanted(fleet, invalidStore) && tabsCanLease() ? TABS : null);
-  if (fleet === null || typeof fleet !== 'object') return { store, named: Boolean(named), fleet };
-  const { redis, prefix, tabs, ...engine } = fleet;
-  return { store, named: Boolean(named), fleet: engine };
+  if (fleet === null || typeof fleet !== 'object') return { store, named: Boolean(named), fleet, indexedDB: false };
+  const { redis, prefix, tabs, indexedDB = false, ...engine } = fleet;
+  if (typeof indexedDB !== 'boolean') throw invalidStore('fleet.indexedDB', 'must be true or false');
+  if (indexedDB && named) throw invalidStore('fleet.indexedDB', 'names a second home for nonces beside fleet.redis: choose one');
+  if (indexedDB && typeof globalThis.indexedDB === 'undefined') throw invalidStore('fleet.indexedDB', 'IndexedDB is not available here');
+  return { store, named: Boolean(named), fleet: engine, indexedDB };
 }
 
 /** Reads `fleet.redis` and `fleet.prefix`; `null` when no store is named. */

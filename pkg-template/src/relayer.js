@@ -13,6 +13,7 @@ import { adaptSigner, knownSigner } from './signers.js';
 import { runAttempt } from './attempt.js';
 import { newsHub, realmId } from './realm-news.js';
 import { fleetStores, splitFleetOptions } from './fleet-store.js';
+import { indexedDbBook, tabMember } from './idb-nonces.js';
 
 /** Checks a `wrap` option: a function from the bound EIP-1193 provider to the client `op` receives. */
 function checkWrap(wrap, field) {
@@ -33,6 +34,8 @@ export function createRelayerClass(wasm) {
   const senderFor = (url, headers, maxBytes) => httpSender(url, headers, maxBytes, wasm.deliverHttp);
   const news = newsHub(wasm);
   const stores = fleetStores(wasm, news);
+  let idbBook = null; // the origin's IndexedDB book, attached once the first relayer asks for it
+  let idbRelayers = 0;
 
   class FaultTolerantRelayer {
     #engine;
@@ -86,6 +89,15 @@ export function createRelayerClass(wasm) {
       // A Redis store this relayer named keeps its accounts' nonces too (docs/transactions.md),
       // under a random name of this relayer's own (realmId() draws a new one each call).
       if (split.named && split.store && !split.store.tabs) this.#engine.shareNonces(realmId());
+      // Or the origin's IndexedDB (fleet.indexedDB): its tabs share nonces and a reloaded page
+      // finishes what it left pending, under a name the tab keeps across reloads.
+      if (split.indexedDB) {
+        if (!idbBook) {
+          idbBook = indexedDbBook();
+          wasm.attachFleetNonces(idbBook);
+        }
+        this.#engine.shareNonces(tabMember(idbRelayers++, realmId));
+      }
       this.#emitters = emittingUpstreams(rpcUrls);
     }
 
@@ -238,7 +250,8 @@ export function createRelayerClass(wasm) {
     /**
      * Takes over the journaled transactions of an account whose worker died
      * (killed, restarted: its lease on them ran out) from the fleet store
-     * (`fleet: { redis }`), and finishes them: every hash watched, the same
+     * (`fleet: { redis }`, or `{ indexedDB: true }` in pages, where a
+     * reloaded tab gets its own back at once), and finishes them: every hash watched, the same
      * bytes re-broadcast, sped up with `account` when it is a signer (an
      * address string: watched only). Resolves to `{ adopted: [{ nonce,
      * hashes, outcome }], unreadable: [{ nonce, reason }] }`; each `outcome`

@@ -255,9 +255,12 @@ export interface RelayerOptions {
    * `tabs`: where Web Locks exist (browsers, their workers) and no Redis store is named, quota groups lease
    * from one bucket per key that the origin's leader tab keeps, so a dapp open in several tabs sends what one
    * tab would; `false` (on every relayer of the page or worker) keeps its buckets its own.
-   * @default true (budget: { ratio: 0.1, minPerSecond: 2, burst: 20 }, prefix: 'breakwater:', tabs: true)
+   * `indexedDB`: (browsers; not with `redis`) the origin's tabs and workers share their accounts' nonces,
+   * and every pending transaction's signed bytes are journaled in IndexedDB before they leave, so a page
+   * reloaded mid-send gets its nonces back with `resumeTransactions` and finishes them.
+   * @default true (budget: { ratio: 0.1, minPerSecond: 2, burst: 20 }, prefix: 'breakwater:', tabs: true, indexedDB: false)
    */
-  fleet?: boolean | { budget?: boolean | RetryBudgetOptions; redis?: string | RedisStoreOptions | RedisClientLike; prefix?: string; tabs?: boolean };
+  fleet?: boolean | { budget?: boolean | RetryBudgetOptions; redis?: string | RedisStoreOptions | RedisClientLike; prefix?: string; tabs?: boolean; indexedDB?: boolean };
   /** Defaults of the transaction layer (each call may override them). */
   transactions?: TransactionOptions;
   /**
