@@ -47,7 +47,7 @@ try {
   await chain.stop();
   await redis.stop();
 }
-const table = ['| workers | mined | distinct nonces | sends mined per second | Redis scripts per send (nonce book and quota leases) |', '|---|---|---|---|---|',
+const table = ['| workers | mined | distinct nonces | sends mined per second | Redis scripts per send (nonce book, journal, quota leases) |', '|---|---|---|---|---|',
   ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 console.log(`\n${table}`);
 if (process.argv.includes('--write')) {
@@ -57,7 +57,7 @@ if (process.argv.includes('--write')) {
 
 ${table}
 
-Sends per second counts from the common start to the last send mined (every send waits for its receipt; blocks come every second). Redis scripts per send: the nonce book's calls (allocate, live, settle; a resync when the book is new) and the quota leases of the reads a send makes (fees, gas, receipts).
+Sends per second counts from the common start to the last send mined (every send waits for its receipt; blocks come every second). Redis scripts per send: the nonce book's and journal's calls (allocate; live, which carries the journal record; a lease renewal every 5 s while the send is pending; settle; a resync when the book is new; the orphan sweep, at most once per 5 s per worker) and the quota leases of the reads a send makes (fees, gas, receipts).
 `);
 }
 process.exit(0);
