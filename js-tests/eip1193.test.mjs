@@ -119,3 +119,30 @@ test('accountsChanged and message are forwarded from an EIP-1193 wallet upstream
   assert.equal(wallet.listenerCount('accountsChanged'), 0, 'close() unsubscribes from the wallet');
   assert.equal(wallet.listenerCount('message'), 0);
 });
+
+test('relayers of one realm on the same nodes share their breakers, and each hears disconnect and connect, not only the one whose attempt tripped them', async () => {
+  const a = await node([{ resultFor: { eth_chainId: '0x5' } }], { chainId: '0x5' });
+  const b = await node([{ resultFor: { eth_chainId: '0x5' } }], { chainId: '0x5' });
+  const options = {
+    baseDelayMs: 1, maxDelayMs: 2, maxRetries: 1, cache: false, breaker: { consecutiveFailures: 1, openMs: 50, openMaxMs: 50, jitter: 0, closeAfter: 1, observeMs: 10 },
+  };
+  const busy = new FaultTolerantRelayer([a.url, b.url], options);
+  const idle = new FaultTolerantRelayer([a.url, b.url], options); // makes no request of its own after connecting
+  const heard = { busy: [], idle: [] };
+  for (const [name, relayer] of [['busy', busy], ['idle', idle]]) {
+    relayer.on('disconnect', (e) => heard[name].push(e.type));
+  }
+  await Promise.all([busy, idle].map((r, i) => new Promise((resolve) => r.on('connect', (e) => { heard[i ? 'idle' : 'busy'].push(e.type); resolve(); }))));
+  a.setScript([{ status: 503 }]);
+  b.setScript([{ status: 503 }]);
+  await busy.request({ method: 'eth_blockNumber' }).catch(() => {});
+  assert.deepEqual(heard, { busy: ['connect', 'disconnect'], idle: ['connect', 'disconnect'] }, 'the idle relayer heard the outage too');
+  a.setScript([{ result: '0x2' }]);
+  b.setScript([{ result: '0x2' }]);
+  for (let i = 0; i < 40 && heard.idle.length < 3; i += 1) {
+    await new Promise((r) => setTimeout(r, 20));
+    await busy.request({ method: 'eth_blockNumber' }).catch(() => {});
+  }
+  assert.deepEqual(heard.idle, ['connect', 'disconnect', 'connect'], 'and the recovery');
+  await Promise.all([busy.close(), idle.close()]);
+});

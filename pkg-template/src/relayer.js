@@ -36,6 +36,10 @@ export function createRelayerClass(wasm) {
   const stores = fleetStores(wasm, news);
   let idbBook = null; // the origin's IndexedDB book, attached once the first relayer asks for it
   let idbRelayers = 0;
+  // The realm's relayers, for EIP-1193 connection news: relayers on the same endpoints share their
+  // breakers, and one relayer's attempt that opens (or closes) a shared breaker tells only its own
+  // listener; the others look again at theirs.
+  const members = new Set();
 
   class FaultTolerantRelayer {
     #engine;
@@ -47,6 +51,7 @@ export function createRelayerClass(wasm) {
     #connected = false;
     #down = false; // every breaker open: disconnect was emitted, connect not yet again
     #open = new Set();
+    #member = null; // this relayer in `members`, until close()
     #emitters = [];
     #closer = new AbortController(); // aborts executeRpcWithRetry attempts in flight on close()
     #forwarding = new Map(); // event → [emitter, handler][]
@@ -99,6 +104,8 @@ export function createRelayerClass(wasm) {
         this.#engine.shareNonces(tabMember(idbRelayers++, realmId));
       }
       this.#emitters = emittingUpstreams(rpcUrls);
+      this.#member = new WeakRef(this);
+      members.add(this.#member);
     }
 
     /**
@@ -354,6 +361,7 @@ export function createRelayerClass(wasm) {
         this.#emit({ type: 'disconnect', error, code: 4900, message: error.message });
       }
       this.#closed = true;
+      members.delete(this.#member);
       this.#engine.close();
       this.#releaseStore?.();
       this.#closer.abort(new ClosedError({ kind: 'closed', code: 4900, message: 'the relayer is closed' }));
@@ -389,6 +397,27 @@ export function createRelayerClass(wasm) {
       if (event.type !== 'breaker') return;
       if (event.to === 'open') this.#open.add(event.endpoint);
       else this.#open.delete(event.endpoint);
+      this.#settleConnection(event.to === 'closed');
+      for (const ref of members) {
+        const other = ref.deref();
+        if (other === undefined) members.delete(ref);
+        else if (other !== this) other.#lookAgain();
+      }
+    }
+
+    /** Another relayer of the realm saw a breaker change: ours may be shared, so read them. */
+    #lookAgain() {
+      if (this.#closed) return;
+      const endpoints = this.#engine.stats().endpoints;
+      const open = new Set(endpoints.flatMap((e, i) => (e.state === 'open' ? [i] : [])));
+      if (open.size === this.#open.size && [...open].every((i) => this.#open.has(i))) return;
+      const closed = [...this.#open].some((i) => !open.has(i) && endpoints[i].state === 'closed');
+      this.#open = open;
+      this.#settleConnection(closed);
+    }
+
+    /** Emits `disconnect` when every breaker is open, `connect` again when one closed after that. */
+    #settleConnection(oneClosed) {
       const all = this.#open.size > 0 && this.#open.size >= this.#engine.endpoints().length;
       // Whether or not anyone listened for `connect` first: an app that only
       // listens for `disconnect` must hear about a total outage.
@@ -397,7 +426,7 @@ export function createRelayerClass(wasm) {
         this.#connected = false;
         const error = new ClosedError({ kind: 'closed', code: 4900, message: 'every endpoint is unreachable (all breakers open)' });
         this.#emit({ type: 'disconnect', error, code: 4900, message: error.message });
-      } else if (!all && event.to === 'closed') {
+      } else if (!all && oneClosed) {
         this.#down = false;
         if (!this.#connected) this.#markConnected(this.#chainId);
       }
