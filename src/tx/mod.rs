@@ -23,6 +23,7 @@ pub mod engine_journal;
 mod engine_lookup;
 pub mod engine_raw;
 mod engine_replace;
+mod engine_results;
 mod engine_send;
 pub mod fees;
 pub mod fleet_nonce;
