@@ -48,7 +48,8 @@ export declare class BreakwaterError extends Error {
   /** Server-requested wait, if any. */
   readonly retryAfterMs?: number;
   /**
-   * `DeadlineError` that stopped before its deadline rather than wait it out: how soon an endpoint could next have
+   * `DeadlineError` that stopped before its deadline rather than wait it out (a retry's backoff, or every
+   * endpoint resting, past it): how soon an attempt could next have
    * taken the request (every one open, resting or busy until past the deadline).
    */
   readonly nextChanceMs?: number;

@@ -410,7 +410,9 @@ impl Pipeline {
             }
             let delay = if preselected.is_some() { Duration::ZERO } else { delay };
             if ended + delay >= deadline {
-                return Err(state.stop(StopReason::Deadline));
+                // Stopped now, before the deadline: the retry would come after it.
+                let early = (ended < deadline).then_some(delay);
+                return Err(Failure { next_chance_in: early, ..state.stop(StopReason::Deadline) });
             }
             emit(PipelineEvent::Retry {
                 attempt: state.records.len() as u32,

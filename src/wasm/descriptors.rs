@@ -133,15 +133,17 @@ pub fn simple_error(kind: &str, code: i64, message: &str) -> JsValue {
 }
 
 /// A deadline stop in words: one before the deadline says it stopped
-/// early (not "at once": it may have waited first, through a cooldown), and why (no endpoint could take the request in time), rather than
-/// claiming a deadline that had not passed yet.
+/// early (not "at once": it may have waited first, through a cooldown) and
+/// why (the next chance, a backoff or an endpoint coming free, is past the
+/// deadline), rather than claiming a deadline that had not passed yet.
 /// (How long is the error's `nextChanceMs`: the words stay the same for
 /// every such stop, so one give-up reads like another.)
 fn deadline_words(attempts: usize, next_chance_in: Option<std::time::Duration>) -> String {
     match next_chance_in {
         Some(_) => format!(
-            "no endpoint can take the request before its deadline (every one is open, resting or busy \
-             past it; stopped before the deadline rather than wait it out) after {attempts} attempt(s)"
+            "no attempt can start before its deadline (the next chance, a retry's backoff or an endpoint \
+             coming free, is past it; stopped before the deadline rather than wait it out) after {attempts} \
+             attempt(s)"
         ),
         None => format!("deadline passed after {attempts} attempt(s)"),
     }

@@ -111,3 +111,22 @@ fn a_request_that_cannot_be_sent_before_its_deadline_fails_at_once_and_says_so()
     assert_eq!((reason, took, attempts), (StopReason::Deadline, 0, 0));
     assert!(next >= MS(1000), "{next:?}");
 }
+
+#[test]
+fn a_retry_whose_backoff_ends_past_the_deadline_stops_now_and_says_when_it_would_have_gone() {
+    let raw = RawOptions {
+        deadline_ms: Some(1000.0),
+        base_delay_ms: Some(5000.0),
+        max_delay_ms: Some(5000.0),
+        backoff: Some("fixed".into()),
+        ..RawOptions::default()
+    };
+    let h = harness(vec![vec![Status(503, None)]], raw);
+    let err = h.run("eth_getBalance").unwrap_err();
+    assert_eq!(
+        (err.reason, err.attempts.len(), h.now_ms()),
+        (StopReason::Deadline, 1, 0),
+        "no wait for a retry it cannot make"
+    );
+    assert_eq!(err.next_chance_in, Some(MS(5000)), "stopped before its deadline: not 'deadline passed'");
+}
