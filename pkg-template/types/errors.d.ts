@@ -48,9 +48,8 @@ export declare class BreakwaterError extends Error {
   /** Server-requested wait, if any. */
   readonly retryAfterMs?: number;
   /**
-   * `DeadlineError` that stopped before its deadline rather than wait it out (a retry's backoff, or every
-   * endpoint resting, past it): how soon an attempt could next have
-   * taken the request (every one open, resting or busy until past the deadline).
+   * `DeadlineError` that stopped before its deadline rather than wait it out: how soon an attempt could
+   * next have started (after a retry's backoff, or once an endpoint came free; either past the deadline).
    */
   readonly nextChanceMs?: number;
   /** Transaction errors: the nonce concerned. */
