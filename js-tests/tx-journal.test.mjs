@@ -63,8 +63,11 @@ async function finishAfterCrash(t, { chain, redis, key, killAt, afterKill = asyn
     const receipt = await chain.rpc('eth_getTransactionReceipt', [outcome.hash]);
     assert.equal(receipt.status, '0x1');
     assert.equal(Number(await chain.rpc('eth_getTransactionCount', [wallet.address, 'latest'])), start + 1, 'one nonce for the intent, mined once');
-    const waited = await relayer.waitForTransaction({ hash: outcome.hash }).then(() => 'tracked', (e) => e.name);
-    assert.equal(waited, 'NonceStateError', 'settled: no longer tracked (its receipt is the record)');
+    const late = await relayer.waitForTransaction({ hash: outcome.hash });
+    assert.deepEqual([Number(late.nonce), late.hash], [start, outcome.hash], 'ended: a late caller still gets the outcome');
+    const unknown = await relayer.waitForTransaction({ hash: `0x${'ab'.repeat(32)}` }).then(() => null, (e) => e);
+    assert.equal(unknown && unknown.name, 'NonceStateError');
+    assert.match(unknown.message, /no transaction with hash 0xabab.* is tracked/);
     // The fleet's book is not stuck on the dead worker's nonce: the next send takes the next one.
     const next = await relayer.sendTransactionWithSpeedup(wallet, { to: '0x000000000000000000000000000000000000dEaD', value: 1n, gas: 21000n }, 3);
     assert.equal(Number(next.nonce), start + 1);
@@ -87,6 +90,12 @@ test('a worker killed after journaling or after broadcasting: another relayer ad
     assert.ok(adopted.hashes.includes(outcome.hash), 'mined: the bytes the dead worker signed');
   }
   assert.equal(journaled.broadcast, false, 'killed before its broadcast: only the journal had the bytes');
+  // A relayer that keeps no journal says so, as a mistake of the call, not an outage.
+  const plain = new FaultTolerantRelayer([chain.url], { chainId: 31337 });
+  const refused = await plain.resumeTransactions(new ethers.Wallet(keyAt(3))).then(() => null, (e) => e);
+  await plain.close();
+  assert.equal(refused && refused.name, 'InvalidRequestError');
+  assert.match(refused.message, /needs a fleet store that keeps the journal/);
   assert.equal(journaled.adopted.hashes.length, 1);
   assert.equal(broadcast.dead.hashes.length, 1);
 });
@@ -114,7 +123,7 @@ test('a worker killed mid-speed-up (the speed-up journaled, not broadcast): the 
   assert.equal(outcome.outcome, 'replaced');
 });
 
-test('a restarted worker that keeps sending takes its dead predecessor\'s nonce over by itself, and its own sends stop waiting behind it', async (t) => {
+test('a restarted worker whose send waits behind its dead predecessor\'s nonce takes that nonce over by itself once the lease runs out, paying no speed-up in vain', async (t) => {
   const redis = await startRedis();
   stops.push(redis.stop);
   const chain = await startChain({ head: 1200 });
@@ -133,18 +142,19 @@ test('a restarted worker that keeps sending takes its dead predecessor\'s nonce 
       adoptedEvents.push(e);
       resolve(relayer.waitForTransaction({ nonce: e.nonce, from: e.from }));
     }));
-    const order = (value) => relayer.sendTransactionWithSpeedup(wallet, { to: '0x000000000000000000000000000000000000dEaD', value, gas: 21000n }, 3);
-    const first = order(1n); // at once: the dead worker's lease still runs, so this takes start + 1
-    await sleep(16000);
-    const second = order(2n); // the lease ran out: this send's sweep takes the orphan over
-    const [a, b] = await Promise.all([first, second]);
+    const speedUps = [];
+    relayer.on('speedUp', (e) => speedUps.push(e.nonce));
+    // At once: the dead worker's lease still runs, so this takes start + 1 and waits behind the gap;
+    // its own loop's events let the relayer look again until the lease has run out.
+    const a = await relayer.sendTransactionWithSpeedup(wallet, { to: '0x000000000000000000000000000000000000dEaD', value: 1n, gas: 21000n }, 3);
     const adopted = await adoptedOutcome;
-    t.diagnostic(JSON.stringify({ start, nonces: [Number(a.nonce), Number(b.nonce)], adoptedEvents }));
-    assert.deepEqual([Number(a.nonce), Number(b.nonce)], [start + 1, start + 2]);
+    t.diagnostic(JSON.stringify({ start, nonce: Number(a.nonce), adoptedEvents, speedUps }));
+    assert.equal(Number(a.nonce), start + 1);
+    assert.deepEqual(speedUps, [], 'no speed-up of a nonce a gap holds back');
     assert.equal(adoptedEvents.length, 1);
     assert.deepEqual([adoptedEvents[0].nonce, adoptedEvents[0].signer, adoptedEvents[0].from.toLowerCase()], [start, true, wallet.address.toLowerCase()]);
     assert.deepEqual([Number(adopted.nonce), adopted.hash, adopted.outcome], [start, adoptedEvents[0].hashes[0], 'mined'], 'waitForTransaction: the adopted nonce\'s outcome');
-    assert.equal(Number(await chain.rpc('eth_getTransactionCount', [wallet.address, 'latest'])), start + 3, 'the dead worker\'s nonce mined with its journaled bytes, then ours');
+    assert.equal(Number(await chain.rpc('eth_getTransactionCount', [wallet.address, 'latest'])), start + 2, 'the dead worker\'s nonce mined with its journaled bytes, then ours');
     const receipt = await chain.rpc('eth_getTransactionReceipt', [adoptedEvents[0].hashes[0]]);
     assert.equal(receipt && receipt.status, '0x1', 'the journaled bytes were mined');
   } finally {

@@ -264,7 +264,16 @@ function redisStore(wasm, news, { prefix, client: given, options }, report = () 
   const connect = async () => {
     if (!client) {
       const { createClient } = await import(REDIS_PACKAGE);
-      const socket = { connectTimeout: 1000, reconnectStrategy: (n) => Math.min(50 * 2 ** n, 2000), ...(options.socket || {}) };
+      // Reconnects (yours, or ours: 50 ms doubling to 2 s) stop once the store is closed: some
+      // node-redis versions keep a client that was closed mid-reconnect retrying, and its ref'd
+      // timer kept the process alive after close() (redis 5.12 with Redis unreachable).
+      const theirs = options.socket?.reconnectStrategy;
+      const reconnectStrategy = (retries, cause) => {
+        if (closed) return false;
+        if (typeof theirs === 'function') return theirs(retries, cause);
+        return theirs ?? Math.min(50 * 2 ** retries, 2000);
+      };
+      const socket = { connectTimeout: 1000, ...(options.socket || {}), reconnectStrategy };
       // Commands while disconnected fail at once instead of queueing: an ask then fails and the
       // engine spends from its own bucket.
       client = createClient({ disableOfflineQueue: true, ...options, socket });
@@ -359,7 +368,7 @@ function redisStore(wasm, news, { prefix, client: given, options }, report = () 
       removeOutlet();
       wasm.detachRealmStore(); // groups still leasing fall back to their own buckets
       wasm.detachFleetNonces(); // shared sends fail from now on: no guessed nonce
-      const end = (c) => { if (c) Promise.resolve().then(() => (c.isOpen ? c.close() : c.destroy?.())).catch(quiet); };
+      const end = (c) => { if (c) Promise.resolve().then(() => (c.isReady ? c.close() : c.destroy?.())).catch(quiet); };
       end(subscriber);
       if (!given) end(client);
     },

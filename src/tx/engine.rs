@@ -181,7 +181,21 @@ pub struct TxEngine<N: TxNode> {
     pub(super) order: Rc<SendOrder>,
     /// The fleet's shared nonce book, if this engine's nonces come from one.
     pub(super) fleet: RefCell<Option<Rc<super::fleet_nonce::SharedNonces>>>,
+    /// The last nonces that ended here, for a caller that asks late (`outcome_of`).
+    pub(super) finished: RefCell<std::collections::VecDeque<Finished<N::Receipt, N::Error>>>,
 }
+
+/// A nonce that ended: where, every hash sent for it, and how.
+pub(super) struct Finished<R, E> {
+    pub(super) chain_id: u64,
+    pub(super) from: Address,
+    pub(super) nonce: u64,
+    pub(super) hashes: Vec<B256>,
+    pub(super) result: Result<TxOutcome<R>, TxFailure<E>>,
+}
+
+/// How many ended nonces an engine remembers.
+const FINISHED_KEPT: usize = 256;
 
 /// The local hash of signed bytes: what a node reports for them.
 pub fn tx_hash(raw: &[u8]) -> B256 {
@@ -191,7 +205,14 @@ pub fn tx_hash(raw: &[u8]) -> B256 {
 impl<N: TxNode> TxEngine<N> {
     /// An engine over `node` with default `options` for every call.
     pub fn new(node: N, options: TxOptions) -> Self {
-        TxEngine { node, options, accounts: RefCell::new(BTreeMap::new()), order: Rc::default(), fleet: None.into() }
+        TxEngine {
+            node,
+            options,
+            accounts: RefCell::new(BTreeMap::new()),
+            order: Rc::default(),
+            fleet: None.into(),
+            finished: RefCell::default(),
+        }
     }
 
     /// A place in line for a send: take it when the caller calls, before
@@ -272,6 +293,13 @@ impl<N: TxNode> TxEngine<N> {
             let template = cell.template.borrow().clone();
             let op = if dropped { FleetOp::Abandon } else { FleetOp::Settle };
             self.tell_book(op, template.chain_id, template.from, None, nonce).await;
+            let hashes = cell.slot.borrow().sent().iter().map(|s| s.hash).collect();
+            let mut finished = self.finished.borrow_mut();
+            if finished.len() >= FINISHED_KEPT {
+                finished.pop_front();
+            }
+            let (chain_id, from, result) = (template.chain_id, template.from, result.clone());
+            finished.push_back(Finished { chain_id, from, nonce, hashes, result });
         }
         cell.driven.set(false);
         *cell.result.borrow_mut() = Some(result.clone());
@@ -357,7 +385,7 @@ impl<N: TxNode> TxEngine<N> {
                         consumed_seen = false;
                         if let Some(head) = head {
                             let watched = Watched { signer, account, cell, emit };
-                            self.step(&watched, head, polls, options).await?;
+                            self.step(&watched, head, polls, options, latest).await?;
                         }
                     }
                 }
@@ -375,11 +403,15 @@ impl<N: TxNode> TxEngine<N> {
         head: u64,
         polls: u32,
         options: TxOptions,
+        mined_count: Option<u64>,
     ) -> Result<(), TxFailure<N::Error>> {
         let Watched { signer, account, cell, emit } = *watched;
         let nonce = cell.slot.borrow().nonce();
         let lowest = account.book.borrow().lowest_live() == Some(nonce);
-        let step = cell.slot.borrow_mut().next_step(head, options.max_wait_blocks, lowest);
+        // A lower nonce still unmined on chain (another worker's, or one missing) blocks ours
+        // whatever it pays: no speed-up until the chain's count reaches it (the wait is paused).
+        let next_on_chain = mined_count.is_none_or(|count| count >= nonce);
+        let step = cell.slot.borrow_mut().next_step(head, options.max_wait_blocks, lowest && next_on_chain);
         let replaced = match step {
             // Taken over by another engine: it decides the replacements now.
             Step::Replace(_) if cell.foreign.get() => {

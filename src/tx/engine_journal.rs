@@ -214,8 +214,8 @@ impl<N: TxNode> TxEngine<N> {
 impl<N: TxNode> TxEngine<N> {
     /// The outcome of a nonce this engine tracks (sent here or adopted),
     /// found by `(chain, from, nonce)` or by any hash sent for it: waits
-    /// for the loop that drives it. `UnknownNonce` when nothing tracked
-    /// matches (resolved nonces are not kept: their receipts are).
+    /// for the loop that drives it; one that ended lately (the last 256)
+    /// answers at once. `UnknownNonce` / `UnknownHash` when nothing matches.
     pub async fn outcome_of(
         &self,
         chain_id: Option<u64>,
@@ -236,7 +236,20 @@ impl<N: TxNode> TxEngine<N> {
                 })
                 .map(|(_, cell)| cell.clone())
         });
-        let Some(cell) = found else { return Err(TxFailure::UnknownNonce(nonce.unwrap_or(0))) };
-        self.join(&cell).await
+        if let Some(cell) = found {
+            return self.join(&cell).await;
+        }
+        let finished = self.finished.borrow();
+        let ended = finished.iter().rev().find(|f| {
+            chain_id.is_none_or(|c| c == f.chain_id)
+                && from.is_none_or(|a| a == f.from)
+                && nonce.is_none_or(|n| n == f.nonce)
+                && hash.is_none_or(|h| f.hashes.contains(&h))
+        });
+        match (ended, hash) {
+            (Some(f), _) => f.result.clone(),
+            (None, Some(h)) => Err(TxFailure::UnknownHash(h)),
+            (None, None) => Err(TxFailure::UnknownNonce(nonce.unwrap_or(0))),
+        }
     }
 }

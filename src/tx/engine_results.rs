@@ -71,6 +71,9 @@ pub enum TxFailure<E> {
     Settled(u64),
     /// Nothing to cancel: no transaction of ours is known for this nonce.
     UnknownNonce(u64),
+    /// No transaction with this hash is tracked (pending here, or among
+    /// the last nonces that ended here).
+    UnknownHash(B256),
     /// Another sender kept taking the nonce we signed for (each time our
     /// bytes were refused for certain, so nothing of ours is out there).
     NonceContention(u64),

@@ -17,7 +17,7 @@ use super::descriptors::{simple_error, Obj, CODE_INVALID_PARAMS};
 use super::js_runtime::JsRuntime;
 use super::relayer::WasmRelayer;
 use super::tx_fields::{field_error, js_fields, tx_options};
-use super::tx_journal::sweep_if_due;
+use super::tx_journal::{sweep_if_due, sweeping_emitter};
 use super::tx_node::CoreNode;
 use super::tx_outcome::{emitter, failure_js, hashes_js, outcome_js};
 use super::tx_signer::JsSigner;
@@ -53,7 +53,7 @@ impl WasmRelayer {
             let request = request::build(&fields, Some(chain)).map_err(|e| field_error(&e))?;
             chain::check_signer(signer.chain_id, chain)
                 .map_err(|e| simple_error(kind::INVALID_SIGNER, CODE_INVALID_PARAMS, &e.to_string()))?;
-            let emit = emitter(listener.clone());
+            let emit = sweeping_emitter(&engine, &adoption, listener.clone());
             let options = TxOptions { max_wait_blocks: max_wait_blocks as u64, ..options };
             let result = engine.send(&JsRuntime, ticket, &signer, &request, options, &emit).await;
             if let Err(TxFailure::FeeCeiling { nonce, .. }) = &result {
@@ -78,7 +78,7 @@ impl WasmRelayer {
             let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
             let signer = JsSigner::from_js(&signer)?;
             adoption.remember(&signer);
-            let emit = emitter(listener.clone());
+            let emit = sweeping_emitter(&engine, &adoption, listener.clone());
             let result = engine.cancel(&JsRuntime, &signer, chain_id as u64, nonce as u64, options, &emit).await;
             if let Err(TxFailure::FeeCeiling { nonce, .. }) = &result {
                 keep_in_background(engine, signer, chain_id as u64, *nonce, options, listener);

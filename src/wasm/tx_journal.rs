@@ -47,7 +47,7 @@ async fn adopt_and_keep(
         let hashes = pending.iter().find(|(n, _)| *n == nonce).map(|(_, h)| h.clone()).unwrap_or_default();
         let signer = adoption.knows(address);
         emit(TxEvent::Adopted { from: address, nonce, hashes: hashes.clone(), signer });
-        let (engine, emit) = (engine.clone(), emitter(listener.clone()));
+        let (emit, engine) = (sweeping_emitter(engine, adoption, listener.clone()), engine.clone());
         let signer = Remembered { address, adoption: adoption.clone() };
         let run = async move {
             let kept = engine.keep(&JsRuntime, &signer, chain, nonce, options, &emit).await;
@@ -56,6 +56,24 @@ async fn adopt_and_keep(
         start(nonce, hashes, Box::pin(run));
     }
     Ok(found)
+}
+
+/// Where the events of this relayer's transaction loops go; each one also
+/// lets the relayer look for a dead worker's nonces when a look is due
+/// (`sweep_if_due`): a send stuck behind a dead worker's nonce keeps
+/// emitting (re-broadcasts, the gap below it), so it finds that nonce once
+/// its lease ran out. Nothing pending, no events, no looks.
+pub(super) fn sweeping_emitter(
+    engine: &Rc<TxEngine<CoreNode>>,
+    adoption: &Rc<Adoption>,
+    listener: Option<Function>,
+) -> impl Fn(TxEvent) {
+    let emit = emitter(listener.clone());
+    let (engine, adoption) = (engine.clone(), adoption.clone());
+    move |e| {
+        emit(e);
+        sweep_if_due(&engine, &adoption, &listener);
+    }
 }
 
 /// Looks for orphaned nonces of the accounts this relayer has a signer
@@ -121,6 +139,14 @@ impl WasmRelayer {
                 return Err(field_error(&e));
             }
             let options = crate::tx::TxOptions { max_wait_blocks: max_wait_blocks as u64, ..options };
+            if !engine.shares_nonces() {
+                return Err(simple_error(
+                    kind::INVALID_REQUEST,
+                    CODE_INVALID_PARAMS,
+                    "resumeTransactions() needs a fleet store that keeps the journal: fleet: { redis } (Node) or \
+                     fleet: { indexedDB: true } (pages); this relayer keeps none",
+                ));
+            }
             let has_sign = js_sys::Reflect::get(&signer, &"sign".into()).is_ok_and(|f| f.is_function());
             let address = if has_sign {
                 let s = JsSigner::from_js(&signer)?;

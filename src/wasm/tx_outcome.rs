@@ -87,6 +87,12 @@ pub(super) fn failure_js(f: TxFailure<JsValue>) -> JsValue {
             .set("nonce", nonce as f64)
             .set("message", format!("no pending transaction of this account with nonce {nonce} is tracked by this relayer"))
             .build(),
+        TxFailure::UnknownHash(hash) => Obj::new()
+            .set("kind", kind::NONCE_STATE)
+            .set("code", CODE_INVALID_PARAMS as f64)
+            .set("hash", format!("{hash:#x}"))
+            .set("message", format!("no transaction with hash {hash:#x} is tracked by this relayer (pending, or among the last 256 nonces that ended here)"))
+            .build(),
         TxFailure::Dropped { nonce, hashes, error } => with_hashes(
             kind::DROPPED,
             -32603,

@@ -207,6 +207,7 @@ fn a_gap_below_our_nonce_is_another_workers_to_fill_never_ours() {
         })
         .collect();
     assert!(!gaps.is_empty() && gaps.iter().all(|r| !r), "reported, never repaired: {gaps:?}");
+    assert_eq!(w.replacements(), vec![], "ours cannot be mined before theirs: no speed-up paid for in vain");
 }
 
 #[test]
@@ -252,6 +253,13 @@ fn a_worker_killed_mid_speed_up_has_its_nonce_finished_by_another_with_the_same_
         assert!(w.chain.borrow().sends.len() > sends_before);
         let asked = asked.into_inner().expect("the asker was answered").expect("mined");
         assert_eq!(asked.nonce, 0);
+        // Ended: a late caller still gets the outcome, by nonce or by any of its hashes.
+        let late = other.outcome_of(Some(1), Some(from), Some(0), None).await.expect("remembered");
+        assert_eq!(late.hash, asked.hash);
+        let by_hash = other.outcome_of(None, None, None, Some(asked.hashes[0])).await.expect("remembered");
+        assert_eq!(by_hash.nonce, 0);
+        let unknown = other.outcome_of(None, None, None, Some(alloy_primitives::B256::repeat_byte(9))).await;
+        assert!(matches!(unknown, Err(TxFailure::UnknownHash(_))), "{unknown:?}");
     };
     w.with_blocks(run);
     assert_eq!(
