@@ -5,7 +5,8 @@
 //!   (first tx signed and broadcast) ─▶ Waiting, counting from the head at
 //!             broadcast (unknown: from the first head the watcher learns)
 //!   Waiting ──no receipt for max_wait blocks while this is the account's
-//!             lowest live nonce──▶ Replacing(SpeedUp) ──sent──▶ Waiting (clock restarts)
+//!             lowest live nonce and the chain's mined count has reached it
+//!             (the engine says so: `lowest_live`)──▶ Replacing(SpeedUp) ──sent──▶ Waiting (clock restarts)
 //!   any open state ──request_cancel──▶ intent = Cancel
 //!             Waiting with intent Cancel and no cancel sent ─▶ Replacing(Cancel) at once
 //!             Replacing(SpeedUp) in progress: it finishes, then the cancel goes next

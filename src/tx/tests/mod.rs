@@ -4,6 +4,7 @@
 //! the request parser's fields (`request_parse`, `request_build`).
 
 mod fleet_send;
+mod journal_adoption;
 mod raw_calls;
 mod realistic;
 mod replace_gap;
