@@ -134,7 +134,8 @@ test('a restarted worker whose send waits behind its dead predecessor\'s nonce t
   // Killed with its nonce live and journaled, nothing broadcast: a gap every later nonce waits behind.
   const dead = await crashWorker({ url: chain.url, redis: redis.url, key, killAt: 'afterJournal' });
   assert.equal(dead.signal, 'SIGKILL');
-  const relayer = new FaultTolerantRelayer([chain.url], { chainId: 31337, fleet: { redis: redis.url }, transactions: { pollIntervalMs: 500 } });
+  // Default polls (every ~4 s): the adopter re-broadcasts the journaled bytes at once, before any speed-up.
+  const relayer = new FaultTolerantRelayer([chain.url], { chainId: 31337, fleet: { redis: redis.url } });
   try {
     const adoptedEvents = [];
     // Its outcome, asked for the moment it is adopted (before anything drives it).

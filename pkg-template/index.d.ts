@@ -99,10 +99,15 @@ export declare class FaultTolerantRelayer implements Eip1193Provider {
    * Takes over the journaled transactions of an account whose worker died (its lease on them ran out) from
    * the fleet store (`fleet: { redis }`) and finishes them: every hash watched, the same bytes re-broadcast,
    * sped up with `account` when it is a signer (an address: watched only).
-   * @throws CoordinationError (no fleet store, or it cannot answer), InvalidSignerError
+   * @throws InvalidRequestError (this relayer keeps no journal: no `fleet.redis` / `fleet.indexedDB`),
+   * CoordinationError (the store cannot answer), InvalidSignerError
    */
   resumeTransactions(account: TransactionSigner | string, options?: ResumeOptions): Promise<ResumedTransactions>;
-  /** The outcome of a nonce this relayer tracks (sent here or resumed), by nonce or by any of its hashes. */
+  /**
+   * The outcome of a nonce this relayer tracks (sent here or resumed; pending, or among the last 256 that
+   * ended here), by nonce or by any of its hashes.
+   * @throws NonceStateError (no such transaction tracked), InvalidTransactionError (a malformed hash, nonce or from)
+   */
   waitForTransaction(target: { nonce: number; from: string; chainId?: number } | { hash: string }): Promise<TxOutcome>;
   /** Subscribes to an event; returns the relayer (EIP-1193 and Node EventEmitter semantics). */
   on<E extends RelayerEvent>(event: E, listener: (event: RelayerEventMap[E]) => void): this;

@@ -14,6 +14,7 @@ import { runAttempt } from './attempt.js';
 import { newsHub, realmId } from './realm-news.js';
 import { fleetStores, splitFleetOptions } from './fleet-store.js';
 import { indexedDbBook, tabMember } from './idb-nonces.js';
+import { Connection, connectionRealm } from './connection.js';
 
 /** Checks a `wrap` option: a function from the bound EIP-1193 provider to the client `op` receives. */
 function checkWrap(wrap, field) {
@@ -36,10 +37,7 @@ export function createRelayerClass(wasm) {
   const stores = fleetStores(wasm, news);
   let idbBook = null; // the origin's IndexedDB book, attached once the first relayer asks for it
   let idbRelayers = 0;
-  // The realm's relayers, for EIP-1193 connection news: relayers on the same endpoints share their
-  // breakers, and one relayer's attempt that opens (or closes) a shared breaker tells only its own
-  // listener; the others look again at theirs.
-  const members = new Set();
+  const connections = connectionRealm(); // EIP-1193 connection news across shared breakers
 
   class FaultTolerantRelayer {
     #engine;
@@ -47,11 +45,8 @@ export function createRelayerClass(wasm) {
     #closed = false;
     #logger;
     #wrap;
-    #chainId;
-    #connected = false;
-    #down = false; // every breaker open: disconnect was emitted, connect not yet again
-    #open = new Set();
-    #member = null; // this relayer in `members`, until close()
+    #connection;
+    #leaveRealm; // leaves `connections` on close()
     #emitters = [];
     #closer = new AbortController(); // aborts executeRpcWithRetry attempts in flight on close()
     #forwarding = new Map(); // event → [emitter, handler][]
@@ -104,8 +99,9 @@ export function createRelayerClass(wasm) {
         this.#engine.shareNonces(tabMember(idbRelayers++, realmId));
       }
       this.#emitters = emittingUpstreams(rpcUrls);
-      this.#member = new WeakRef(this);
-      members.add(this.#member);
+      this.#connection = new Connection((event) => this.#emit(event), () => this.#engine.endpoints().length,
+        () => this.#engine.stats().endpoints.map((e) => e.state));
+      this.#leaveRealm = connections.join(this.#connection);
     }
 
     /**
@@ -355,13 +351,9 @@ export function createRelayerClass(wasm) {
     /** Stops accepting requests; later calls fail with a ClosedError. */
     async close() {
       if (this.#closed) return;
-      if (this.#connected) {
-        this.#connected = false;
-        const error = new ClosedError({ kind: 'closed', code: 4900, message: 'the relayer is closed' });
-        this.#emit({ type: 'disconnect', error, code: 4900, message: error.message });
-      }
+      this.#connection.close();
       this.#closed = true;
-      members.delete(this.#member);
+      this.#leaveRealm();
       this.#engine.close();
       this.#releaseStore?.();
       this.#closer.abort(new ClosedError({ kind: 'closed', code: 4900, message: 'the relayer is closed' }));
@@ -381,61 +373,17 @@ export function createRelayerClass(wasm) {
 
     /** Learns the chain id once (in the background) so `connect` can fire. */
     #probeConnect() {
-      if (this.#connected || this.#closed) return;
-      this.request({ method: 'eth_chainId' }).then((id) => this.#markConnected(id), () => {});
-    }
-
-    #markConnected(chainId) {
-      if (typeof chainId === 'string') this.#chainId = chainId;
-      if (this.#connected || this.#closed || this.#chainId === undefined) return;
-      this.#connected = true;
-      this.#emit({ type: 'connect', chainId: this.#chainId });
-    }
-
-    /** EIP-1193 connection state from breaker events: all open = disconnected. */
-    #track(event) {
-      if (event.type !== 'breaker') return;
-      if (event.to === 'open') this.#open.add(event.endpoint);
-      else this.#open.delete(event.endpoint);
-      this.#settleConnection(event.to === 'closed');
-      for (const ref of members) {
-        const other = ref.deref();
-        if (other === undefined) members.delete(ref);
-        else if (other !== this) other.#lookAgain();
-      }
-    }
-
-    /** Another relayer of the realm saw a breaker change: ours may be shared, so read them. */
-    #lookAgain() {
-      if (this.#closed) return;
-      const endpoints = this.#engine.stats().endpoints;
-      const open = new Set(endpoints.flatMap((e, i) => (e.state === 'open' ? [i] : [])));
-      if (open.size === this.#open.size && [...open].every((i) => this.#open.has(i))) return;
-      const closed = [...this.#open].some((i) => !open.has(i) && endpoints[i].state === 'closed');
-      this.#open = open;
-      this.#settleConnection(closed);
-    }
-
-    /** Emits `disconnect` when every breaker is open, `connect` again when one closed after that. */
-    #settleConnection(oneClosed) {
-      const all = this.#open.size > 0 && this.#open.size >= this.#engine.endpoints().length;
-      // Whether or not anyone listened for `connect` first: an app that only
-      // listens for `disconnect` must hear about a total outage.
-      if (all && !this.#down) {
-        this.#down = true;
-        this.#connected = false;
-        const error = new ClosedError({ kind: 'closed', code: 4900, message: 'every endpoint is unreachable (all breakers open)' });
-        this.#emit({ type: 'disconnect', error, code: 4900, message: error.message });
-      } else if (!all && oneClosed) {
-        this.#down = false;
-        if (!this.#connected) this.#markConnected(this.#chainId);
-      }
+      if (this.#connection.connected || this.#closed) return;
+      this.request({ method: 'eth_chainId' }).then((id) => this.#connection.markConnected(id), () => {});
     }
 
     #dispatch(event) {
       if (!event || typeof event.type !== 'string') return;
       this.#emit(event);
-      this.#track(event);
+      if (event.type === 'breaker') {
+        this.#connection.onBreaker(event);
+        connections.changed(this.#connection);
+      }
     }
 
     #emit(event) {

@@ -122,7 +122,7 @@ export declare class InvalidSignerError extends BreakwaterError { readonly kind:
 
 /** The nonce was used by a transaction that is not one of ours. */
 export declare class TransactionReplacedError extends BreakwaterError { readonly kind: 'replacedByOther'; readonly nonce: number; readonly hashes: string[]; }
-/** Nothing to cancel: the nonce is settled, or not tracked by this relayer. */
+/** Nothing to cancel or wait for: the nonce is settled, or no such transaction is tracked by this relayer; or another sender keeps taking nonces. */
 export declare class NonceStateError extends BreakwaterError { readonly kind: 'nonceState'; }
 /** The fleet's store (Redis: shared nonce book, journal) could not answer: no nonce was guessed, nothing was broadcast. */
 export declare class CoordinationError extends BreakwaterError { readonly kind: 'coordination'; }

@@ -131,6 +131,10 @@ pub struct SlotCell<R, E> {
     /// Another engine took the nonce over (it found our lease lapsed): we
     /// watch it still, but sign nothing more for it.
     pub(super) foreign: Cell<bool>,
+    /// Send the newest bytes again at the first poll (an adopted nonce: its
+    /// bytes may be nowhere now, its owner having died before or after
+    /// the broadcast), before any speed-up is considered.
+    pub(super) rebroadcast_first: Cell<bool>,
     /// Whether `template` is what the original transaction signed: yes
     /// for our own sends; for an adopted record, unknown (`None`) until
     /// checked before its first speed-up (`engine_journal.rs`).
@@ -150,6 +154,7 @@ impl<R, E> SlotCell<R, E> {
             options: None.into(),
             journaled: None.into(),
             foreign: false.into(),
+            rebroadcast_first: false.into(),
             template_checked: Some(true).into(),
         }
     }
@@ -411,6 +416,12 @@ impl<N: TxNode> TxEngine<N> {
         // A lower nonce still unmined on chain (another worker's, or one missing) blocks ours
         // whatever it pays: no speed-up until the chain's count reaches it (the wait is paused).
         let next_on_chain = mined_count.is_none_or(|count| count >= nonce);
+        if cell.rebroadcast_first.take() {
+            if let Some(error) = self.rebroadcast(cell, emit).await {
+                let hashes = cell.slot.borrow().sent().iter().map(|s| s.hash).collect();
+                return Err(TxFailure::Dropped { nonce, hashes, error });
+            }
+        }
         let step = cell.slot.borrow_mut().next_step(head, options.max_wait_blocks, lowest && next_on_chain);
         let replaced = match step {
             // Taken over by another engine: it decides the replacements now.

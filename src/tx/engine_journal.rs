@@ -32,7 +32,9 @@ use super::UnsignedTx;
 use crate::runtime::Runtime;
 
 /// How long an engine answers for a journaled nonce without renewing: a
-/// worker dead this long has its nonces taken over.
+/// worker dead this long has its nonces taken over. At least four poll
+/// intervals (a renewal rides on a poll: a slow poller must not lose its
+/// nonces while alive).
 pub const JOURNAL_LEASE: Duration = Duration::from_secs(15);
 /// How often a watching engine renews (three chances per lease).
 const RENEW_EVERY: Duration = Duration::from_secs(5);
@@ -64,7 +66,7 @@ impl<N: TxNode> TxEngine<N> {
         let (Some(shared), Some(member)) = (self.fleet.borrow().clone(), member) else { return Ok(true) };
         let op = JournalOp::Live { member: member.to_owned(), record: record.encode() };
         let key = account_key(chain_id, from);
-        let reply = shared.book.journal(op, key, &shared.member, nonce, JOURNAL_LEASE).await;
+        let reply = shared.book.journal(op, key, &shared.member, nonce, self.journal_lease()).await;
         match reply.map_err(|e| TxFailure::Coordination(e.0))? {
             JournalReply::Ok => Ok(true),
             JournalReply::Lost => Ok(false),
@@ -84,7 +86,7 @@ impl<N: TxNode> TxEngine<N> {
         }
         let Some(shared) = self.fleet.borrow().clone() else { return };
         let (key, nonce) = self.journal_key(cell);
-        match shared.book.journal(JournalOp::Renew, key, &shared.member, nonce, JOURNAL_LEASE).await {
+        match shared.book.journal(JournalOp::Renew, key, &shared.member, nonce, self.journal_lease()).await {
             Ok(JournalReply::Lost) => cell.foreign.set(true),
             Ok(_) => cell.journaled.set(Some(now)),
             Err(_) => {}
@@ -105,7 +107,7 @@ impl<N: TxNode> TxEngine<N> {
         sent.push(tx.clone());
         let record = JournalEntry { template: cell.template.borrow().clone(), sent }.encode();
         let (key, nonce) = self.journal_key(cell);
-        match shared.book.journal(JournalOp::Write { record }, key, &shared.member, nonce, JOURNAL_LEASE).await {
+        match shared.book.journal(JournalOp::Write { record }, key, &shared.member, nonce, self.journal_lease()).await {
             Ok(JournalReply::Ok) => true,
             Ok(JournalReply::Lost) => {
                 cell.foreign.set(true);
@@ -151,6 +153,12 @@ impl<N: TxNode> TxEngine<N> {
         same
     }
 
+    /// This engine's lease on its journaled nonces (`JOURNAL_LEASE`, or four
+    /// of its poll intervals if that is longer).
+    fn journal_lease(&self) -> Duration {
+        JOURNAL_LEASE.max(self.options.poll_interval.saturating_mul(4))
+    }
+
     fn journal_key(&self, cell: &SlotCell<N::Receipt, N::Error>) -> (u64, u64) {
         let template = cell.template.borrow();
         (account_key(template.chain_id, template.from), cell.slot.borrow().nonce())
@@ -170,7 +178,7 @@ impl<N: TxNode> TxEngine<N> {
             return Err(TxFailure::Coordination("no shared store is attached: there is no journal".into()));
         };
         let key = account_key(chain_id, from);
-        let reply = shared.book.journal(JournalOp::Orphans, key, &shared.member, 0, JOURNAL_LEASE).await;
+        let reply = shared.book.journal(JournalOp::Orphans, key, &shared.member, 0, self.journal_lease()).await;
         let JournalReply::Orphans(found) = reply.map_err(|e| TxFailure::Coordination(e.0))? else {
             return Err(TxFailure::Coordination("the fleet's journal answered something else than orphans".into()));
         };
@@ -204,6 +212,7 @@ impl<N: TxNode> TxEngine<N> {
             let cell = Rc::new(SlotCell::new(slot, entry.template));
             cell.journaled.set(Some(runtime.now()));
             cell.template_checked.set(None);
+            cell.rebroadcast_first.set(true);
             account.slots.borrow_mut().insert(nonce, cell);
             adopted.nonces.push(nonce);
         }

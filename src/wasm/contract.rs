@@ -65,7 +65,7 @@ pub mod kind {
         FEE_CEILING = "feeCeiling",
         /// A transaction not ours took the nonce (TransactionReplacedError).
         REPLACED_BY_OTHER = "replacedByOther",
-        /// Nothing to cancel, or another sender keeps taking nonces (NonceStateError).
+        /// Nothing to cancel or wait for, or another sender keeps taking nonces (NonceStateError).
         NONCE_STATE = "nonceState",
         /// No node has the transaction and re-sending is refused (TransactionDroppedError).
         DROPPED = "dropped",

@@ -51,6 +51,7 @@ fn a_worker_killed_mid_speed_up_has_its_nonce_finished_by_another_with_the_same_
         assert_eq!(again.nonces, Vec::<u64>::new(), "its own now, watched already: not adopted twice");
         *at_adoption.borrow_mut() = other.pending(1, from);
         let sends_before = w.chain.borrow().sends.len();
+        let adopted_at = w.rt.now();
         // Someone asks for its outcome before anything drives it (waitForTransaction right after adoption).
         let asked = RefCell::new(None);
         let tasks: Vec<super::sim_chain::Task<'_>> = vec![
@@ -58,7 +59,22 @@ fn a_worker_killed_mid_speed_up_has_its_nonce_finished_by_another_with_the_same_
             Box::pin(async { *outcome.borrow_mut() = Some(other.keep(&*w.rt, &w.signer, 1, 0, options, &emit).await) }),
         ];
         join_all(tasks).await;
-        assert!(w.chain.borrow().sends.len() > sends_before);
+        let newest = *at_adoption.borrow()[0].1.last().expect("a hash");
+        assert_eq!(
+            w.chain.borrow().sends.get(sends_before),
+            Some(&newest),
+            "the adopter's first send: the journaled bytes"
+        );
+        let first_rebroadcast = w
+            .events
+            .borrow()
+            .iter()
+            .find(|(t, e)| *t >= adopted_at && matches!(e, TxEvent::Rebroadcast { .. }))
+            .map(|(t, _)| t.saturating_since(adopted_at));
+        assert!(
+            first_rebroadcast.is_some_and(|d| d < Duration::from_secs(1)),
+            "at its first poll: {first_rebroadcast:?}"
+        );
         let asked = asked.into_inner().expect("the asker was answered").expect("mined");
         assert_eq!(asked.nonce, 0);
         // Ended: a late caller still gets the outcome, by nonce or by any of its hashes.
