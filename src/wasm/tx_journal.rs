@@ -78,8 +78,8 @@ pub(super) fn sweeping_emitter(
 
 /// Looks for orphaned nonces of the accounts this relayer has a signer
 /// for, in the background, unless it looked less than `SWEEP_EVERY`
-/// ago. Called when it sends: no timer of its own keeps a process
-/// alive. Only a signer's accounts: a relayer that could merely watch
+/// ago. Called when it sends and on its transaction events: no timer of
+/// its own keeps a process alive. Only a signer's accounts: a relayer that could merely watch
 /// a dead worker's nonces must not take them from one that can speed
 /// them up (that one asks with `resumeTransactions`).
 pub(super) fn sweep_if_due(engine: &Rc<TxEngine<CoreNode>>, adoption: &Rc<Adoption>, listener: &Option<Function>) {
