@@ -223,6 +223,35 @@ test('AUTH passes through to Redis, and a wrong password is a store that is down
   }
 });
 
+test('a Redis that stops answering (SIGSTOP) is a store that is down, told as such, and up again once it answers; no read fails', async () => {
+  const redis = await startRedis();
+  stops.push(redis.stop);
+  const upstream = await node([{ result: '0x1' }]);
+  const relayer = new FaultTolerantRelayer([{ url: upstream.url, quotaGroup: 'key', costs: ONE_CU }], {
+    quota: { key: { cuPerSecond: 500 } }, deadlineMs: 2000, fleet: { redis: redis.url, prefix: 'paused:' },
+  });
+  const events = [];
+  relayer.on('fleetStore', (e) => events.push(e));
+  try {
+    await eventually(() => groupFleet(relayer) === 'leased', 5000, 'the lease');
+    process.kill(redis.pid(), 'SIGSTOP'); // the connection stays open; nothing answers, no error comes
+    try {
+      const paused = await load(relayer, 40, 2500, 6);
+      assert.deepEqual(paused, { ok: paused.ok }, 'every read answered while Redis is paused');
+      await eventually(() => events.some((e) => e.state === 'down'), 2000, 'the store told down');
+      assert.match(events.find((e) => e.state === 'down').reason, /does not answer/);
+    } finally {
+      process.kill(redis.pid(), 'SIGCONT');
+    }
+    const back = await load(relayer, 40, 1500, 7);
+    assert.deepEqual(back, { ok: back.ok });
+    await eventually(() => events.at(-1).state === 'up', 5000, 'the store told up again');
+    await eventually(() => groupFleet(relayer) === 'leased', 5000, 'leasing again');
+  } finally {
+    await relayer.close();
+  }
+});
+
 test('a process that cannot reach Redis spends alone; the others stay coordinated', async () => {
   const redis = await startRedis();
   stops.push(redis.stop);

@@ -233,6 +233,7 @@ function redisStore(wasm, news, { prefix, client: given, options }, report = () 
   // command in flight when the connection died), so it no longer blocks the next.
   const asking = new Map();
   const busy = (key) => asking.has(key) && Date.now() - asking.get(key) < ASK_GIVEN_UP_MS;
+  let silence = false; // an ask went unanswered for a period (see sendAsk)
 
   // The first connection's asks wait for it (at most an ask's period): a relayer made just before
   // is then coordinated from its first lease instead of spending alone until a retry. Once the
@@ -328,13 +329,24 @@ function redisStore(wasm, news, { prefix, client: given, options }, report = () 
       keys: [bucket, `${bucket}:holds`, `${bucket}:queue`],
       arguments: [want, rate, burst, held, holdMs, least].map(String).concat(from),
     });
+    // A store that keeps its connection but stops answering (a paused or overloaded Redis) sends
+    // no 'error': an ask unanswered for a whole period is the sign, told as `fleetStore` down;
+    // the next answer tells it up again.
+    const silent = setTimeout(() => { if (!closed) { silence = true; report(false, 'the fleet store (Redis) does not answer: an ask went unanswered for a second'); } }, ASK_GIVEN_UP_MS);
+    silent.unref?.();
+    const heard = () => {
+      clearTimeout(silent);
+      if (silence && !closed) { silence = false; report(true); }
+    };
     Promise.resolve(ask).then(
       (reply) => {
+        heard();
         done();
         const [granted, shortMs, fleetRate, share] = Array.isArray(reply) ? reply.map(Number) : [NaN, NaN, NaN, NaN];
         wasm.realmLeaseGranted(key, want, granted, shortMs, fleetRate, share);
       },
       () => {
+        clearTimeout(silent);
         done();
         wasm.realmLeaseFailed(key);
       },
