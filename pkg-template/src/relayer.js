@@ -99,8 +99,11 @@ export function createRelayerClass(wasm) {
         this.#engine.shareNonces(tabMember(idbRelayers++, realmId));
       }
       this.#emitters = emittingUpstreams(rpcUrls);
-      this.#connection = new Connection((event) => this.#emit(event), () => this.#engine.endpoints().length,
-        () => this.#engine.stats().endpoints.map((e) => e.state));
+      // Through `self` too, never `this`: these closures share the constructor's scope with the
+      // engine's listener, and one capturing `this` would keep a dropped relayer alive through it.
+      this.#connection = new Connection((event) => self.deref()?.#emit(event),
+        () => self.deref()?.#engine.endpoints().length ?? 0,
+        () => self.deref()?.#engine.stats().endpoints.map((e) => e.state) ?? []);
       this.#leaveRealm = connections.join(this.#connection);
     }
 
