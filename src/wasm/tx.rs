@@ -20,7 +20,7 @@ use super::tx_fields::{field_error, js_fields, tx_options};
 use super::tx_journal::{sweep_if_due, sweeping_emitter};
 use super::tx_node::CoreNode;
 use super::tx_outcome::{emitter, failure_js, hashes_js, outcome_js};
-use super::tx_signer::JsSigner;
+use super::tx_signer::{JsSigner, WasmSigner};
 use crate::tx::chain;
 use crate::tx::engine::{TxEngine, TxFailure};
 use crate::tx::engine_raw::{RawStatus, WaitEnd};
@@ -55,6 +55,7 @@ impl WasmRelayer {
                 .map_err(|e| simple_error(kind::INVALID_SIGNER, CODE_INVALID_PARAMS, &e.to_string()))?;
             let emit = sweeping_emitter(&engine, &adoption, listener.clone());
             let options = TxOptions { max_wait_blocks: max_wait_blocks as u64, ..options };
+            let signer = WasmSigner::Given(signer);
             let result = engine.send(&JsRuntime, ticket, &signer, &request, options, &emit).await;
             if let Err(TxFailure::FeeCeiling { nonce, .. }) = &result {
                 keep_in_background(engine, signer, request.chain_id, *nonce, options, listener);
@@ -79,6 +80,7 @@ impl WasmRelayer {
             let signer = JsSigner::from_js(&signer)?;
             adoption.remember(&signer);
             let emit = sweeping_emitter(&engine, &adoption, listener.clone());
+            let signer = WasmSigner::Given(signer);
             let result = engine.cancel(&JsRuntime, &signer, chain_id as u64, nonce as u64, options, &emit).await;
             if let Err(TxFailure::FeeCeiling { nonce, .. }) = &result {
                 keep_in_background(engine, signer, chain_id as u64, *nonce, options, listener);
@@ -173,7 +175,7 @@ impl WasmRelayer {
 /// reported through events; a cancel for the nonce joins it.
 fn keep_in_background(
     engine: Rc<TxEngine<CoreNode>>,
-    signer: JsSigner,
+    signer: WasmSigner,
     chain_id: u64,
     nonce: u64,
     options: TxOptions,

@@ -19,7 +19,7 @@ use super::relayer::WasmRelayer;
 use super::tx_fields::{field_error, tx_options};
 use super::tx_node::CoreNode;
 use super::tx_outcome::{emitter, failure_js, hashes_js, outcome_js};
-use super::tx_signer::{Adoption, JsSigner, Remembered};
+use super::tx_signer::{Adoption, JsSigner, WasmSigner};
 use crate::runtime::Runtime;
 use crate::tx::engine::{TxEngine, TxEvent, TxSigner};
 use crate::tx::engine_journal::Adopted;
@@ -48,7 +48,7 @@ async fn adopt_and_keep(
         let signer = adoption.knows(address);
         emit(TxEvent::Adopted { from: address, nonce, hashes: hashes.clone(), signer });
         let (emit, engine) = (sweeping_emitter(engine, adoption, listener.clone()), engine.clone());
-        let signer = Remembered { address, adoption: adoption.clone() };
+        let signer = WasmSigner::Remembered { address, adoption: adoption.clone() };
         let run = async move {
             let kept = engine.keep(&JsRuntime, &signer, chain, nonce, options, &emit).await;
             kept.map(|o| outcome_js(&o)).map_err(failure_js)

@@ -131,24 +131,43 @@ impl Adoption {
     }
 }
 
-/// An adopted nonce's signer: its account's remembered one, looked up at
-/// each signature (a later send may bring it); none: watched only.
-pub struct Remembered {
-    /// The account.
-    pub address: Address,
-    /// Where its signer may be.
-    pub adoption: Rc<Adoption>,
+/// The one signer type the engine runs with here (each type would
+/// instantiate its whole async state machine again: ~14 KB of wasm): the
+/// caller's, or for an adopted nonce its account's remembered one, looked
+/// up at each signature (a later send may bring it; none: watched only).
+pub enum WasmSigner {
+    /// The signer a call was given.
+    Given(JsSigner),
+    /// An adopted nonce's: whatever signer is remembered for `address`.
+    Remembered {
+        /// The account.
+        address: Address,
+        /// Where its signer may be.
+        adoption: Rc<Adoption>,
+    },
 }
 
-impl TxSigner<JsValue> for Remembered {
+impl WasmSigner {
+    fn current(&self) -> Option<JsSigner> {
+        match self {
+            WasmSigner::Given(signer) => Some(signer.clone()),
+            WasmSigner::Remembered { address, adoption } => adoption.signer_for(*address),
+        }
+    }
+}
+
+impl TxSigner<JsValue> for WasmSigner {
     fn address(&self) -> Address {
-        self.address
+        match self {
+            WasmSigner::Given(signer) => signer.address(),
+            WasmSigner::Remembered { address, .. } => *address,
+        }
     }
     fn signs_locally(&self) -> bool {
-        self.adoption.signer_for(self.address).is_some_and(|s| s.signs_locally())
+        self.current().is_some_and(|s| s.signs_locally())
     }
     async fn sign(&self, tx: &UnsignedTx) -> Result<Signed, JsValue> {
-        match self.adoption.signer_for(self.address) {
+        match self.current() {
             Some(signer) => signer.sign(tx).await,
             None => Err(simple_error(kind::SIGNER, 4001, "no signer is known for this account: watching only")),
         }
