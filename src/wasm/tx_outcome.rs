@@ -31,6 +31,12 @@ pub(super) fn outcome_js(o: &TxOutcome<JsValue>) -> JsValue {
     Object::assign(&out, &Object::from(extra)).into()
 }
 
+/// A `NonceStateError` for a call about a transaction this relayer does not
+/// (or no longer) track: the caller's mistake, not the node's.
+fn nothing_tracked(message: String) -> Obj {
+    Obj::new().set("kind", kind::NONCE_STATE).set("code", CODE_INVALID_PARAMS as f64).set("message", message)
+}
+
 pub(super) fn failure_js(f: TxFailure<JsValue>) -> JsValue {
     let with_hashes = |kind: &str, code: i64, message: String, nonce: u64, hashes: &[B256]| {
         Obj::new()
@@ -75,24 +81,19 @@ pub(super) fn failure_js(f: TxFailure<JsValue>) -> JsValue {
             &hashes,
         )
         .build(),
-        TxFailure::Settled(nonce) => Obj::new()
-            .set("kind", kind::NONCE_STATE)
-            .set("code", CODE_INVALID_PARAMS as f64)
+        TxFailure::Settled(nonce) => nothing_tracked(format!("nonce {nonce} is already settled on chain; nothing to cancel"))
             .set("nonce", nonce as f64)
-            .set("message", format!("nonce {nonce} is already settled on chain; nothing to cancel"))
             .build(),
-        TxFailure::UnknownNonce(nonce) => Obj::new()
-            .set("kind", kind::NONCE_STATE)
-            .set("code", CODE_INVALID_PARAMS as f64)
-            .set("nonce", nonce as f64)
-            .set("message", format!("no pending transaction of this account with nonce {nonce} is tracked by this relayer"))
-            .build(),
-        TxFailure::UnknownHash(hash) => Obj::new()
-            .set("kind", kind::NONCE_STATE)
-            .set("code", CODE_INVALID_PARAMS as f64)
-            .set("hash", format!("{hash:#x}"))
-            .set("message", format!("no transaction with hash {hash:#x} is tracked by this relayer (pending, or among the last 256 nonces that ended here)"))
-            .build(),
+        TxFailure::UnknownNonce(nonce) => nothing_tracked(format!(
+            "no pending transaction of this account with nonce {nonce} is tracked by this relayer"
+        ))
+        .set("nonce", nonce as f64)
+        .build(),
+        TxFailure::UnknownHash(hash) => nothing_tracked(format!(
+            "no transaction with hash {hash:#x} is tracked by this relayer (pending, or among the last 256 nonces that ended here)"
+        ))
+        .set("hash", format!("{hash:#x}"))
+        .build(),
         TxFailure::Dropped { nonce, hashes, error } => with_hashes(
             kind::DROPPED,
             -32603,

@@ -6,10 +6,11 @@
 //! its signer; a speed-up the journal cannot record never leaves.
 
 use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use std::time::Duration;
 
-use super::fleet_send::mem_book;
-use super::sim_chain::{request, world, FakeSigner, SimNode};
+use super::fleet_send::{mem_book, MemBook};
+use super::sim_chain::{request, world, FakeSigner, SimNode, World};
 use crate::runtime::sim::join_all;
 use crate::runtime::Runtime;
 use crate::tx::engine::{Signed, TxEngine, TxEvent, TxFailure, TxSigner};
@@ -18,14 +19,31 @@ use crate::tx::fleet_nonce::journal::{JournalOp, JournalReply};
 use crate::tx::journal_record::JournalEntry;
 use crate::tx::{TxOptions, UnsignedTx};
 
-#[test]
-fn a_worker_killed_mid_speed_up_has_its_nonce_finished_by_another_with_the_same_bytes_and_no_new_nonce() {
-    // Nothing under 60 gwei is mined: the 30-gwei send needs several speed-ups.
+/// Two workers on one account sharing the book: `world`'s engine ("one")
+/// and another ("two"), on a chain that mines nothing under 60 gwei, so a
+/// 30-gwei send needs several speed-ups.
+fn two_workers() -> (World, Rc<MemBook>, TxEngine<SimNode>) {
     let w = world(60 * GWEI);
     let book = mem_book(&w.rt);
     w.engine.share_nonces(book.clone(), "one".into());
     let other = TxEngine::new(SimNode { chain: w.chain.clone(), rt: w.rt.clone() }, w.engine.options());
     other.share_nonces(book.clone(), "two".into());
+    (w, book, other)
+}
+
+/// Worker one sends a 30-gwei transaction and is killed `after` later
+/// (its send dropped: no renewal, no step of any kind after that).
+async fn send_then_die(w: &World, options: TxOptions, emit: &dyn Fn(TxEvent), after: Duration) {
+    let send = async {
+        let _ = w.send(&request(30 * GWEI), options, emit).await;
+    };
+    crate::pool::notify::either(send, w.rt.sleep(after)).await;
+}
+
+#[test]
+fn a_worker_killed_mid_speed_up_has_its_nonce_finished_by_another_with_the_same_bytes_and_no_new_nonce() {
+    // Nothing under 60 gwei is mined: the 30-gwei send needs several speed-ups.
+    let (w, book, other) = two_workers();
     let emit = w.emit();
     let from = w.signer.address();
     let outcome = RefCell::new(None);
@@ -34,13 +52,7 @@ fn a_worker_killed_mid_speed_up_has_its_nonce_finished_by_another_with_the_same_
     let run = async {
         // Worker one sends, speeds up once (3 blocks), and is killed at 60 s.
         let options = TxOptions { max_wait_blocks: 3, ..w.engine.options() };
-        let killed = crate::pool::notify::either(
-            async {
-                let _ = w.send(&request(30 * GWEI), options, &emit).await;
-            },
-            w.rt.sleep(Duration::from_secs(60)),
-        );
-        killed.await;
+        send_then_die(&w, options, &emit, Duration::from_secs(60)).await;
         assert_eq!(w.replacements().len(), 1, "killed after one speed-up");
         *adopted_early.borrow_mut() = Some(other.adopt(&*w.rt, 1, from).await);
         // Its lease (renewed every 5 s while it watched) runs out 15 s after its last renewal.
@@ -113,23 +125,13 @@ fn adoption_without_a_shared_store_is_a_coordination_failure() {
 
 #[test]
 fn an_adopted_record_whose_template_was_changed_in_the_store_is_watched_and_never_re_signed() {
-    let w = world(60 * GWEI);
-    let book = mem_book(&w.rt);
-    w.engine.share_nonces(book.clone(), "one".into());
-    let other = TxEngine::new(SimNode { chain: w.chain.clone(), rt: w.rt.clone() }, w.engine.options());
-    other.share_nonces(book.clone(), "two".into());
+    let (w, book, other) = two_workers();
     let emit = w.emit();
     let from = w.signer.address();
     let signed_before = RefCell::new(0);
     let run = async {
         let options = TxOptions { max_wait_blocks: 3, ..w.engine.options() };
-        let killed = crate::pool::notify::either(
-            async {
-                let _ = w.send(&request(30 * GWEI), options, &emit).await;
-            },
-            w.rt.sleep(Duration::from_secs(20)),
-        );
-        killed.await;
+        send_then_die(&w, options, &emit, Duration::from_secs(20)).await;
         // Someone with access to the store points the record's template at their own address.
         w.rt.sleep(Duration::from_secs(16)).await;
         let now = w.rt.now();
@@ -189,24 +191,14 @@ impl TxSigner<String> for LaterSigner<'_> {
 
 #[test]
 fn an_adopted_nonce_is_watched_until_its_signer_is_known_then_sped_up_until_mined() {
-    let w = world(60 * GWEI);
-    let book = mem_book(&w.rt);
-    w.engine.share_nonces(book.clone(), "one".into());
-    let other = TxEngine::new(SimNode { chain: w.chain.clone(), rt: w.rt.clone() }, w.engine.options());
-    other.share_nonces(book.clone(), "two".into());
+    let (w, _book, other) = two_workers();
     let emit = w.emit();
     let from = w.signer.address();
     let later = LaterSigner { inner: &w.signer, known: false.into() };
     let outcome = RefCell::new(None);
     let run = async {
         let options = TxOptions { max_wait_blocks: 3, ..w.engine.options() };
-        crate::pool::notify::either(
-            async {
-                let _ = w.send(&request(30 * GWEI), options, &emit).await;
-            },
-            w.rt.sleep(Duration::from_secs(20)),
-        )
-        .await;
+        send_then_die(&w, options, &emit, Duration::from_secs(20)).await;
         w.rt.sleep(Duration::from_secs(16)).await;
         assert_eq!(other.adopt(&*w.rt, 1, from).await.expect("answers").nonces, vec![0]);
         let tasks: Vec<super::sim_chain::Task<'_>> = vec![
