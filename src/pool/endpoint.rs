@@ -63,6 +63,9 @@ pub struct EndpointState {
     pub chain: ChainStatus,
     /// When the chain id was last verified.
     pub chain_checked_at: Option<Instant>,
+    /// It refused a JSON-RPC batch: its chain checks go alone
+    /// (`pipeline/chain_check.rs`).
+    pub refuses_batches: bool,
     /// The last head it reported.
     pub head: Option<u64>,
     /// How far behind the best known head it was when it last reported,
@@ -103,6 +106,7 @@ impl EndpointState {
             failures: 0,
             chain: if options.check_chain { ChainStatus::Unknown } else { ChainStatus::Verified },
             chain_checked_at: None,
+            refuses_batches: false,
             head: None,
             lag: None,
             rest_until: Instant::ZERO,

@@ -440,6 +440,9 @@ impl Pipeline {
 }
 
 mod attempts;
+mod chain_check;
+#[cfg(test)]
+mod chain_check_tests;
 mod context;
 #[cfg(test)]
 mod edge_tests;

@@ -65,6 +65,10 @@ pub struct MethodInfo {
     /// that is not heavy (an unknown method might write; a heavy query's
     /// latency varies too much for a tail estimate to mean "stuck").
     pub hedge: bool,
+    /// Whether it is a read this table knows by name: safe to send to a
+    /// node whose chain is not verified yet, in one batch with the check
+    /// (`pool/pipeline/chain_check.rs`); an unknown method might write.
+    pub known_read: bool,
 }
 
 const fn m(
@@ -75,7 +79,7 @@ const fn m(
     read_only: bool,
 ) -> MethodInfo {
     let hedge = read_only && !matches!(class, MethodClass::Heavy);
-    MethodInfo { class, cost: cost as f64, cache, block_param, read_only, hedge }
+    MethodInfo { class, cost: cost as f64, cache, block_param, read_only, hedge, known_read: read_only }
 }
 
 /// The table; unknown methods are treated as uncacheable reads of 20 CU.
@@ -119,8 +123,10 @@ pub fn method_info(method: &str) -> MethodInfo {
         "eth_sign" | "eth_signTransaction" | "eth_signTypedData_v4" | "personal_sign" => {
             m(Send, 20, Never, None, false)
         }
-        _ if method.starts_with("debug_") || method.starts_with("trace_") => m(Heavy, 309, Never, None, true),
-        _ => MethodInfo { hedge: false, ..m(Call, 20, Never, None, true) },
+        _ if method.starts_with("debug_") || method.starts_with("trace_") => {
+            MethodInfo { known_read: false, ..m(Heavy, 309, Never, None, true) }
+        }
+        _ => MethodInfo { hedge: false, known_read: false, ..m(Call, 20, Never, None, true) },
     }
 }
 

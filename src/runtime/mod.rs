@@ -13,6 +13,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use crate::policy::classify::{Reply, RpcErrorInfo};
 use crate::policy::Observation;
 use crate::time::Instant;
 
@@ -53,6 +54,10 @@ pub enum Purpose {
     Request,
     /// `eth_chainId`, before the first request to an endpoint.
     ChainId,
+    /// `[eth_chainId, the caller's request]` as one JSON-RPC batch: a
+    /// fresh endpoint checked and asked in one round trip. The reply is the
+    /// batch's, in that order (`Payload::batch_item`).
+    CheckedRequest,
 }
 
 /// What the pipeline reads from a successful result: a hex quantity (for
@@ -70,6 +75,13 @@ pub trait Payload {
     /// A JSON string result made here rather than by a node (the hash of
     /// a transaction the node already had).
     fn from_text(text: String) -> Self;
+
+    /// Item `pos` of a batch reply (the transport orders the items as they
+    /// were sent): its result or error, `None` when the node left it out or
+    /// this is no batch reply.
+    fn batch_item(&self, pos: usize) -> Option<Reply<Self>>
+    where
+        Self: Sized;
 }
 
 /// Parses a `0x`-prefixed hex quantity of at most 64 bits.
@@ -94,6 +106,34 @@ impl Payload for String {
     fn from_text(text: String) -> Self {
         text
     }
+
+    fn batch_item(&self, pos: usize) -> Option<Reply<Self>> {
+        let items = self.strip_prefix(BATCH_MARK)?;
+        let item = items.split(ITEM_SEPARATOR).nth(pos)?;
+        if let Some(result) = item.strip_prefix('r') {
+            return Some(Reply::Result(result.to_string()));
+        }
+        let (code, message) = item.strip_prefix('e')?.split_once(' ')?;
+        let code = code.parse().ok();
+        Some(Reply::Error(RpcErrorInfo { code, message: message.to_string(), data: None, backoff_hint: None }))
+    }
+}
+
+/// How a simulated batch reply starts (`batch_text`).
+const BATCH_MARK: &str = "\u{1d}";
+/// Between a simulated batch reply's items.
+const ITEM_SEPARATOR: char = '\u{1e}';
+
+/// A simulated batch reply: each item's result or error, in order, as
+/// `String::batch_item` reads them (`None`: an item the node left out).
+pub fn batch_text(items: &[Option<Reply<String>>]) -> String {
+    let item = |reply: &Option<Reply<String>>| match reply {
+        Some(Reply::Result(text)) => format!("r{text}"),
+        Some(Reply::Error(e)) => format!("e{} {}", e.code.unwrap_or_default(), e.message),
+        _ => String::new(),
+    };
+    let items: Vec<String> = items.iter().map(item).collect();
+    format!("{BATCH_MARK}{}", items.join(&ITEM_SEPARATOR.to_string()))
 }
 
 /// Sends one attempt and reports what happened, never panicking and never

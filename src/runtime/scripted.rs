@@ -39,6 +39,9 @@ pub struct ScriptedTransport {
     chain_check_delays: RefCell<Vec<Duration>>,
     log: RefCell<Vec<(usize, Instant)>>,
     chain_checks: RefCell<Vec<usize>>,
+    batches: RefCell<Vec<usize>>,
+    batch_refusers: RefCell<Vec<usize>>,
+    exchanges: RefCell<Vec<usize>>,
 }
 
 impl ScriptedTransport {
@@ -53,6 +56,9 @@ impl ScriptedTransport {
             chain_check_delays,
             log: RefCell::default(),
             chain_checks: RefCell::default(),
+            batches: RefCell::default(),
+            batch_refusers: RefCell::default(),
+            exchanges: RefCell::default(),
         }
     }
 
@@ -83,6 +89,22 @@ impl ScriptedTransport {
     /// How many chain-id checks `endpoint` received.
     pub fn chain_checks(&self, endpoint: usize) -> usize {
         self.chain_checks.borrow().iter().filter(|&&e| e == endpoint).count()
+    }
+
+    /// Makes `endpoint` refuse JSON-RPC batches (HTTP 400, nothing served).
+    pub fn refuse_batches(&self, endpoint: usize) {
+        self.batch_refusers.borrow_mut().push(endpoint);
+    }
+
+    /// How many `[eth_chainId, call]` batches `endpoint` was sent (refused ones too).
+    pub fn batches(&self, endpoint: usize) -> usize {
+        self.batches.borrow().iter().filter(|&&e| e == endpoint).count()
+    }
+
+    /// How many HTTP exchanges `endpoint` had: lone checks, requests and
+    /// batches (a batch's check and call are one exchange).
+    pub fn exchanges(&self, endpoint: usize) -> usize {
+        self.exchanges.borrow().iter().filter(|&&e| e == endpoint).count()
     }
 
     /// How many attempts `endpoint` received.
@@ -117,7 +139,41 @@ impl Transport for ScriptedTransport {
     type Call = ();
 
     async fn send(&self, _call: &(), target: AttemptTarget) -> Observation<String> {
-        if target.purpose == Purpose::ChainId {
+        self.exchanges.borrow_mut().push(target.endpoint);
+        match target.purpose {
+            Purpose::ChainId => self.check(target).await,
+            Purpose::Request => self.request(target).await,
+            Purpose::CheckedRequest => self.checked_request(target).await,
+        }
+    }
+}
+
+impl ScriptedTransport {
+    /// `[eth_chainId, call]` in one exchange: the check, then the call, on
+    /// one timeout; a failure of either is the exchange's (a node that
+    /// refuses batches answers 400 and counts nothing).
+    async fn checked_request(&self, target: AttemptTarget) -> Observation<String> {
+        self.batches.borrow_mut().push(target.endpoint);
+        if self.batch_refusers.borrow().contains(&target.endpoint) {
+            return Observation::Http { status: 400, retry_after: None, reply: Reply::NotJson };
+        }
+        let began = self.runtime.now();
+        let check = match self.check(target).await {
+            Observation::Http { reply, .. } => reply,
+            failed => return failed,
+        };
+        let timeout = target.timeout.saturating_sub(self.runtime.now().saturating_since(began));
+        match self.request(AttemptTarget { timeout, ..target }).await {
+            Observation::Http { status: 200, reply: call @ (Reply::Result(_) | Reply::Error(_)), .. } => {
+                let items = super::batch_text(&[Some(check), Some(call)]);
+                Observation::Http { status: 200, retry_after: None, reply: Reply::Result(items) }
+            }
+            failed => failed,
+        }
+    }
+
+    async fn check(&self, target: AttemptTarget) -> Observation<String> {
+        {
             self.chain_checks.borrow_mut().push(target.endpoint);
             let id = self.chain_ids.borrow().get(target.endpoint).copied().unwrap_or("0x1");
             if id == REFUSE {
@@ -131,8 +187,11 @@ impl Transport for ScriptedTransport {
             if !delay.is_zero() {
                 self.runtime.sleep(delay).await;
             }
-            return Observation::Http { status: 200, retry_after: None, reply: Reply::Result(id.to_string()) };
+            Observation::Http { status: 200, retry_after: None, reply: Reply::Result(id.to_string()) }
         }
+    }
+
+    async fn request(&self, target: AttemptTarget) -> Observation<String> {
         self.log.borrow_mut().push((target.endpoint, self.runtime.now()));
         let mut behaviour = self.next_behaviour(target.endpoint);
         let mut spent = Duration::ZERO;

@@ -148,6 +148,34 @@ impl Transport for Fleet {
     type Call = SimCall;
 
     async fn send(&self, call: &SimCall, target: AttemptTarget) -> Observation<String> {
+        if target.purpose != Purpose::CheckedRequest {
+            return self.exchange(call, target).await;
+        }
+        // `[eth_chainId, call]`: the call's exchange, its check answered beside it.
+        let chain_id = self.providers.get(target.endpoint).map(|p| p.chain_id.to_string());
+        match self.exchange(call, AttemptTarget { purpose: Purpose::Request, ..target }).await {
+            Observation::Http { status: 200, reply: call @ (Reply::Result(_) | Reply::Error(_)), .. } => {
+                self.counters.borrow_mut().chain_checks[target.endpoint] += 1;
+                let items = crate::runtime::batch_text(&[chain_id.map(Reply::Result), Some(call)]);
+                Observation::Http { status: 200, retry_after: None, reply: Reply::Result(items) }
+            }
+            failed => failed,
+        }
+    }
+}
+
+impl Fleet {
+    /// A request answered to its caller by `endpoint`: counted when that
+    /// provider serves another chain (its answer reached the caller; an
+    /// answer the chain check dropped did not).
+    pub fn answered_by(&self, endpoint: usize) {
+        if self.providers.get(endpoint).is_some_and(|p| p.chain_id != "0x1") {
+            self.counters.borrow_mut().served_wrong_chain += 1;
+        }
+    }
+
+    /// One HTTP exchange: a lone chain check or a request.
+    async fn exchange(&self, call: &SimCall, target: AttemptTarget) -> Observation<String> {
         let now = self.runtime.now().since_epoch();
         let Some(p) = self.providers.get(target.endpoint) else {
             return Observation::Transport(TransportFailure::ConnectionRefused);
@@ -204,9 +232,6 @@ impl Transport for Fleet {
                 Fleet::bump(&mut self.counters.borrow_mut().limited_per_second, second);
                 return http(429, Some("1"), Reply::NotJson);
             }
-        }
-        if p.chain_id != "0x1" {
-            self.counters.borrow_mut().served_wrong_chain += 1;
         }
         if call.method == "eth_call" {
             self.counters.borrow_mut().revert_attempts += 1;

@@ -234,6 +234,9 @@ fn request(
             }
         };
         let result = pipeline.execute(&rt2, Call::new(method), |t| fleet.send(&call, t), &emit).await;
+        if let Ok(success) = &result {
+            fleet.answered_by(success.endpoint);
+        }
         let failure = result.as_ref().err().map(|f| f.reason.as_str());
         outcomes.borrow_mut().push(Outcome {
             ok: result.is_ok(),

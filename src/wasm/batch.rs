@@ -14,10 +14,12 @@ use web_sys::AbortSignal;
 use super::contract::kind;
 use super::core::Core;
 use super::descriptors::{self, Obj, CODE_INVALID_PARAMS};
-use super::fetch::{envelope, error_info, FetchCall};
+use super::fetch::{envelope, FetchCall};
 use super::js_runtime::JsRuntime;
+use crate::policy::classify::Reply;
 use crate::pool::batch::{execute_batch, ItemOutcome, ItemReply, MAX_BATCH};
 use crate::pool::PipelineEvent;
+use crate::runtime::Payload;
 
 fn get(target: &JsValue, key: &str) -> JsValue {
     Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
@@ -31,15 +33,11 @@ struct Item {
 
 /// Item `pos` of a round's ordered reply.
 fn split(replies: &JsValue, pos: usize) -> ItemReply<JsValue> {
-    let reply = Reflect::get_u32(replies, pos as u32).unwrap_or(JsValue::UNDEFINED);
-    if reply.is_undefined() {
-        return ItemReply::Missing;
+    match replies.batch_item(pos) {
+        Some(Reply::Result(value)) => ItemReply::Result(value),
+        Some(Reply::Error(error)) => ItemReply::Error(error),
+        _ => ItemReply::Missing,
     }
-    let error = get(&reply, "error");
-    if error.is_undefined() || error.is_null() {
-        return ItemReply::Result(get(&reply, "result"));
-    }
-    ItemReply::Error(error_info(&error))
 }
 
 fn settled(value: Option<JsValue>, reason: Option<JsValue>) -> JsValue {

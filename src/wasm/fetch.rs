@@ -162,6 +162,17 @@ impl FetchTransport {
         FetchTransport { endpoints, max_response_bytes, chain_call }
     }
 
+    /// `call` behind the chain-id check in one batch (`Purpose::CheckedRequest`;
+    /// the check's id is 0, a call's never is).
+    fn checked(&self, call: &FetchCall) -> FetchCall {
+        let body = JsString::from("[")
+            .concat(&self.chain_call.body)
+            .concat(&",".into())
+            .concat(&call.body)
+            .concat(&"]".into());
+        FetchCall { body, key: String::new(), id: 0.0, signal: call.signal.clone(), batch: Some(vec![0.0, call.id]) }
+    }
+
     /// Encodes a call; fails (with the JS error) if `params` cannot be
     /// serialised, e.g. a BigInt or a cycle.
     pub fn encode(method: &str, params: &JsValue, id: f64, signal: Option<AbortSignal>) -> Result<FetchCall, JsValue> {
@@ -182,7 +193,15 @@ impl FetchTransport {
         call: &FetchCall,
         target: AttemptTarget,
     ) -> (Observation<JsValue>, Option<JsValue>) {
-        let call = if target.purpose == Purpose::ChainId { &self.chain_call } else { call };
+        let checked;
+        let call = match target.purpose {
+            Purpose::ChainId => &self.chain_call,
+            Purpose::CheckedRequest => {
+                checked = self.checked(call);
+                &checked
+            }
+            Purpose::Request => call,
+        };
         if let Some(FetchEndpoint::Provider(provider)) = self.endpoints.get(target.endpoint) {
             if !call.signal.as_ref().is_some_and(|s| s.aborted()) {
                 return match self.provider_exchange(provider, call, target).await {
@@ -262,7 +281,15 @@ impl Transport for FetchTransport {
     type Call = FetchCall;
 
     async fn send(&self, call: &FetchCall, target: AttemptTarget) -> Observation<JsValue> {
-        let call = if target.purpose == Purpose::ChainId { &self.chain_call } else { call };
+        let checked;
+        let call = match target.purpose {
+            Purpose::ChainId => &self.chain_call,
+            Purpose::CheckedRequest => {
+                checked = self.checked(call);
+                &checked
+            }
+            Purpose::Request => call,
+        };
         match self.exchange(call, target).await {
             Ok(observation) => observation,
             Err(error) => Observation::Transport(transport_failure(&error, false)),

@@ -28,6 +28,22 @@ impl Payload for JsValue {
     fn from_text(text: String) -> Self {
         JsValue::from(text)
     }
+
+    /// An item of a batch reply the transport ordered (`fetch::summarise_batch`).
+    fn batch_item(&self, pos: usize) -> Option<Reply<Self>> {
+        if !js_sys::Array::is_array(self) {
+            return None;
+        }
+        let reply = Reflect::get_u32(self, pos as u32).unwrap_or(JsValue::UNDEFINED);
+        if !reply.is_object() {
+            return None;
+        }
+        let error = get(&reply, "error");
+        if error.is_undefined() || error.is_null() {
+            return Some(Reply::Result(get(&reply, "result")));
+        }
+        Some(Reply::Error(super::fetch::error_info(&error)))
+    }
 }
 
 /// A plain description of one observation, for the op wrapper.

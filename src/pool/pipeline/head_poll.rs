@@ -18,8 +18,8 @@
 use std::future::Future;
 use std::time::Duration;
 
+use super::chain_check::AttemptOutcome;
 use super::context::RequestContext;
-use super::hedge::AttemptOutcome;
 use super::permit::Permit;
 use super::{Call, Pipeline};
 use crate::policy::classify::{Observation, Reply};

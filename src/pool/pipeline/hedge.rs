@@ -48,18 +48,18 @@ use std::task::Poll;
 use std::time::Duration;
 
 use super::attempts::neutral;
+use super::chain_check::AttemptOutcome;
 use super::context::RequestContext;
-use super::permit::{Permit, Target};
+use super::permit::Permit;
 use super::selection::route;
 use super::{Attempts, Pipeline};
-use crate::policy::classify::rules::not_a_chain_id;
-use crate::policy::classify::{Observation, Reply};
+use crate::policy::classify::Observation;
 use crate::policy::{ErrorClass, Verdict};
 use crate::pool::events::PipelineEvent;
 use crate::pool::options::Strategy;
 use crate::pool::route_request::RouteRequest;
-use crate::pool::router::{RouterEvent, Selection};
-use crate::runtime::{AttemptTarget, Payload, Purpose, Runtime};
+use crate::pool::router::Selection;
+use crate::runtime::{AttemptTarget, Payload, Runtime};
 use crate::time::Instant;
 
 /// Timers late by less than this are ordinary event-loop jitter.
@@ -115,57 +115,7 @@ fn decisive(verdict: &Verdict) -> bool {
     !verdict.class.retryable()
 }
 
-/// One attempt on a reserved endpoint, its chain id checked first when the
-/// endpoint needs it.
-pub(super) enum AttemptOutcome<P> {
-    /// The request ran (its observation, to classify with the call's method).
-    Answered(Observation<P>),
-    /// The chain check failed: its observation and verdict stand for the attempt.
-    ChainCheckFailed(Observation<P>, Verdict),
-    /// The endpoint serves another chain: disabled, nothing to report.
-    OtherChain,
-}
-
 impl Pipeline {
-    /// The attempt on `r`: the `eth_chainId` check first if due, then the request.
-    pub(super) async fn attempt_checking_chain<R, P, F, Fut>(
-        &self,
-        cx: &RequestContext<'_, R, F>,
-        r: Target,
-        timeout: Duration,
-    ) -> AttemptOutcome<P>
-    where
-        R: Runtime,
-        P: Payload,
-        F: Fn(AttemptTarget) -> Fut,
-        Fut: Future<Output = Observation<P>>,
-    {
-        let (runtime, attempt, emit) = (cx.runtime, cx.attempt, cx.emit);
-        if r.check_chain {
-            let obs = attempt(AttemptTarget { endpoint: r.endpoint, timeout, purpose: Purpose::ChainId }).await;
-            let verdict = self.classifier.classify("eth_chainId", &obs, runtime.unix_time());
-            let id = match (&obs, verdict.class) {
-                (Observation::Http { reply: Reply::Result(p), .. }, ErrorClass::Success) => p.quantity(),
-                _ => None,
-            };
-            let Some(id) = id else {
-                let verdict = if verdict.class == ErrorClass::Success { not_a_chain_id() } else { verdict };
-                return AttemptOutcome::ChainCheckFailed(obs, verdict);
-            };
-            let mismatch = self.router.borrow_mut().chain_checked(r.endpoint, id, runtime.now());
-            if let Some(RouterEvent::ChainMismatch { endpoint, expected, got }) = mismatch {
-                emit(PipelineEvent::ChainMismatch { endpoint, expected, got });
-                return AttemptOutcome::OtherChain;
-            }
-            // Verified: requests that waited for this answer go now.
-            self.wake_waiters(true);
-        }
-        let timeout = timeout.min(cx.deadline.saturating_since(runtime.now()));
-        AttemptOutcome::Answered(
-            attempt(AttemptTarget { endpoint: r.endpoint, timeout, purpose: Purpose::Request }).await,
-        )
-    }
-
     /// One attempt on the reserved endpoint (chain check included); a
     /// hedgeable read whose hedge delay is shorter than its timeout is
     /// raced by a hedge as the module doc describes. `None`: the endpoint

@@ -226,7 +226,7 @@ fn a_hedge_to_a_node_on_another_chain_is_void_and_disables_it() {
     let ok = ok.unwrap();
     assert_eq!((ok.endpoint, took, ok.attempts.len()), (0, 1500, 1));
     assert!(h.events.borrow().iter().any(|e| matches!(e, PipelineEvent::ChainMismatch { endpoint: 1, .. })));
-    assert_eq!(h.net.calls(1), 0, "nothing but its chain id was asked");
+    assert_eq!((h.net.exchanges(1), h.net.batches(1)), (1, 1), "the read rode with the check; its answer was dropped");
 }
 
 #[test]

@@ -50,6 +50,18 @@ impl Router {
         self.take_chain(endpoint, chain_id, now)
     }
 
+    /// Whether `endpoint` refused a batch (its chain checks go alone).
+    pub fn refuses_batches(&self, endpoint: usize) -> bool {
+        self.endpoints.get(endpoint).is_some_and(|e| e.refuses_batches)
+    }
+
+    /// `endpoint` refused a batch: its chain checks go alone from now on.
+    pub fn note_batches_refused(&mut self, endpoint: usize) {
+        if let Some(ep) = self.endpoints.get_mut(endpoint) {
+            ep.refuses_batches = true;
+        }
+    }
+
     /// Takes an endpoint's chain id as this router's own, whoever checked
     /// it (an adopted check is not shared again: it came from the realm).
     pub(super) fn take_chain(&mut self, endpoint: usize, chain_id: u64, now: Instant) -> Option<RouterEvent> {
