@@ -153,15 +153,17 @@ test('a 20 MiB request grows wasm memory by at most its size (params cross into 
 });
 
 test('close() rejects requests stuck on a hung node within one event-loop turn and aborts their fetches', async () => {
-  const hung = await node([{ hang: true }]);
+  // Its first request answers (its chain check rides with it); then it hangs.
+  const hung = await node([{ result: '0x' }, { hang: true }]);
   const { relayer } = relayerOf([hung.url], { chainId: 1, hedge: false, attemptTimeoutMs: 10_000 });
+  await relayer.request({ method: 'eth_getCode', params: ['0x' + '0'.repeat(40), 'latest'] });
   const pending = [
     relayer.request({ method: 'eth_blockNumber' }),
     relayer.request({ method: 'eth_getBalance', params: ['0x' + '0'.repeat(40), 'latest'] }),
     relayer.batch([{ method: 'eth_gasPrice' }, { method: 'eth_chainId' }]),
   ].map((p) => p.then(() => 'resolved', (e) => e));
-  for (let i = 0; i < 200 && hung.count() < 3; i += 1) await new Promise((r) => setTimeout(r, 5));
-  assert.equal(hung.count(), 3, 'all three reached the node and hang there');
+  for (let i = 0; i < 200 && hung.count() < 4; i += 1) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(hung.count(), 4, 'all three reached the node and hang there');
   const closing = relayer.close();
   const turn = new Promise((r) => setImmediate(() => r('still pending after one turn')));
   const outcomes = await Promise.race([Promise.all(pending), turn]);

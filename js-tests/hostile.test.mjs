@@ -115,7 +115,8 @@ test('a batch answered with missing, duplicated and extra ids: the missing ones 
 test('numbers beyond 2^256 and absurd heads pass through or are ignored, never crash the pool', async () => {
   const huge = `0x${'f'.repeat(80)}`;
   const weird = await node([{ raw: `{"jsonrpc":"2.0","id":1,"result":${'9'.repeat(400)}}` }, { result: huge }, { result: '0x10' }]);
-  const relayer = new FaultTolerantRelayer([weird.url], { ...fast, maxRetries: 0 });
+  // No chain check: each scripted reply answers one request (a raw body to a check's batch is a refusal of batches).
+  const relayer = new FaultTolerantRelayer([weird.url], { ...fast, maxRetries: 0, checkChainId: false });
   const outcomes = [];
   for (let i = 0; i < 3; i += 1) outcomes.push(await relayer.request({ method: 'eth_blockNumber' }).then((v) => v, (e) => e));
   assert.ok(outcomes[0] === Infinity || isBreakwaterError(outcomes[0]), String(outcomes[0]));

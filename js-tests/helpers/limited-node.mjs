@@ -1,8 +1,8 @@
 // Loopback JSON-RPC nodes behind one rate-limited API key, the way a provider's key limits every
 // URL it is used on: `startLimitedKey({ perSecond, urls })` serves `urls` nodes that share one
 // counter of requests per second (fixed one-second windows); beyond it, a 429 with
-// `Retry-After: 1`. Every request counts, chain checks included (CORS preflights do not); counts
-// are per outcome. `chainIdMs` delays the answers to `eth_chainId` (counted on arrival), the
+// `Retry-After: 1`. Every request counts, chain checks included, each item of a batch as one
+// (CORS preflights do not); counts are per outcome. `chainIdMs` delays the answers to `eth_chainId` (counted on arrival), the
 // way a cold provider answers the first request slowly.
 import http from 'node:http';
 
@@ -26,22 +26,25 @@ export async function startLimitedKey({ perSecond, urls = 2, retryAfter = '1', c
       req.on('end', () => {
         let body = null;
         try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { /* counted anyway */ }
+        // A batch's items count one each, as providers count them.
+        const items = Array.isArray(body) ? body : [body];
         const second = Math.floor(Date.now() / 1000);
         if (second !== window) { window = second; inWindow = 0; windows.push({ at: second, served: 0, limited: 0 }); }
-        inWindow += 1;
+        inWindow += items.length;
         if (inWindow > perSecond) {
-          counts.limited += 1;
-          windows.at(-1).limited += 1;
+          counts.limited += items.length;
+          windows.at(-1).limited += items.length;
           res.writeHead(429, { 'content-type': 'application/json', 'retry-after': retryAfter });
-          return res.end(JSON.stringify({ jsonrpc: '2.0', id: body && body.id, error: { code: 429, message: 'Too Many Requests' } }));
+          return res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: 429, message: 'Too Many Requests' } }));
         }
-        counts.served += 1;
-        windows.at(-1).served += 1;
-        const chainId = body && body.method === 'eth_chainId';
+        counts.served += items.length;
+        windows.at(-1).served += items.length;
+        const chainId = items.some((m) => m && m.method === 'eth_chainId');
         if (chainId) counts.chainChecks += 1;
         const answer = () => {
+          const reply = (m) => ({ jsonrpc: '2.0', id: m && m.id, result: '0x1' });
           res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ jsonrpc: '2.0', id: body && body.id, result: '0x1' }));
+          res.end(JSON.stringify(Array.isArray(body) ? body.map(reply) : reply(body)));
         };
         if (chainId && chainIdMs > 0) setTimeout(answer, chainIdMs);
         else answer();

@@ -23,6 +23,10 @@
 //   { …, chainCheckToo: true }      the chain-id check gets this behaviour too (a bad key refuses everything)
 // A batch body (a JSON array) is answered item by item with the current
 // result/error/resultFor behaviour; HTTP-level behaviours apply to the whole.
+// The relayer's first read of a new endpoint rides behind the check in one
+// batch (`[eth_chainId id 0, call]`): counted as that call and as a chain
+// check (`batchedChecks()` says how many came that way), the check's item
+// answered as a lone check would be, the call's by the script.
 import http from 'node:http';
 
 const HTML = '<html><head><title>502 Bad Gateway</title></head><body>cloudflare</body></html>';
@@ -47,13 +51,17 @@ export async function startMockNode(script = [{ result: '0x1' }], { host = '127.
     req.on('end', () => {
       let body = null;
       try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { /* counted anyway */ }
-      const chainCheck = Boolean(body && body.method === 'eth_chainId' && body.id === 0);
+      const isCheck = (m) => Boolean(m && m.method === 'eth_chainId' && m.id === 0);
+      const chainCheck = isCheck(body);
+      const checked = Array.isArray(body) && body.length === 2 && isCheck(body[0]) && !isCheck(body[1]);
+      const call = checked ? body[1] : body;
       requests.push({
-        method: body && body.method, params: body && body.params, batch: Array.isArray(body) ? body.length : null,
-        url: req.url, at: Date.now(), chainCheck, headers: req.headers,
+        method: call && call.method, params: call && call.params, batch: Array.isArray(call) ? call.length : null,
+        url: req.url, at: Date.now(), chainCheck, batchedCheck: checked, headers: req.headers,
       });
       if (chainCheck && !behaviours[0].proxy && !behaviours[0].chainCheckToo) return respond(res, chainAnswer(), body, Buffer.concat(chunks));
       const behaviour = behaviours.length > 1 ? behaviours.shift() : behaviours[0];
+      if (checked) return respondChecked(res, behaviour, body, Buffer.concat(chunks), chainAnswer);
       respond(res, behaviour, body, Buffer.concat(chunks));
     });
   });
@@ -72,8 +80,13 @@ export async function startMockNode(script = [{ result: '0x1' }], { host = '127.
      * relayer's one-time chain-id check of a new endpoint is counted apart
      * (`chainChecks()`), unless asked for by method name.
      */
-    count: (method) => requests.filter((r) => (method === undefined ? !r.chainCheck : r.method === method)).length,
-    chainChecks: () => requests.filter((r) => r.chainCheck).length,
+    count: (method) => requests.filter((r) => (method === undefined ? !r.chainCheck
+      : r.method === method || (method === 'eth_chainId' && r.batchedCheck))).length,
+    chainChecks: () => requests.filter((r) => r.chainCheck || r.batchedCheck).length,
+    /** Chain checks that came in one batch with a call. */
+    batchedChecks: () => requests.filter((r) => r.batchedCheck).length,
+    /** HTTP requests received, chain checks included. */
+    exchanges: () => requests.length,
     /** Requests the client gave up on (closed before an answer was sent). */
     aborts: () => aborted,
     requests,
@@ -135,6 +148,39 @@ function respond(res, b, body, rawBody) {
     return json(200, { jsonrpc: '2.0', id, result: method in b.resultFor ? b.resultFor[method] : '0x1' });
   }
   return json(200, { jsonrpc: '2.0', id, result: b.result === undefined ? '0x1' : b.result });
+}
+
+// `[eth_chainId, call]`: HTTP-level behaviours (status, hang, html, raw,
+// proxy, a custom batch) answer the whole body; others answer the call's
+// item, and the check's item is answered as a lone check would be (or by
+// the behaviour too, with `chainCheckToo`).
+function respondChecked(res, b, body, rawBody, chainAnswer) {
+  if (b.delayMs) {
+    setTimeout(() => respondChecked(res, b.then || { result: '0x1' }, body, rawBody, chainAnswer), b.delayMs);
+    return;
+  }
+  if (b.proxy || b.hang || b.status !== undefined || b.html || b.raw !== undefined || b.batch) {
+    return respond(res, b, body, rawBody);
+  }
+  const [check, call] = body;
+  const item = (behaviour, m) => {
+    if (behaviour.error) return JSON.stringify({ jsonrpc: '2.0', id: m.id, error: behaviour.error });
+    if (behaviour.wrongId) return JSON.stringify({ jsonrpc: '2.0', id: 987654321, result: '0xdead' });
+    if (behaviour.rawResult !== undefined) return `{"jsonrpc":"2.0","id":${JSON.stringify(m.id)},"result":${behaviour.rawResult}}`;
+    const result = behaviour.resultFor ? (m.method in behaviour.resultFor ? behaviour.resultFor[m.method] : '0x1')
+      : behaviour.result === undefined ? '0x1' : behaviour.result;
+    return JSON.stringify({ jsonrpc: '2.0', id: m.id, result });
+  };
+  const send = (checkReply) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(`[${checkReply},${item(b, call)}]`);
+  };
+  const answer = chainAnswer();
+  if (b.chainCheckToo || !answer.proxy) return send(item(b.chainCheckToo ? b : answer, check));
+  // A node fronting a real one while it plays a fault: the real node answers the check.
+  fetch(answer.proxy, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(check) })
+    .then((upstream) => upstream.text())
+    .then(send, () => { res.writeHead(502); res.end('upstream unreachable'); });
 }
 
 /** A loopback URL on which nothing listens (connection refused). */

@@ -210,7 +210,15 @@ impl FetchTransport {
                 };
             }
         }
-        (self.send(call, target).await, None)
+        (self.observe(call, target).await, None)
+    }
+
+    /// One exchange of `call` as prepared (the purpose already applied).
+    async fn observe(&self, call: &FetchCall, target: AttemptTarget) -> Observation<JsValue> {
+        match self.exchange(call, target).await {
+            Ok(observation) => observation,
+            Err(error) => Observation::Transport(transport_failure(&error, false)),
+        }
     }
 
     async fn exchange(&self, call: &FetchCall, target: AttemptTarget) -> Result<Observation<JsValue>, JsValue> {
@@ -290,10 +298,7 @@ impl Transport for FetchTransport {
             }
             Purpose::Request => call,
         };
-        match self.exchange(call, target).await {
-            Ok(observation) => observation,
-            Err(error) => Observation::Transport(transport_failure(&error, false)),
-        }
+        self.observe(call, target).await
     }
 }
 

@@ -14,10 +14,11 @@
 //!     [eth_chainId, call] as one attempt
 //!       both items back, the chain verified ─────────────► the call's item is the answer
 //!       both items back, another chain ──────────────────► OtherChain (answer dropped)
-//!       no answer, 429, 5xx, 401/403, or the check's item
-//!       rate-limited or refused ─────────────────────────► ChainCheckFailed
-//!       the node refused the batch (4xx, one error object,
-//!       not an array, no check item) ─► remembered for the endpoint;
+//!       no answer, 429, 5xx, 401/403, a body that is no JSON,
+//!       or the check's item rate-limited or refused ─────► ChainCheckFailed
+//!       the node refused the batch (400/404/405/413/415/422, or
+//!       JSON that is no batch reply: one error object, one answer,
+//!       no check item) ──────────────► remembered for the endpoint;
 //!                                        check, then ask, in this attempt
 //!   otherwise: the check alone, then (verified) the request
 //! ```
@@ -58,6 +59,12 @@ pub(super) enum Batched<P> {
     Failed(Observation<P>, Verdict),
     /// The node does not take batches.
     Refused,
+}
+
+/// Whether a body was JSON (so a node that answered it read our request).
+enum Shape {
+    Json,
+    Other,
 }
 
 /// Statuses with which a node refuses a batch it cannot read (bad request,
@@ -160,9 +167,16 @@ impl Pipeline {
             _ => None,
         };
         let Some((check, call)) = items else {
+            let reply_kind = match reply {
+                Reply::Result(_) | Reply::Error(_) | Reply::Malformed | Reply::WrongId => Shape::Json,
+                Reply::NotJson | Reply::TooLarge | Reply::InexactNumber => Shape::Other,
+            };
             let obs = Observation::Http { status, retry_after, reply };
             let verdict = self.classifier.classify("eth_chainId", &obs, cx.runtime.unix_time());
-            let refused = ((200..300).contains(&status) || refuses_batch(status)) && !unwell(&verdict);
+            // A JSON answer that is no batch reply is a node that reads only single requests; a
+            // body that is no JSON at all (a gateway's error page) says nothing of batches.
+            let answered = (200..300).contains(&status) && matches!(reply_kind, Shape::Json);
+            let refused = (answered || refuses_batch(status)) && !unwell(&verdict);
             return if refused { Batched::Refused } else { Batched::Failed(obs, verdict) };
         };
         let check = Observation::Http { status, retry_after: retry_after.clone(), reply: check };

@@ -144,6 +144,8 @@ fn each_shape_of_a_batch_reply_reads_as_the_module_doc_says() {
     assert_eq!(split(200, not_found().unwrap()), "refused", "one error object: batches not supported");
     assert_eq!(split(200, Reply::Result("0x1".into())), "refused", "a single answer to a batch");
     assert_eq!(split(200, Reply::Malformed), "refused");
+    assert_eq!(split(200, Reply::NotJson), "failed", "a gateway's error page says nothing of batches");
+    assert_eq!(split(200, Reply::TooLarge), "failed");
     for status in [400, 404, 405, 413, 415, 422] {
         assert_eq!(split(status, Reply::NotJson), "refused", "{status}");
     }
