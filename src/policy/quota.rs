@@ -424,4 +424,6 @@ impl QuotaGroup {
 mod bucket;
 mod fleet;
 #[cfg(test)]
+mod fleet_window_tests;
+#[cfg(test)]
 mod tests;

@@ -9,8 +9,18 @@
 //!   a 429 lowers the rate ──► take_decrease() ──► the fleet hears the plan
 //!   hear_plan(rate) ──► lower to it (never raise), as if limited here
 //! ```
+//! A plan kept in every second asks the fleet's bucket for burst + rate =
+//! the plan (`fleet_terms`), so the fleet keeps every second within it too.
 
 use super::{QuotaDenied, QuotaGroup};
+
+/// The share of a per-second plan a fleet's bucket holds as burst (the
+/// rest is its rate: burst + rate = the plan, see `fleet_terms`). Larger
+/// bursts cost sustained rate; smaller ones, store round trips (members
+/// lease in shares of the burst). Measured on four processes at 78 % of a
+/// 1,200 CU/s key: 0.2 gave no 429s, p99 32–48 ms and 0.85 store scripts
+/// per request; 0.1, 3.8 scripts per request.
+pub const FLEET_WINDOW_BURST: f64 = 0.2;
 use crate::policy::lease::{Lease, LeaseAsk, LeaseGrant, DEFAULT_PERIOD};
 use crate::time::Instant;
 
@@ -62,10 +72,29 @@ impl QuotaGroup {
         if self.ask.is_some() {
             return;
         }
-        let (rate, burst) = (self.allowed, self.burst);
+        let (rate, burst) = self.fleet_terms();
         let recent = self.observed_rate(now);
         if let Some(lease) = self.lease.as_mut() {
             self.ask = lease.ask(now, recent, rate, burst);
+        }
+    }
+
+    /// The terms the fleet's bucket is asked to keep (rate, burst). A plan
+    /// kept in every second (no configured `burst`: `policy::plan_window`)
+    /// is kept so fleet-wide: a token bucket lets `burst + rate × T`
+    /// through in any span T, so the fleet's bucket runs at
+    /// [`FLEET_WINDOW_BURST`] of the allowed rate as burst and the rest as
+    /// rate, and no second of the whole fleet carries more than the plan.
+    /// Each member's own window cannot do that: it sees only its own
+    /// charges, and at the plan's full rate and burst, a fleet of four near
+    /// its limit met 429s every few seconds, whose halvings left it queueing
+    /// for seconds below its demand (a new user's run). A configured burst
+    /// is token-bucket terms already, and is asked as it is.
+    fn fleet_terms(&self) -> (f64, f64) {
+        if self.config.burst <= 0.0 && self.config.plan().is_finite() {
+            (self.allowed * (1.0 - FLEET_WINDOW_BURST), self.allowed * FLEET_WINDOW_BURST)
+        } else {
+            (self.allowed, self.burst)
         }
     }
 
