@@ -291,6 +291,9 @@ test('bad store options are typed errors that name the field', () => {
     [{ redis: 'http://127.0.0.1:6379' }, 'fleet.redis'],
     [{ redis: 42 }, 'fleet.redis'],
     [{ redis: { url: 'localhost' } }, 'fleet.redis.url'],
+    // Nowhere to connect: node-redis would take localhost:6379, perhaps another application's Redis.
+    [{ redis: { uri: 'redis://127.0.0.1:16399' } }, 'fleet.redis'],
+    [{ redis: { password: 'p' } }, 'fleet.redis'],
     [{ redis: 'redis://127.0.0.1:1', prefix: 'a b' }, 'fleet.prefix'],
     [{ prefix: 'p:' }, 'fleet.prefix'],
     [{ tabs: 'yes' }, 'fleet.tabs'],
@@ -298,6 +301,8 @@ test('bad store options are typed errors that name the field', () => {
   for (const [fleet, field] of cases) {
     assert.throws(() => new FaultTolerantRelayer(['http://127.0.0.1:1'], { fleet }), (e) => e instanceof ConfigError && e.field === field, JSON.stringify(fleet));
   }
+  assert.throws(() => new FaultTolerantRelayer(['http://127.0.0.1:1'], { fleet: { redis: { uri: 'redis://127.0.0.1:16399' } } }),
+    /did you mean `url` for `uri`/);
   const first = new FaultTolerantRelayer(['http://127.0.0.1:1'], { fleet: { redis: 'redis://127.0.0.1:1' } });
   assert.throws(() => new FaultTolerantRelayer(['http://127.0.0.1:1'], { fleet: { redis: 'redis://127.0.0.1:2' } }),
     (e) => e instanceof ConfigError && e.field === 'fleet.redis' && /another store/.test(e.message));

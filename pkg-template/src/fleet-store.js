@@ -153,6 +153,12 @@ function readStoreOptions(fleet) {
   if (redis.url !== undefined && (typeof redis.url !== 'string' || !/^rediss?:\/\//.test(redis.url))) {
     throw invalidStore('fleet.redis.url', 'must start with redis:// or rediss://');
   }
+  // Options that say nowhere to connect would reach node-redis's default, localhost:6379 (perhaps
+  // another application's Redis): a misspelt `url` must not land there.
+  if (redis.url === undefined && (redis.socket === null || typeof redis.socket !== 'object')) {
+    const hint = ['uri', 'URL', 'href', 'host', 'address'].find((k) => redis[k] !== undefined);
+    throw invalidStore('fleet.redis', `createClient options need \`url\` or \`socket\` (where to connect)${hint ? `: did you mean \`url\` for \`${hint}\`?` : ''}`);
+  }
   return { prefix, client: null, options: redis, identity: `${JSON.stringify(redis.url)}\n${prefix}` };
 }
 

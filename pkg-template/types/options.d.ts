@@ -288,7 +288,8 @@ export interface Logger {
 
 /**
  * node-redis `createClient` options (`url`, `username`, `password`, `socket: { tls, … }`, …), passed through
- * as they are (node-redis checks them).
+ * as they are (node-redis checks them). They must say where to connect (`url` or `socket`): options without
+ * either are a `ConfigError` rather than node-redis's default `localhost:6379`.
  */
 export type RedisStoreOptions = { url?: string; [option: string]: unknown };
 /**
