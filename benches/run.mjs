@@ -12,12 +12,13 @@ import { faults, faultsTable } from './faults.mjs';
 import { sizes, sizeTable } from './size.mjs';
 import { coldStart, coldTable } from './coldstart.mjs';
 import { policyCostWasm } from './policy-wasm.mjs';
+import { firstAnswer, firstAnswerTable } from './first-answer.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const smoke = process.argv.includes('--smoke');
 const settings = smoke
-  ? { overhead: { requests: 40, levels: [1, 8] }, load: { clients: 2, rate: 5, seconds: 1, grace: 1000 }, coldRuns: 1, policyN: 1000 }
-  : { overhead: { requests: 3000, levels: [1, 32, 256] }, load: { clients: 20, rate: 10, seconds: 6, grace: 12000 }, coldRuns: 3, policyN: 300000 };
+  ? { overhead: { requests: 40, levels: [1, 8] }, load: { clients: 2, rate: 5, seconds: 1, grace: 1000 }, coldRuns: 1, policyN: 1000, firstRuns: 1 }
+  : { overhead: { requests: 3000, levels: [1, 32, 256] }, load: { clients: 20, rate: 10, seconds: 6, grace: 12000 }, coldRuns: 3, policyN: 300000, firstRuns: 5 };
 
 const version = (pkg) => JSON.parse(readFileSync(join(root, 'node_modules', pkg, 'package.json'), 'utf8')).version;
 const log = (...a) => console.error('[bench]', ...a);
@@ -57,6 +58,8 @@ try {
   log('cold start');
   await fleet.reset();
   const cold = await coldStart(fleet.urls[0], size, settings.coldRuns);
+  log('first answer');
+  const first = await firstAnswer({ runs: settings.firstRuns, rttMs: 100 });
 
   const machine = `${cpus().length} cores (${cpus()[0] && cpus()[0].model}), Node ${process.version}`;
   report = `# Benchmarks: breakwater-rpc and its peers, same run
@@ -78,7 +81,10 @@ ${faultsTable(fault)}
 ${sizeTable(size)}
 ## Cold start: import to first answered call (median of ${settings.coldRuns})
 
-${coldTable(cold)}`;
+${coldTable(cold)}
+## A new client's first answer from a node 100 ms away (a fresh node per run, median of ${settings.firstRuns})
+
+${firstAnswerTable(first, 100)}`;
 } finally {
   fleet.stop();
 }

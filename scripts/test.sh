@@ -18,6 +18,8 @@ echo "== cargo test (native, simulated clock)"
 cargo test --locked
 echo "== build the npm package"
 node scripts/build.mjs
+echo "== size budget (the minimal app, gzip, within 5 % of benches/size-budget.json)"
+node benches/size-budget.mjs
 echo "== node --test js-tests/"
 node --test --test-concurrency=1 js-tests/
 echo "== benchmark smoke run (every part of benches/ still works; numbers mean nothing)"
