@@ -194,6 +194,30 @@ test('close() ends an executeRpcWithRetry operation in flight: its signal aborts
   assert.ok(timers() < before, 'the 60 s attempt timer was cleared');
 });
 
+test('many executeRpcWithRetry operations at once: no leak warning, and close() still ends every one', async () => {
+  const n = await node([{ result: '0x1' }]);
+  const { relayer } = relayerOf([n.url], { chainId: 1, attemptTimeoutMs: 60_000 });
+  const warnings = [];
+  const onWarning = (w) => warnings.push(w.name);
+  process.on('warning', onWarning);
+  try {
+    let started = 0;
+    const all = Array.from({ length: 25 }, () => relayer.executeRpcWithRetry((provider, { signal }) => {
+      started += 1;
+      return new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    }).then(() => 'resolved', (e) => e));
+    for (let i = 0; i < 100 && started < 25; i += 1) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(started, 25);
+    await relayer.close();
+    const outcomes = await Promise.race([Promise.all(all), new Promise((r) => setImmediate(() => r('still pending')))]);
+    assert.ok(Array.isArray(outcomes) && outcomes.every(isClosedError), String(outcomes));
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(warnings.filter((w) => w === 'MaxListenersExceededWarning'), [], 'one close listener, not one per attempt');
+  } finally {
+    process.off('warning', onWarning);
+  }
+});
+
 test('a request no endpoint can take before its deadline fails at once and says how soon one could', async () => {
   const n = await node([{ status: 503 }]);
   const { relayer } = relayerOf([n.url], { deadlineMs: 1000, maxRetries: 0, breaker: { consecutiveFailures: 1 } });

@@ -7,6 +7,21 @@ import { engineCall } from './descriptors.js';
 import { abortable, invalid } from './calls.js';
 import { observe } from './observe.js';
 
+// close() reaches every attempt in flight through one listener on the relayer's signal, not one per
+// attempt: Node warns of a possible leak past ten listeners on one signal (eleven operations at once).
+const closeWatchers = new WeakMap();
+function whenClosed(closer, fn) {
+  let watchers = closeWatchers.get(closer);
+  if (!watchers) {
+    const all = new Set();
+    watchers = all;
+    closeWatchers.set(closer, all);
+    closer.addEventListener('abort', () => { for (const w of [...all]) w(); all.clear(); }, { once: true });
+  }
+  watchers.add(fn);
+  return () => watchers.delete(fn);
+}
+
 /**
  * One attempt of an executeRpcWithRetry operation, reported to the engine
  * as `{ ok, value }` or `{ ok: false, error, observation }`. It never
@@ -18,15 +33,15 @@ export async function runAttempt(engine, op, endpoint, index, attemptNumber, tim
   const forward = () => controller.abort(outer.reason);
   if (outer) outer.addEventListener('abort', forward, { once: true });
   let timer;
-  let onClose;
+  let unwatch = () => {};
   const timedOut = new Promise((resolve) => {
     // close(): the operation's signal aborts and the attempt ends now (no timer left behind).
-    onClose = () => {
+    const onClose = () => {
       controller.abort(closer.reason);
       resolve({ ok: false, error: closer.reason, observation: { transport: 'aborted' } });
     };
     if (closer.aborted) onClose();
-    else closer.addEventListener('abort', onClose, { once: true });
+    else unwatch = whenClosed(closer, onClose);
     timer = setTimeout(() => {
       const error = new TransportError({ kind: 'transport', code: -32002, transport: 'timeout', endpoint,
         message: `operation timed out after ${timeoutMs} ms on ${endpoint}` });
@@ -56,6 +71,6 @@ export async function runAttempt(engine, op, endpoint, index, attemptNumber, tim
   } finally {
     clearTimeout(timer);
     if (outer) outer.removeEventListener('abort', forward);
-    closer.removeEventListener('abort', onClose);
+    unwatch();
   }
 }
