@@ -93,3 +93,30 @@ test('a fresh node on another chain: its first read is dropped, whatever it answ
   assert.ok(isNoEndpointError(error), `${error && error.name}: ${error && error.message}`);
   assert.equal(wrong.batchedChecks(), 1);
 });
+
+test('a node that answers batches with an HTML page (200) but single requests with JSON serves from the first read', async () => {
+  const http = await import('node:http');
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      seen.push(Array.isArray(body) ? 'batch' : body.method);
+      if (Array.isArray(body)) {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        return res.end('<html><body>batches are not supported here</body></html>');
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: body.method === 'eth_chainId' ? '0x1' : '0x55' }));
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  after(() => new Promise((r) => { server.closeAllConnections(); server.close(r); }));
+  const r = relayerOf([`http://127.0.0.1:${server.address().port}`], { chainId: 1, chainRecheckMs: 30 });
+  assert.equal(await r.request({ method: 'eth_getBalance', params: ['0x' + '4'.repeat(40), 'latest'] }), '0x55');
+  assert.deepEqual(seen, ['batch', 'eth_chainId', 'eth_getBalance']);
+  await new Promise((done) => setTimeout(done, 40));
+  await r.request({ method: 'eth_getCode', params: ['0x' + '4'.repeat(40), 'latest'] });
+  assert.deepEqual(seen.slice(3), ['eth_chainId', 'eth_getCode'], 'remembered: the re-check went alone');
+});

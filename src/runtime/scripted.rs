@@ -41,6 +41,7 @@ pub struct ScriptedTransport {
     chain_checks: RefCell<Vec<usize>>,
     batches: RefCell<Vec<usize>>,
     batch_refusers: RefCell<Vec<usize>>,
+    batch_pages: RefCell<Vec<usize>>,
     exchanges: RefCell<Vec<usize>>,
 }
 
@@ -58,6 +59,7 @@ impl ScriptedTransport {
             chain_checks: RefCell::default(),
             batches: RefCell::default(),
             batch_refusers: RefCell::default(),
+            batch_pages: RefCell::default(),
             exchanges: RefCell::default(),
         }
     }
@@ -94,6 +96,11 @@ impl ScriptedTransport {
     /// Makes `endpoint` refuse JSON-RPC batches (HTTP 400, nothing served).
     pub fn refuse_batches(&self, endpoint: usize) {
         self.batch_refusers.borrow_mut().push(endpoint);
+    }
+
+    /// Makes `endpoint` answer JSON-RPC batches with an HTML page (HTTP 200).
+    pub fn page_batches(&self, endpoint: usize) {
+        self.batch_pages.borrow_mut().push(endpoint);
     }
 
     /// How many `[eth_chainId, call]` batches `endpoint` was sent (refused ones too).
@@ -156,6 +163,9 @@ impl ScriptedTransport {
         self.batches.borrow_mut().push(target.endpoint);
         if self.batch_refusers.borrow().contains(&target.endpoint) {
             return Observation::Http { status: 400, retry_after: None, reply: Reply::NotJson };
+        }
+        if self.batch_pages.borrow().contains(&target.endpoint) {
+            return Observation::Http { status: 200, retry_after: None, reply: Reply::NotJson };
         }
         let began = self.runtime.now();
         let check = match self.check(target).await {

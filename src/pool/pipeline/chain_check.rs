@@ -14,8 +14,10 @@
 //!     [eth_chainId, call] as one attempt
 //!       both items back, the chain verified ─────────────► the call's item is the answer
 //!       both items back, another chain ──────────────────► OtherChain (answer dropped)
-//!       no answer, 429, 5xx, 401/403, a body that is no JSON,
-//!       or the check's item rate-limited or refused ─────► ChainCheckFailed
+//!       no answer, 429, 5xx, 401/403, or the check's item
+//!       rate-limited or refused ─────────────────────────► ChainCheckFailed
+//!       a 2xx body that is no JSON (a gateway's page) ──► check alone in this
+//!         attempt; a lone check that is read ─► the node refuses batches (remembered)
 //!       the node refused the batch (400/404/405/413/415/422, or
 //!       JSON that is no batch reply: one error object, one answer,
 //!       no check item) ──────────────► remembered for the endpoint;
@@ -59,6 +61,9 @@ pub(super) enum Batched<P> {
     Failed(Observation<P>, Verdict),
     /// The node does not take batches.
     Refused,
+    /// The batch got a body that is no JSON (a gateway's error page): the
+    /// node may refuse batches, or be unwell. A lone check tells which.
+    Unreadable,
 }
 
 /// Whether a body was JSON (so a node that answered it read our request).
@@ -99,6 +104,7 @@ impl Pipeline {
         if r.check_chain {
             let lone_check = cx.call.method == "eth_chainId";
             let batch = !lone_check && cx.info.known_read && !self.router.borrow().refuses_batches(r.endpoint);
+            let mut unreadable = false;
             if batch {
                 let target = AttemptTarget { endpoint: r.endpoint, timeout, purpose: Purpose::CheckedRequest };
                 match self.split_checked(cx, attempt(target).await) {
@@ -110,12 +116,18 @@ impl Pipeline {
                     }
                     Batched::Failed(obs, verdict) => return AttemptOutcome::ChainCheckFailed(obs, verdict),
                     Batched::Refused => self.router.borrow_mut().note_batches_refused(r.endpoint),
+                    Batched::Unreadable => unreadable = true,
                 }
             }
             let remaining = timeout.min(cx.deadline.saturating_since(runtime.now()));
             let target = AttemptTarget { endpoint: r.endpoint, timeout: remaining, purpose: Purpose::ChainId };
             match self.verify_chain(cx, r.endpoint, attempt(target).await) {
-                AttemptOutcome::Answered(_) if !lone_check => {}
+                AttemptOutcome::Answered(_) if !lone_check => {
+                    if unreadable {
+                        // The lone check was read where the batch was not: it is the batches.
+                        self.router.borrow_mut().note_batches_refused(r.endpoint);
+                    }
+                }
                 verified_or_failed => return verified_or_failed,
             }
         }
@@ -175,9 +187,13 @@ impl Pipeline {
             let verdict = self.classifier.classify("eth_chainId", &obs, cx.runtime.unix_time());
             // A JSON answer that is no batch reply is a node that reads only single requests; a
             // body that is no JSON at all (a gateway's error page) says nothing of batches.
-            let answered = (200..300).contains(&status) && matches!(reply_kind, Shape::Json);
-            let refused = (answered || refuses_batch(status)) && !unwell(&verdict);
-            return if refused { Batched::Refused } else { Batched::Failed(obs, verdict) };
+            let ok = (200..300).contains(&status);
+            let refused = ((ok && matches!(reply_kind, Shape::Json)) || refuses_batch(status)) && !unwell(&verdict);
+            return match (refused, ok && matches!(reply_kind, Shape::Other)) {
+                (true, _) => Batched::Refused,
+                (false, true) => Batched::Unreadable,
+                (false, false) => Batched::Failed(obs, verdict),
+            };
         };
         let check = Observation::Http { status, retry_after: retry_after.clone(), reply: check };
         if let Observation::Http { reply: Reply::Error(_), .. } = &check {

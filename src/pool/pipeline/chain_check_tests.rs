@@ -86,6 +86,33 @@ fn a_node_that_refuses_batches_is_checked_alone_in_the_same_attempt_and_remember
 }
 
 #[test]
+fn a_node_that_answers_batches_with_a_page_is_checked_alone_and_then_known_to_refuse_them() {
+    // Found by a new user: a node serving single requests but an HTML page (200) for batches
+    // failed every attempt, each one a batch again.
+    let mut raw = opts();
+    raw.pool.chain_recheck = MS(1000);
+    let h = harness(vec![vec![Answer("0x7")]], raw);
+    h.net.page_batches(0);
+    let ok = h.run("eth_getBalance").unwrap();
+    assert_eq!((ok.value, ok.attempts.len()), (SuccessValue::Result("0x7".to_string()), 1));
+    assert_eq!((h.net.batches(0), h.net.chain_checks(0), h.net.exchanges(0)), (1, 1, 3), "the page, check, call");
+    assert!(h.pipeline.with_router(|r| r.refuses_batches(0)), "the lone check was read: it is the batches");
+    h.rt.block_on(h.rt.sleep(MS(1000))).unwrap();
+    h.run("eth_getBalance").unwrap();
+    assert_eq!((h.net.batches(0), h.net.exchanges(0)), (1, 5), "the re-check went alone");
+}
+
+#[test]
+fn a_page_for_the_batch_and_for_the_lone_check_is_the_nodes_failure_and_teaches_nothing() {
+    let h = harness(vec![vec![Answer("0x7")], vec![Answer("0x8")]], opts());
+    h.net.page_batches(0);
+    h.net.refuse_chain_checks(0);
+    let ok = h.run("eth_getBalance").unwrap();
+    assert_eq!(ok.endpoint, 1);
+    assert!(!h.pipeline.with_router(|r| r.refuses_batches(0)));
+}
+
+#[test]
 fn a_batch_refused_for_the_key_or_the_load_is_a_failed_check_not_a_refusal_of_batches() {
     for (script, what) in [(Status(429, Some("1")), "429"), (Status(503, None), "503"), (Status(401, None), "401")] {
         let h = harness(vec![vec![script, Answer("0x1")], vec![Answer("0x2")]], opts());
@@ -120,6 +147,7 @@ fn split(status: u16, reply: Reply<String>) -> &'static str {
         Batched::Failed(_, v) if v.class == ErrorClass::RateLimited => "failed: rate-limited",
         Batched::Failed(..) => "failed",
         Batched::Refused => "refused",
+        Batched::Unreadable => "unreadable",
     }
 }
 
@@ -144,8 +172,9 @@ fn each_shape_of_a_batch_reply_reads_as_the_module_doc_says() {
     assert_eq!(split(200, not_found().unwrap()), "refused", "one error object: batches not supported");
     assert_eq!(split(200, Reply::Result("0x1".into())), "refused", "a single answer to a batch");
     assert_eq!(split(200, Reply::Malformed), "refused");
-    assert_eq!(split(200, Reply::NotJson), "failed", "a gateway's error page says nothing of batches");
-    assert_eq!(split(200, Reply::TooLarge), "failed");
+    assert_eq!(split(200, Reply::NotJson), "unreadable", "a gateway's page: the node or its batches");
+    assert_eq!(split(200, Reply::TooLarge), "unreadable");
+    assert_eq!(split(502, Reply::NotJson), "failed", "a gateway's 5xx is the node's failure");
     for status in [400, 404, 405, 413, 415, 422] {
         assert_eq!(split(status, Reply::NotJson), "refused", "{status}");
     }
