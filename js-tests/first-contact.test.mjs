@@ -120,3 +120,12 @@ test('a node that answers batches with an HTML page (200) but single requests wi
   await r.request({ method: 'eth_getCode', params: ['0x' + '4'.repeat(40), 'latest'] });
   assert.deepEqual(seen.slice(3), ['eth_chainId', 'eth_getCode'], 'remembered: the re-check went alone');
 });
+
+test('listening for `connect` before the first read costs that read no round trip', async () => {
+  const n = await node([{ resultFor: { eth_getBalance: '0xabc', eth_chainId: '0x1' } }]);
+  const r = relayerOf([n.url]);
+  const connected = new Promise((resolve) => r.on('connect', resolve));
+  assert.equal(await r.request({ method: 'eth_getBalance', params: ['0x' + '5'.repeat(40), 'latest'] }), '0xabc');
+  assert.deepEqual(n.requests.slice(0, 1).map((q) => [q.method, q.batchedCheck]), [['eth_getBalance', true]], 'the read rode with the check');
+  assert.equal((await connected).chainId, '0x1');
+});

@@ -374,10 +374,18 @@ export function createRelayerClass(wasm) {
       this.#forwarding.clear();
     }
 
-    /** Learns the chain id once (in the background) so `connect` can fire. */
+    /**
+     * Learns the chain id once (in the background) so `connect` can fire. A turn later: an app that
+     * subscribes and then reads in the same turn gets its read out first, in one batch with the
+     * node's chain check (asked at once, this lone check went first and the read waited for it:
+     * two round trips to a new user's first answer).
+     */
     #probeConnect() {
       if (this.#connection.connected || this.#closed) return;
-      this.request({ method: 'eth_chainId' }).then((id) => this.#connection.markConnected(id), () => {});
+      setTimeout(() => {
+        if (this.#connection.connected || this.#closed) return;
+        this.request({ method: 'eth_chainId' }).then((id) => this.#connection.markConnected(id), () => {});
+      }, 0);
     }
 
     #dispatch(event) {
