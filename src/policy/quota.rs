@@ -175,6 +175,9 @@ pub struct QuotaGroup {
     ask: Option<LeaseAsk>,
     /// The allowed rate after a decrease, until told to the fleet.
     decreased: Option<f64>,
+    /// The allowed rate at the last grant of a lease that was up (taken
+    /// back after spending alone: `lease_granted`).
+    leased_rate: Option<f64>,
 }
 
 impl QuotaGroup {
@@ -229,6 +232,7 @@ impl QuotaGroup {
             lease: None,
             ask: None,
             decreased: None,
+            leased_rate: None,
         }
     }
 

@@ -112,11 +112,24 @@ impl QuotaGroup {
         self.ask.take()
     }
 
-    /// The store granted an ask for `want`.
+    /// The store granted an ask for `want`. Back from spending alone (the
+    /// store was down), the group takes back the rate it had while leased:
+    /// the 429s it met alone came from every member spending the plan at
+    /// once, which says nothing of the plan (a new user's fleet kept those
+    /// halvings after Redis restarted and sent 10–45 % of its plan for 40 s).
     pub fn lease_granted(&mut self, now: Instant, want: f64, grant: LeaseGrant) {
-        if let Some(lease) = self.lease.as_mut() {
-            lease.granted(now, want, grant);
+        let Some(lease) = self.lease.as_mut() else { return };
+        let rejoined = !lease.up(now);
+        lease.granted(now, want, grant);
+        if !lease.up(now) {
+            return;
         }
+        if let Some(rate) = self.leased_rate.filter(|&rate| rejoined && rate > self.allowed) {
+            self.allowed = rate;
+            self.bucket.set_rate(now, rate);
+            self.last_increase = now;
+        }
+        self.leased_rate = Some(self.allowed);
     }
 
     /// The store failed an ask: the group's own bucket governs until one succeeds.

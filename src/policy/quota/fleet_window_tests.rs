@@ -2,6 +2,8 @@
 //! one store, each leasing ahead of need, never put more than the plan in
 //! any one-second span (what a provider counting per second sees).
 
+use std::time::Duration;
+
 use super::fleet::FLEET_WINDOW_BURST;
 use super::{QuotaConfig, QuotaGroup};
 use crate::policy::fleet_bucket::FleetBucket;
@@ -78,4 +80,49 @@ fn four_members_of_a_per_second_plan_never_put_more_than_it_in_any_second() {
     // more than the plan in some second.
     let token_bucket = QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() };
     assert!(busiest_second(&fleet_charges(token_bucket, 95.0, 20_000)) > 100);
+}
+
+#[test]
+fn back_from_spending_alone_the_group_takes_back_the_rate_it_had_while_leased() {
+    use crate::policy::lease::LeaseGrant;
+    let grant =
+        |want: f64| LeaseGrant { granted: want, short_for: Duration::ZERO, fleet_rate: 0.0, share: f64::INFINITY };
+    let mut g = QuotaGroup::new(QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() }, at(0));
+    g.join_fleet(at(0));
+    let ask = g.lease_ask_now(at(0)).unwrap();
+    g.lease_granted(at(1), ask.want, grant(ask.want));
+    assert_eq!(g.fleet_state(at(1)), Some(true));
+    // The store goes away: the ask out is given up, the group spends alone, and meets 429s.
+    let mut lost = None;
+    for ms in 2..50 {
+        let _ = g.charge(at(ms), 1.0);
+        lost = lost.or(g.take_lease_ask());
+    }
+    assert!(lost.is_some(), "an ask went out, never to be answered");
+    assert_eq!(g.fleet_state(at(3_000)), Some(false), "unanswered a period: alone");
+    g.on_limited(at(3_000), None, false, 0.5);
+    g.on_limited(at(6_000), None, false, 0.5);
+    let lowered = g.stats().allowed_rate;
+    assert!(lowered < 100.0, "the second episode alone lowered the rate: {lowered}");
+    // The store is back: the first grant restores the leased rate.
+    g.lease_store_back();
+    let ask = g.lease_ask_now(at(20_000)).expect("asks again");
+    assert!(ask.rate < 100.0 * (1.0 - FLEET_WINDOW_BURST), "asked at the lowered rate");
+    g.lease_granted(at(20_001), ask.want, grant(ask.want));
+    assert_eq!(g.stats().allowed_rate, 100.0, "the rate it had while leased");
+    // A decrease while leased is the fleet's own and stays.
+    g.on_limited(at(21_000), None, false, 0.5);
+    let coordinated = g.stats().allowed_rate;
+    assert!(coordinated < 100.0);
+    let mut next = None;
+    for ms in 30_000..30_200 {
+        let _ = g.charge(at(ms), 1.0);
+        next = next.or(g.take_lease_ask());
+    }
+    let next = next.unwrap_or_else(|| {
+        panic!("spending asks again: {:?} {:?}", g.fleet_state(at(30_200)), g.check(at(30_200), 1.0))
+    });
+    g.lease_granted(at(30_201), next.want, grant(next.want));
+    assert_eq!(g.fleet_state(at(30_201)), Some(true));
+    assert_eq!(g.stats().allowed_rate, coordinated, "no restore while the lease stayed up");
 }
