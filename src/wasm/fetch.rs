@@ -20,10 +20,10 @@ use web_sys::AbortSignal;
 
 use super::delivery::Delivery;
 use super::keys::{self, Key};
-use crate::policy::classify::{Observation, Reply, RpcErrorInfo, TransportFailure};
+use super::observation::error_info;
+use crate::policy::classify::{Observation, Reply, TransportFailure};
 use crate::redact::EndpointUrl;
 use crate::runtime::{AttemptTarget, Purpose, Transport};
-use crate::time::duration_from_millis_f64;
 
 #[wasm_bindgen]
 extern "C" {
@@ -348,26 +348,6 @@ fn summarise(text: &js_sys::JsString, our_id: f64) -> Reply<JsValue> {
         (false, true) => Reply::Result(keys::get(&value, Key::Result)),
         (false, false) => Reply::Malformed,
     }
-}
-
-/// A JSON-RPC error object (or a bare string) as the policies read it.
-pub(super) fn error_info(error: &JsValue) -> RpcErrorInfo<JsValue> {
-    let get = get_key;
-    if let Some(text) = error.as_string() {
-        return RpcErrorInfo { code: None, message: text, data: None, backoff_hint: None };
-    }
-    let code =
-        get(error, "code").as_f64().filter(|c| c.is_finite() && c.fract() == 0.0 && c.abs() < 9e15).map(|c| c as i64);
-    let message = get(error, "message").as_string().unwrap_or_default();
-    let data = Some(get(error, "data")).filter(|d| !d.is_undefined());
-    let backoff_hint = data
-        .as_ref()
-        .filter(|d| d.is_object())
-        .map(|d| get(&get(d, "rate"), "backoff_seconds"))
-        .and_then(|s| s.as_f64())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(|s| duration_from_millis_f64(s * 1000.0));
-    RpcErrorInfo { code, message, data, backoff_hint }
 }
 
 /// Maps a rejected fetch to a failure kind. Node's undici puts the socket

@@ -42,7 +42,7 @@ impl Payload for JsValue {
         if error.is_undefined() || error.is_null() {
             return Some(Reply::Result(get(&reply, "result")));
         }
-        Some(Reply::Error(super::fetch::error_info(&error)))
+        Some(Reply::Error(error_info(&error)))
     }
 }
 
@@ -114,4 +114,23 @@ pub fn observation_from_js(plain: &JsValue) -> Observation<JsValue> {
         }
     };
     Observation::Http { status, retry_after, reply }
+}
+
+/// A JSON-RPC error object (or a bare string) as the policies read it.
+pub(super) fn error_info(error: &JsValue) -> RpcErrorInfo<JsValue> {
+    if let Some(text) = error.as_string() {
+        return RpcErrorInfo { code: None, message: text, data: None, backoff_hint: None };
+    }
+    let code =
+        get(error, "code").as_f64().filter(|c| c.is_finite() && c.fract() == 0.0 && c.abs() < 9e15).map(|c| c as i64);
+    let message = get(error, "message").as_string().unwrap_or_default();
+    let data = Some(get(error, "data")).filter(|d| !d.is_undefined());
+    let backoff_hint = data
+        .as_ref()
+        .filter(|d| d.is_object())
+        .map(|d| get(&get(d, "rate"), "backoff_seconds"))
+        .and_then(|s| s.as_f64())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(|s| duration_from_millis_f64(s * 1000.0));
+    RpcErrorInfo { code, message, data, backoff_hint }
 }
