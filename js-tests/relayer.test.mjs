@@ -109,7 +109,8 @@ test('connection refused everywhere uses exactly maxRetries + 1 attempts', async
 });
 
 test('an HTML error page and a wrong id are infrastructure failures: fail over', async () => {
-  const html = await node([{ html: true }]);
+  // A gateway's page for everything: the chain check gets it too.
+  const html = await node([{ html: true, chainCheckToo: true }]);
   const wrong = await node([{ wrongId: true }]);
   const good = await node([{ result: '0x6' }]);
   const relayer = new FaultTolerantRelayer([html.url, wrong.url, good.url], FAST);

@@ -183,22 +183,20 @@ impl ScriptedTransport {
     }
 
     async fn check(&self, target: AttemptTarget) -> Observation<String> {
-        {
-            self.chain_checks.borrow_mut().push(target.endpoint);
-            let id = self.chain_ids.borrow().get(target.endpoint).copied().unwrap_or("0x1");
-            if id == REFUSE {
-                return Observation::Transport(TransportFailure::ConnectionRefused);
-            }
-            let delay = self.chain_check_delays.borrow().get(target.endpoint).copied().unwrap_or_default();
-            if id.is_empty() || delay >= target.timeout {
-                self.runtime.sleep(target.timeout).await;
-                return Observation::Transport(TransportFailure::Timeout);
-            }
-            if !delay.is_zero() {
-                self.runtime.sleep(delay).await;
-            }
-            Observation::Http { status: 200, retry_after: None, reply: Reply::Result(id.to_string()) }
+        self.chain_checks.borrow_mut().push(target.endpoint);
+        let id = self.chain_ids.borrow().get(target.endpoint).copied().unwrap_or("0x1");
+        if id == REFUSE {
+            return Observation::Transport(TransportFailure::ConnectionRefused);
         }
+        let delay = self.chain_check_delays.borrow().get(target.endpoint).copied().unwrap_or_default();
+        if id.is_empty() || delay >= target.timeout {
+            self.runtime.sleep(target.timeout).await;
+            return Observation::Transport(TransportFailure::Timeout);
+        }
+        if !delay.is_zero() {
+            self.runtime.sleep(delay).await;
+        }
+        Observation::Http { status: 200, retry_after: None, reply: Reply::Result(id.to_string()) }
     }
 
     async fn request(&self, target: AttemptTarget) -> Observation<String> {
