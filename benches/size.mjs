@@ -29,10 +29,11 @@ export const APPS = {
     globalThis.firstCall = () => p.getBlockNumber();`,
 };
 
-export async function sizes(outDir) {
+/** Each app's bundle sizes; `only` (names) builds just those. */
+export async function sizes(outDir, only = Object.keys(APPS)) {
   mkdirSync(outDir, { recursive: true });
   const rows = [];
-  for (const [name, source] of Object.entries(APPS)) {
+  for (const [name, source] of Object.entries(APPS).filter(([n]) => only.includes(n))) {
     const file = join(outDir, `${name.replace(/[^a-z0-9]+/gi, '-')}.js`);
     await build({
       stdin: { contents: source, resolveDir: root, loader: 'js' },

@@ -130,12 +130,8 @@ function respond(res, b, body, rawBody) {
   if (b.raw !== undefined) { res.writeHead(200, { 'content-type': 'application/json' }); return res.end(b.raw); }
   if (Array.isArray(body)) {
     if (b.batch) return json(200, b.batch(body));
-    const one = (item) => {
-      if (b.error) return { jsonrpc: '2.0', id: item.id, error: b.error };
-      if (b.resultFor) return { jsonrpc: '2.0', id: item.id, result: item.method in b.resultFor ? b.resultFor[item.method] : '0x1' };
-      return { jsonrpc: '2.0', id: item.id, result: b.result === undefined ? '0x1' : b.result };
-    };
-    return json(200, body.map(one));
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(`[${body.map((m) => itemReply(b, m)).join(',')}]`);
   }
   if (b.rawResult !== undefined) {
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -148,6 +144,15 @@ function respond(res, b, body, rawBody) {
     return json(200, { jsonrpc: '2.0', id, result: method in b.resultFor ? b.resultFor[method] : '0x1' });
   }
   return json(200, { jsonrpc: '2.0', id, result: b.result === undefined ? '0x1' : b.result });
+}
+
+/** One item of a batch reply, as JSON text, by behaviour `b` (error, wrongId, rawResult, resultFor, result). */
+function itemReply(b, m) {
+  if (b.error) return JSON.stringify({ jsonrpc: '2.0', id: m.id, error: b.error });
+  if (b.wrongId) return JSON.stringify({ jsonrpc: '2.0', id: 987654321, result: '0xdead' });
+  if (b.rawResult !== undefined) return `{"jsonrpc":"2.0","id":${JSON.stringify(m.id)},"result":${b.rawResult}}`;
+  const result = b.resultFor ? (m.method in b.resultFor ? b.resultFor[m.method] : '0x1') : b.result === undefined ? '0x1' : b.result;
+  return JSON.stringify({ jsonrpc: '2.0', id: m.id, result });
 }
 
 // `[eth_chainId, call]`: HTTP-level behaviours (status, hang, html, raw,
@@ -163,20 +168,12 @@ function respondChecked(res, b, body, rawBody, chainAnswer) {
     return respond(res, b, body, rawBody);
   }
   const [check, call] = body;
-  const item = (behaviour, m) => {
-    if (behaviour.error) return JSON.stringify({ jsonrpc: '2.0', id: m.id, error: behaviour.error });
-    if (behaviour.wrongId) return JSON.stringify({ jsonrpc: '2.0', id: 987654321, result: '0xdead' });
-    if (behaviour.rawResult !== undefined) return `{"jsonrpc":"2.0","id":${JSON.stringify(m.id)},"result":${behaviour.rawResult}}`;
-    const result = behaviour.resultFor ? (m.method in behaviour.resultFor ? behaviour.resultFor[m.method] : '0x1')
-      : behaviour.result === undefined ? '0x1' : behaviour.result;
-    return JSON.stringify({ jsonrpc: '2.0', id: m.id, result });
-  };
   const send = (checkReply) => {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(`[${checkReply},${item(b, call)}]`);
+    res.end(`[${checkReply},${itemReply(b, call)}]`);
   };
   const answer = chainAnswer();
-  if (b.chainCheckToo || !answer.proxy) return send(item(b.chainCheckToo ? b : answer, check));
+  if (b.chainCheckToo || !answer.proxy) return send(itemReply(b.chainCheckToo ? b : answer, check));
   // A node fronting a real one while it plays a fault: the real node answers the check.
   fetch(answer.proxy, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(check) })
     .then((upstream) => upstream.text())

@@ -107,6 +107,13 @@ impl QuotaConfig {
     pub fn plan(&self) -> f64 {
         self.cu_per_second * self.share
     }
+
+    /// Whether the plan is kept in every second (`policy::plan_window`): a
+    /// plan given without a `burst`. A burst means token-bucket terms, and
+    /// an unknown plan has nothing to keep.
+    pub fn kept_per_second(&self) -> bool {
+        self.burst <= 0.0 && self.plan().is_finite()
+    }
 }
 
 /// How long a configured plan's first limit episode is remembered: another
@@ -193,10 +200,10 @@ impl QuotaGroup {
         };
         // A plan without a burst is kept in every second (`plan_window`); a configured burst means
         // token-bucket terms: up to burst + rate × T in any T.
-        let bucket: Box<dyn QuotaBucket> = if config.burst > 0.0 || !plan.is_finite() {
-            Box::new(TokenBucket::new(plan, burst, now, true))
-        } else {
+        let bucket: Box<dyn QuotaBucket> = if config.kept_per_second() {
             Box::new(WindowedBucket::new(plan, burst, now))
+        } else {
+            Box::new(TokenBucket::new(plan, burst, now, true))
         };
         let mut group = Self::with_bucket(config, bucket, now);
         group.burst = burst;

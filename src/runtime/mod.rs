@@ -126,6 +126,7 @@ const ITEM_SEPARATOR: char = '\u{1e}';
 
 /// A simulated batch reply: each item's result or error, in order, as
 /// `String::batch_item` reads them (`None`: an item the node left out).
+#[cfg(any(test, feature = "sim"))]
 pub fn batch_text(items: &[Option<Reply<String>>]) -> String {
     let item = |reply: &Option<Reply<String>>| match reply {
         Some(Reply::Result(text)) => format!("r{text}"),

@@ -40,8 +40,8 @@ pub struct ScriptedTransport {
     log: RefCell<Vec<(usize, Instant)>>,
     chain_checks: RefCell<Vec<usize>>,
     batches: RefCell<Vec<usize>>,
-    batch_refusers: RefCell<Vec<usize>>,
-    batch_pages: RefCell<Vec<usize>>,
+    /// Endpoints that answer batches with this status and no JSON.
+    batch_refusals: RefCell<Vec<(usize, u16)>>,
     exchanges: RefCell<Vec<usize>>,
 }
 
@@ -58,8 +58,7 @@ impl ScriptedTransport {
             log: RefCell::default(),
             chain_checks: RefCell::default(),
             batches: RefCell::default(),
-            batch_refusers: RefCell::default(),
-            batch_pages: RefCell::default(),
+            batch_refusals: RefCell::default(),
             exchanges: RefCell::default(),
         }
     }
@@ -93,14 +92,10 @@ impl ScriptedTransport {
         self.chain_checks.borrow().iter().filter(|&&e| e == endpoint).count()
     }
 
-    /// Makes `endpoint` refuse JSON-RPC batches (HTTP 400, nothing served).
-    pub fn refuse_batches(&self, endpoint: usize) {
-        self.batch_refusers.borrow_mut().push(endpoint);
-    }
-
-    /// Makes `endpoint` answer JSON-RPC batches with an HTML page (HTTP 200).
-    pub fn page_batches(&self, endpoint: usize) {
-        self.batch_pages.borrow_mut().push(endpoint);
+    /// Makes `endpoint` answer JSON-RPC batches with `status` and a body
+    /// that is no JSON, serving nothing: 400 refuses them, 200 is an HTML page.
+    pub fn refuse_batches(&self, endpoint: usize, status: u16) {
+        self.batch_refusals.borrow_mut().push((endpoint, status));
     }
 
     /// How many `[eth_chainId, call]` batches `endpoint` was sent (refused ones too).
@@ -158,14 +153,12 @@ impl Transport for ScriptedTransport {
 impl ScriptedTransport {
     /// `[eth_chainId, call]` in one exchange: the check, then the call, on
     /// one timeout; a failure of either is the exchange's (a node that
-    /// refuses batches answers 400 and counts nothing).
+    /// refuses batches answers its status and counts nothing).
     async fn checked_request(&self, target: AttemptTarget) -> Observation<String> {
         self.batches.borrow_mut().push(target.endpoint);
-        if self.batch_refusers.borrow().contains(&target.endpoint) {
-            return Observation::Http { status: 400, retry_after: None, reply: Reply::NotJson };
-        }
-        if self.batch_pages.borrow().contains(&target.endpoint) {
-            return Observation::Http { status: 200, retry_after: None, reply: Reply::NotJson };
+        let refusal = self.batch_refusals.borrow().iter().find(|(e, _)| *e == target.endpoint).map(|&(_, s)| s);
+        if let Some(status) = refusal {
+            return Observation::Http { status, retry_after: None, reply: Reply::NotJson };
         }
         let began = self.runtime.now();
         let check = match self.check(target).await {

@@ -146,6 +146,23 @@ fn request_key(method: &str, json: &JsString) -> String {
     format!("{method}\u{0}#{length}:{}", hasher.finalize())
 }
 
+/// A call as one attempt sends it (`FetchTransport::prepare`).
+enum Prepared<'a> {
+    /// The caller's call or the chain-id check, as built.
+    As(&'a FetchCall),
+    /// The caller's call behind the check, built for this attempt.
+    Checked(FetchCall),
+}
+
+impl Prepared<'_> {
+    fn call(&self) -> &FetchCall {
+        match self {
+            Prepared::As(call) => call,
+            Prepared::Checked(call) => call,
+        }
+    }
+}
+
 /// Sends calls to the relayer's endpoint URLs.
 pub struct FetchTransport {
     endpoints: Vec<FetchEndpoint>,
@@ -162,15 +179,23 @@ impl FetchTransport {
         FetchTransport { endpoints, max_response_bytes, chain_call }
     }
 
-    /// `call` behind the chain-id check in one batch (`Purpose::CheckedRequest`;
-    /// the check's id is 0, a call's never is).
-    fn checked(&self, call: &FetchCall) -> FetchCall {
-        let body = JsString::from("[")
-            .concat(&self.chain_call.body)
-            .concat(&",".into())
-            .concat(&call.body)
-            .concat(&"]".into());
-        FetchCall { body, key: String::new(), id: 0.0, signal: call.signal.clone(), batch: Some(vec![0.0, call.id]) }
+    /// What an attempt of `purpose` sends: the caller's call, the chain-id
+    /// check, or `call` behind the check in one batch (the check's id is 0,
+    /// a call's never is).
+    fn prepare<'a>(&'a self, call: &'a FetchCall, purpose: Purpose) -> Prepared<'a> {
+        match purpose {
+            Purpose::Request => Prepared::As(call),
+            Purpose::ChainId => Prepared::As(&self.chain_call),
+            Purpose::CheckedRequest => {
+                let body = JsString::from("[")
+                    .concat(&self.chain_call.body)
+                    .concat(&",".into())
+                    .concat(&call.body)
+                    .concat(&"]".into());
+                let batch = Some(vec![0.0, call.id]);
+                Prepared::Checked(FetchCall { body, key: String::new(), id: 0.0, signal: call.signal.clone(), batch })
+            }
+        }
     }
 
     /// Encodes a call; fails (with the JS error) if `params` cannot be
@@ -193,15 +218,8 @@ impl FetchTransport {
         call: &FetchCall,
         target: AttemptTarget,
     ) -> (Observation<JsValue>, Option<JsValue>) {
-        let checked;
-        let call = match target.purpose {
-            Purpose::ChainId => &self.chain_call,
-            Purpose::CheckedRequest => {
-                checked = self.checked(call);
-                &checked
-            }
-            Purpose::Request => call,
-        };
+        let prepared = self.prepare(call, target.purpose);
+        let call = prepared.call();
         if let Some(FetchEndpoint::Provider(provider)) = self.endpoints.get(target.endpoint) {
             if !call.signal.as_ref().is_some_and(|s| s.aborted()) {
                 return match self.provider_exchange(provider, call, target).await {
@@ -289,15 +307,8 @@ impl Transport for FetchTransport {
     type Call = FetchCall;
 
     async fn send(&self, call: &FetchCall, target: AttemptTarget) -> Observation<JsValue> {
-        let checked;
-        let call = match target.purpose {
-            Purpose::ChainId => &self.chain_call,
-            Purpose::CheckedRequest => {
-                checked = self.checked(call);
-                &checked
-            }
-            Purpose::Request => call,
-        };
+        let prepared = self.prepare(call, target.purpose);
+        let call = prepared.call();
         self.observe(call, target).await
     }
 }

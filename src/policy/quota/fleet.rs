@@ -91,7 +91,7 @@ impl QuotaGroup {
     /// for seconds below its demand (a new user's run). A configured burst
     /// is token-bucket terms already, and is asked as it is.
     fn fleet_terms(&self) -> (f64, f64) {
-        if self.config.burst <= 0.0 && self.config.plan().is_finite() {
+        if self.config.kept_per_second() {
             (self.allowed * (1.0 - FLEET_WINDOW_BURST), self.allowed * FLEET_WINDOW_BURST)
         } else {
             (self.allowed, self.burst)

@@ -66,12 +66,6 @@ pub(super) enum Batched<P> {
     Unreadable,
 }
 
-/// Whether a body was JSON (so a node that answered it read our request).
-enum Shape {
-    Json,
-    Other,
-}
-
 /// Statuses with which a node refuses a batch it cannot read (bad request,
 /// not found, method not allowed, too large, unsupported media type,
 /// unprocessable): a single request may still pass.
@@ -179,20 +173,18 @@ impl Pipeline {
             _ => None,
         };
         let Some((check, call)) = items else {
-            let reply_kind = match reply {
-                Reply::Result(_) | Reply::Error(_) | Reply::Malformed | Reply::WrongId => Shape::Json,
-                Reply::NotJson | Reply::TooLarge | Reply::InexactNumber => Shape::Other,
-            };
+            // A JSON answer that is no batch reply is a node that reads only single requests; a
+            // 2xx body that is no JSON at all (a gateway's page) may be either (a lone check tells).
+            let json = !matches!(reply, Reply::NotJson | Reply::TooLarge | Reply::InexactNumber);
+            let ok = (200..300).contains(&status);
             let obs = Observation::Http { status, retry_after, reply };
             let verdict = self.classifier.classify("eth_chainId", &obs, cx.runtime.unix_time());
-            // A JSON answer that is no batch reply is a node that reads only single requests; a
-            // body that is no JSON at all (a gateway's error page) says nothing of batches.
-            let ok = (200..300).contains(&status);
-            let refused = ((ok && matches!(reply_kind, Shape::Json)) || refuses_batch(status)) && !unwell(&verdict);
-            return match (refused, ok && matches!(reply_kind, Shape::Other)) {
-                (true, _) => Batched::Refused,
-                (false, true) => Batched::Unreadable,
-                (false, false) => Batched::Failed(obs, verdict),
+            return if ((ok && json) || refuses_batch(status)) && !unwell(&verdict) {
+                Batched::Refused
+            } else if ok && !json {
+                Batched::Unreadable
+            } else {
+                Batched::Failed(obs, verdict)
             };
         };
         let check = Observation::Http { status, retry_after: retry_after.clone(), reply: check };

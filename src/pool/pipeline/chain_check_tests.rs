@@ -3,7 +3,7 @@
 
 use super::chain_check::Batched;
 use super::context::RequestContext;
-use super::tests::{harness, opts, MS};
+use super::tests::{first_on_chain, harness, opts, MS};
 use super::*;
 use crate::policy::classify::{RpcErrorInfo, TransportFailure};
 use crate::pool::endpoint::ChainStatus;
@@ -47,10 +47,7 @@ fn an_eth_chain_id_call_is_answered_by_the_check_itself() {
 #[test]
 fn a_send_or_an_unknown_method_never_reaches_an_unchecked_node() {
     for method in ["eth_sendRawTransaction", "debug_setHead", "acme_doSomething"] {
-        let mut raw = opts();
-        raw.pool.chain_id = Some(1);
-        let h = harness(vec![vec![Answer("0xbad")], vec![Answer("0x900d")]], raw);
-        h.net.set_chain_id(0, "0x5");
+        let h = first_on_chain("0x5");
         let ok = h.run(method).unwrap();
         assert_eq!(ok.endpoint, 1, "{method}");
         assert_eq!((h.net.calls(0), h.net.batches(0), h.net.chain_checks(0)), (0, 0, 1), "{method}: checked alone");
@@ -60,52 +57,50 @@ fn a_send_or_an_unknown_method_never_reaches_an_unchecked_node() {
 
 #[test]
 fn a_read_on_a_node_of_another_chain_is_dropped_and_the_node_disabled() {
-    let mut raw = opts();
-    raw.pool.chain_id = Some(1);
-    let h = harness(vec![vec![Answer("0xbad")], vec![Answer("0x900d")]], raw);
-    h.net.set_chain_id(0, "0x5");
+    let h = first_on_chain("0x5");
     let ok = h.run("eth_call").unwrap();
     assert_eq!((ok.endpoint, ok.value), (1, SuccessValue::Result("0x900d".to_string())));
     assert_eq!((h.net.batches(0), chain(&h, 0)), (1, ChainStatus::Mismatch(5)));
     assert_eq!(ok.attempts.len(), 1, "the mismatch is not a failed attempt of the request");
 }
 
-#[test]
-fn a_node_that_refuses_batches_is_checked_alone_in_the_same_attempt_and_remembered() {
+/// A node that answers batches with `status` and no JSON, single requests
+/// as usual: its first read costs the batch, a lone check and the read, in
+/// one attempt; it is then known to refuse batches, so its re-check goes alone.
+fn checked_alone_then_remembered(status: u16, why: &str) {
     let mut raw = opts();
     raw.pool.chain_recheck = MS(1000);
     let h = harness(vec![vec![Answer("0x7")]], raw);
-    h.net.refuse_batches(0);
+    h.net.refuse_batches(0, status);
     let ok = h.run("eth_getBalance").unwrap();
-    assert_eq!((ok.value, ok.attempts.len()), (SuccessValue::Result("0x7".to_string()), 1));
-    assert_eq!((h.net.batches(0), h.net.chain_checks(0), h.net.exchanges(0)), (1, 1, 3), "refused, check, call");
-    assert!(h.pipeline.with_router(|r| r.refuses_batches(0)));
+    assert_eq!((ok.value, ok.attempts.len()), (SuccessValue::Result("0x7".to_string()), 1), "{why}");
+    assert_eq!((h.net.batches(0), h.net.chain_checks(0), h.net.exchanges(0)), (1, 1, 3), "{why}: batch, check, call");
+    assert!(h.pipeline.with_router(|r| r.refuses_batches(0)), "{why}: remembered");
     h.rt.block_on(h.rt.sleep(MS(1000))).unwrap();
     h.run("eth_getBalance").unwrap();
-    assert_eq!((h.net.batches(0), h.net.chain_checks(0), h.net.exchanges(0)), (1, 2, 5), "the re-check went alone");
+    assert_eq!(
+        (h.net.batches(0), h.net.chain_checks(0), h.net.exchanges(0)),
+        (1, 2, 5),
+        "{why}: the re-check went alone"
+    );
+}
+
+#[test]
+fn a_node_that_refuses_batches_is_checked_alone_in_the_same_attempt_and_remembered() {
+    checked_alone_then_remembered(400, "HTTP 400");
 }
 
 #[test]
 fn a_node_that_answers_batches_with_a_page_is_checked_alone_and_then_known_to_refuse_them() {
     // Found by a new user: a node serving single requests but an HTML page (200) for batches
-    // failed every attempt, each one a batch again.
-    let mut raw = opts();
-    raw.pool.chain_recheck = MS(1000);
-    let h = harness(vec![vec![Answer("0x7")]], raw);
-    h.net.page_batches(0);
-    let ok = h.run("eth_getBalance").unwrap();
-    assert_eq!((ok.value, ok.attempts.len()), (SuccessValue::Result("0x7".to_string()), 1));
-    assert_eq!((h.net.batches(0), h.net.chain_checks(0), h.net.exchanges(0)), (1, 1, 3), "the page, check, call");
-    assert!(h.pipeline.with_router(|r| r.refuses_batches(0)), "the lone check was read: it is the batches");
-    h.rt.block_on(h.rt.sleep(MS(1000))).unwrap();
-    h.run("eth_getBalance").unwrap();
-    assert_eq!((h.net.batches(0), h.net.exchanges(0)), (1, 5), "the re-check went alone");
+    // failed every attempt, each one a batch again. Known once the lone check is read.
+    checked_alone_then_remembered(200, "an HTML page");
 }
 
 #[test]
 fn a_page_for_the_batch_and_for_the_lone_check_is_the_nodes_failure_and_teaches_nothing() {
     let h = harness(vec![vec![Answer("0x7")], vec![Answer("0x8")]], opts());
-    h.net.page_batches(0);
+    h.net.refuse_batches(0, 200);
     h.net.refuse_chain_checks(0);
     let ok = h.run("eth_getBalance").unwrap();
     assert_eq!(ok.endpoint, 1);
@@ -118,6 +113,7 @@ fn a_batch_refused_for_the_key_or_the_load_is_a_failed_check_not_a_refusal_of_ba
         let h = harness(vec![vec![script, Answer("0x1")], vec![Answer("0x2")]], opts());
         let ok = h.run("eth_getBalance").unwrap();
         assert_eq!(ok.endpoint, 1, "{what}: the other endpoint served");
+        assert_eq!(h.net.batches(0), 1, "{what}: the read rode with the check");
         assert!(!h.pipeline.with_router(|r| r.refuses_batches(0)), "{what}: nothing learned of batches");
         assert_ne!(chain(&h, 0), ChainStatus::Verified, "{what}");
     }

@@ -44,6 +44,17 @@ pub(super) fn harness_with(
     Harness { net: ScriptedTransport::new(&rt, scripts), rt, pipeline, events: RefCell::default() }
 }
 
+/// A relayer told chain 1 before two endpoints: 0 answers `0xbad` and its
+/// chain checks with `chain_id` (another chain, or no chain id at all), 1
+/// answers `0x900d` on chain 1.
+pub(super) fn first_on_chain(chain_id: &'static str) -> Harness {
+    let mut raw = opts();
+    raw.pool.chain_id = Some(1);
+    let h = harness(vec![vec![Answer("0xbad")], vec![Answer("0x900d")]], raw);
+    h.net.set_chain_id(0, chain_id);
+    h
+}
+
 pub(super) fn opts() -> RawOptions {
     RawOptions { base_delay_ms: Some(100.0), max_delay_ms: Some(1000.0), ..Default::default() }
 }
@@ -339,10 +350,7 @@ fn waiting_for_shutdown_leaves_nothing_behind() {
 
 #[test]
 fn an_endpoint_on_another_chain_is_disabled_before_it_serves_anything() {
-    let mut raw = opts();
-    raw.pool.chain_id = Some(1);
-    let h = harness(vec![vec![Answer("0xbad")], vec![Answer("0x900d")]], raw);
-    h.net.set_chain_id(0, "0x5");
+    let h = first_on_chain("0x5");
     for _ in 0..3 {
         let ok = h.run("eth_getBalance").unwrap();
         assert_eq!((ok.endpoint, ok.value), (1, SuccessValue::Result("0x900d".to_string())));
@@ -364,10 +372,7 @@ fn a_chain_check_answered_with_no_chain_id_is_the_nodes_failure_never_the_reques
     // `eth_getBalance` resolve to "banana" (the check's reply stood for the
     // attempt, as a success). The request goes to another endpoint instead.
     for garbage in ["banana", "0x", "", "1", "-1"] {
-        let mut raw = opts();
-        raw.pool.chain_id = Some(1);
-        let h = harness(vec![vec![Answer("0xbad")], vec![Answer("0x900d")]], raw);
-        h.net.set_chain_id(0, if garbage.is_empty() { "\"\"" } else { garbage });
+        let h = first_on_chain(if garbage.is_empty() { "\"\"" } else { garbage });
         let ok = h.run("eth_getBalance").unwrap();
         assert_eq!((ok.endpoint, ok.value), (1, SuccessValue::Result("0x900d".to_string())), "{garbage:?}");
         assert_eq!(h.net.exchanges(0), 1, "{garbage:?}: the read rode with the check; its answer was dropped");
