@@ -10,10 +10,11 @@
 //!   Idle { next_at }
 //!     a read that wants `latest` arrives at now ≥ next_at ─► Polling (a round starts)
 //!     anything earlier ─────────────────────────────────────► stays Idle
-//!   Polling
+//!   Polling { not_before }
 //!     new reads start nothing (one round at a time)
+//!     another pool's round heard ─► not_before raised (`postpone`)
 //!     the round ends at t (every poll answered, failed or timed out)
-//!       ─► Idle { next_at: t + interval }
+//!       ─► Idle { next_at: max(t + interval, not_before) }
 //! ```
 //! The first round is due one interval after the relayer starts: a
 //! relayer that lives for a few seconds (a script) sends no polls at all,
@@ -40,8 +41,14 @@ pub struct HeadPoll {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum State {
-    Idle { next_at: Instant },
-    Polling,
+    Idle {
+        next_at: Instant,
+    },
+    /// A round is under way; the next is due no sooner than `not_before`
+    /// (another pool's round heard meanwhile).
+    Polling {
+        not_before: Instant,
+    },
 }
 
 impl HeadPoll {
@@ -61,31 +68,44 @@ impl HeadPoll {
         !self.interval.is_zero() && matches!(self.state, State::Idle { next_at } if now >= next_at)
     }
 
+    /// Whether a round is under way.
+    pub fn polling(&self) -> bool {
+        matches!(self.state, State::Polling { .. })
+    }
+
     /// Starts a round if one is due at `now`; `true` if it did.
     pub fn start(&mut self, now: Instant) -> bool {
         let due = self.due(now);
         if due {
-            self.state = State::Polling;
+            self.state = State::Polling { not_before: Instant::ZERO };
         }
         due
     }
 
-    /// The round ended at `now`: the next is due one interval later.
+    /// The round ended at `now`: the next is due one interval later, or
+    /// later still if another pool's round heard meanwhile said so.
     pub fn finish(&mut self, now: Instant) {
-        self.state = State::Idle { next_at: now + self.interval };
+        let not_before = match self.state {
+            State::Polling { not_before } => not_before,
+            State::Idle { .. } => Instant::ZERO,
+        };
+        self.state = State::Idle { next_at: (now + self.interval).max(not_before) };
     }
 
-    /// Another pool's round was heard: an idle schedule's next round falls
-    /// due no sooner than `at` (a round under way is left to end).
+    /// Another pool's round was heard: the next round falls due no sooner
+    /// than `at`. A round under way is left to end, and the next one waits
+    /// for `at` too: two pools whose rounds overlapped would otherwise both
+    /// fall due one interval after their own and poll together for ever.
     pub fn postpone(&mut self, at: Instant) {
-        if let State::Idle { next_at } = &mut self.state {
-            *next_at = (*next_at).max(at);
+        match &mut self.state {
+            State::Idle { next_at } => *next_at = (*next_at).max(at),
+            State::Polling { not_before } => *not_before = (*not_before).max(at),
         }
     }
 
     /// The round will not end here (its poller went away): due at once.
     pub fn abandon(&mut self) {
-        if self.state == State::Polling {
+        if matches!(self.state, State::Polling { .. }) {
             self.state = State::Idle { next_at: Instant::ZERO };
         }
     }
@@ -116,6 +136,21 @@ mod tests {
         assert!(p.start(at(12_000)));
         p.abandon();
         assert!(p.start(at(12_001)));
+    }
+
+    #[test]
+    fn a_round_heard_while_polling_holds_the_next_one_back() {
+        let mut p = HeadPoll::new(Duration::from_secs(12), at(0));
+        assert!(p.start(at(12_000)));
+        p.postpone(at(27_000)); // another pool's round, heard mid-round
+        assert!(!p.due(at(12_050)), "the round under way goes on");
+        p.finish(at(12_100));
+        assert!(!p.due(at(26_999)) && p.due(at(27_000)), "not one interval after its own end (24.1 s)");
+        // Heard earlier than its own next would be: one interval after its end stands.
+        assert!(p.start(at(27_000)));
+        p.postpone(at(30_000));
+        p.finish(at(27_100));
+        assert!(!p.due(at(39_099)) && p.due(at(39_100)));
     }
 
     #[test]
