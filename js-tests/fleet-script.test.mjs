@@ -25,10 +25,10 @@ async function store() {
     client,
     bucket,
     /** One ask; resolves with the numbers the script returned. */
-    async ask(member, { want, rate = 100, burst = 50, held = 0, hold = 2000, least = 1 }) {
+    async ask(member, { want, rate = 100, burst = 50, held = 0, hold = 2000, least = 1, released }) {
       const reply = await client.eval(LEASE_SCRIPT, {
         keys: [bucket(), `${bucket()}:holds`, `${bucket()}:queue`],
-        arguments: [want, rate, burst, held, hold, least].map(String).concat(member),
+        arguments: [want, rate, burst, held, hold, least].map(String).concat(member, released === undefined ? [] : [String(released)]),
       });
       const [granted, shortMs, fleetRate, share] = reply.map(Number);
       return { granted, shortMs, fleetRate, share };
@@ -64,7 +64,7 @@ test('holds end after their time, and a member that spent what it held gets its 
   assert.ok(alone.granted >= 40 - 1e-6, `the burst is there again: ${alone.granted}`);
 });
 
-test('a shortage queues: the refill goes to the members short first; a large charge may still be held', async () => {
+test('a shortage queues: the refill goes to the members short first; a large charge is held whole', async () => {
   const s = await store();
   s.fresh();
   await s.ask('a', { want: 30, burst: 30 });
@@ -82,7 +82,16 @@ test('a shortage queues: the refill goes to the members short first; a large cha
   for (const m of ['a', 'b', 'c', 'd', 'e', 'f']) await s.ask(m, { want: 1, burst: 30, least: 1 });
   const big = await s.ask('g', { want: 26, burst: 30, least: 26 });
   assert.ok(big.share < 26);
-  assert.ok(big.granted >= 24 - 1e-6, `a member with a 26-CU call holds more than the share: ${big.granted}`);
+  // 24 are there, held by nobody: a part of the call would pay nothing (whole charges only), so g
+  // queues; the others spend what they hold, get nothing while g waits, and g gets the whole call.
+  assert.equal(big.granted, 0, `no part of a 26-CU call: ${big.granted}`);
+  for (const m of ['a', 'b', 'c', 'd', 'e', 'f']) {
+    const other = await s.ask(m, { want: 1, burst: 30, least: 1 });
+    assert.ok(other.granted < 1e-9, `${m}: nothing while g waits: ${other.granted}`);
+  }
+  await new Promise((r) => setTimeout(r, big.shortMs + 20));
+  const whole = await s.ask('g', { want: 26, burst: 30, least: 26 });
+  assert.equal(whole.granted, 26, 'a member with a 26-CU call holds more than the share');
 });
 
 test('the refill goes first to the short member granted less lately, not the one that queued first', async () => {
@@ -105,11 +114,45 @@ test('a charge above the burst is still held once the bucket is full (eth_getBal
   const s = await store();
   s.fresh();
   const big = { want: 19, rate: 20, burst: 10, least: 19 };
-  assert.equal((await s.ask('a', big)).granted, 10, 'a new bucket holds its burst');
+  const first = await s.ask('a', big);
+  assert.equal(first.granted, 0, 'a new bucket holds its burst, 10: a part of the call, which pays nothing');
+  assert.ok(first.shortMs >= 440 && first.shortMs <= 460, `told when the whole call is there: ${first.shortMs} ms`);
   await new Promise((r) => setTimeout(r, 500));
   // Capped at the burst, the member held 10 of a 19-CU call forever and the call waited out its deadline.
-  const rest = await s.ask('a', { ...big, held: 10 });
-  assert.equal(rest.granted, 9, 'refilled up to one charge');
+  const whole = await s.ask('a', big);
+  assert.equal(whole.granted, 19, 'refilled up to one charge, never above it');
+});
+
+test('only whole charges are handed out: members holding parts of a charge never fill the burst', async () => {
+  const s = await store();
+  s.fresh();
+  const call = { want: 26, rate: 100, burst: 30, least: 26 };
+  assert.equal((await s.ask('a', { ...call, want: 20, least: 1 })).granted, 20, 'a holds 20 of the 30');
+  // 10 left: with parts handed out, b held 10 of its 26 and a's next part filled the burst for both.
+  const b = await s.ask('b', call);
+  assert.equal(b.granted, 0, 'b gets no part of its call');
+  assert.ok(b.shortMs > 0, 'b queues for the whole of it');
+  const [tokens] = (await s.client.hmGet(s.bucket(), ['tokens'])).map(Number);
+  assert.ok(tokens >= 10 - 1e-6, `the 10 stay in the bucket for a whole charge: ${tokens}`);
+  // a spent 1 and gives the other 19 back (they cannot pay its next 26-CU call): b's call is there.
+  const back = await s.ask('a', { ...call, held: 0, released: 19 });
+  assert.ok(back.granted <= 3 + 1e-6, `b's claim comes first: ${back.granted}`);
+  const turn = await s.ask('b', call);
+  assert.equal(turn.granted, 26, 'b gets its whole call from what a gave back');
+});
+
+test('what a member gives back is counted up to its hold, never more', async () => {
+  const s = await store();
+  s.fresh();
+  const call = { want: 30, rate: 100, burst: 30, least: 1 };
+  assert.equal((await s.ask('a', call)).granted, 30);
+  const b = await s.ask('b', { ...call, want: 10, released: 1000 });
+  assert.ok(b.granted < 1e-6, `b held nothing: its 1000 given back count for nothing: ${b.granted}`);
+  const a = await s.ask('a', { ...call, want: 10, held: 0, released: 1000 });
+  const [tokens, held] = (await s.client.hmGet(s.bucket(), ['tokens', 'held'])).map(Number);
+  assert.ok(tokens + held <= 30 + 1e-6, `at most a's 30 came back: tokens ${tokens} + held ${held}; a got ${a.granted}`);
+  await assert.rejects(s.ask('a', { ...call, released: -1 }), /bad lease ask/);
+  await assert.rejects(s.ask('a', { ...call, released: 'x' }), /bad lease ask/);
 });
 
 test('an unknown plan is granted and counted; a broken ask is an error, never quota', async () => {

@@ -29,15 +29,16 @@ const FAIRNESS_TAU_MS = 1000; // policy::fleet_bucket::FAIRNESS_TAU: over how lo
 // millisecond keep their order) (sorted sets, all in the bucket's hash slot). ARGV: want (CU),
 // rate (CU/s; 0 = plan unknown: grant all and only count), burst (CU), what the asker still
 // holds (CU), how long a grant stays spendable (ms), the asker's largest charge (CU), the asker's
-// id. Server time, so machines' clocks never matter. Returns strings (Redis would truncate Lua
+// id, what it gives back of its hold (CU; back into the tokens, at most its hold; absent: 0). Server time, so machines' clocks never matter. Returns strings (Redis would truncate Lua
 // numbers): granted, ms until the rest could be (a short member queues: the refill goes first
 // to the short members granted less lately), the fleet's rate (CU/s, decayed over 10 s), and the most one member may
 // hold (0: no bound).
 export const LEASE_SCRIPT = `
 local want, rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local held, hold, least, member = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
+local released = tonumber(ARGV[8] or '0')
 if not (want and rate and burst and held and hold and least) or want < 0 or rate < 0 or burst < 0
-  or held < 0 or hold < 0 or least < 0 or not member or member == '' then
+  or held < 0 or hold < 0 or least < 0 or not member or member == '' or not released or released < 0 then
   return redis.error_reply('bad lease ask')
 end
 local t = redis.call('TIME')
@@ -59,13 +60,18 @@ end
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do forget(id) end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
 local mine = served(member)
-if redis.call('ZSCORE', KEYS[2], member) then forget(member) end
+if redis.call('ZSCORE', KEYS[2], member) then
+  released = math.min(released, tonumber(redis.call('HGET', KEYS[1], 'h:' .. member)) or 0)
+  forget(member)
+else
+  released = 0
+end
 redis.call('ZREM', KEYS[2], member)
 local others = math.max(0, total)
 local dt = math.max(0, now - at)
 local granted, short, share = want, 0, 0
 if rate > 0 then
-  tokens = math.min(math.max(0, math.max(burst, least) - others - held), (tokens or burst) + dt * rate / 1000)
+  tokens = math.min(math.max(0, math.max(burst, least) - others - held), (tokens or burst) + dt * rate / 1000 + released)
   share = burst / (redis.call('ZCARD', KEYS[2]) + 1)
   local target = math.min(want, math.max(0, math.max(share, least) - held))
   local ahead, queued = 0, false
@@ -82,7 +88,8 @@ if rate > 0 then
       end
     end
   end
-  granted = math.max(0, math.min(target, tokens - ahead))
+  local room = tokens - ahead
+  if room >= target or held + room >= least then granted = math.max(0, math.min(target, room)) else granted = 0 end
   tokens = tokens - granted
   local missing = target - granted
   if missing > 0 then
@@ -325,7 +332,7 @@ function redisStore(wasm, news, { prefix, client: given, options }, report = () 
     if (!closed && beforeFirst && !(client && client.isReady)) return void beforeFirst.set(key, { at: Date.now(), args });
     sendAsk(...args);
   });
-  function sendAsk(key, want, rate, burst, held, holdMs, least) {
+  function sendAsk(key, want, rate, burst, held, holdMs, least, released = 0) {
     if (closed || !client || !client.isReady || busy(key)) return failLater(key);
     const started = Date.now();
     asking.set(key, started);
@@ -333,7 +340,7 @@ function redisStore(wasm, news, { prefix, client: given, options }, report = () 
     const bucket = `${prefix}q:{${key}}`;
     const ask = client.eval(LEASE_SCRIPT, {
       keys: [bucket, `${bucket}:holds`, `${bucket}:queue`],
-      arguments: [want, rate, burst, held, holdMs, least].map(String).concat(from),
+      arguments: [want, rate, burst, held, holdMs, least].map(String).concat(from, String(released)),
     });
     // A store that keeps its connection but stops answering (a paused or overloaded Redis) sends
     // no 'error': an ask unanswered for a whole period is the sign, told as `fleetStore` down;

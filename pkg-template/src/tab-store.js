@@ -31,7 +31,7 @@ export function tabsWanted(fleet, invalid) {
 }
 
 const isAsk = (d) => d.t === 'ask' && typeof d.from === 'string' && typeof d.key === 'string'
-  && typeof d.id === 'number' && Array.isArray(d.n) && d.n.length === 6 && d.n.every((x) => typeof x === 'number');
+  && typeof d.id === 'number' && Array.isArray(d.n) && (d.n.length === 6 || d.n.length === 7) && d.n.every((x) => typeof x === 'number');
 const isGrant = (d) => d.t === 'grant' && typeof d.key === 'string' && typeof d.id === 'number'
   && (d.r === null || (Array.isArray(d.r) && d.r.every((x) => typeof x === 'number')));
 
@@ -68,8 +68,10 @@ export function tabStore(wasm) {
     }
   };
 
-  wasm.attachRealmStore((key, want, rate, burst, held, holdMs, least) => {
-    const numbers = [want, rate, burst, held, holdMs, least];
+  wasm.attachRealmStore((key, want, rate, burst, held, holdMs, least, released = 0) => {
+    // What is given back goes as a seventh number only when there is some (a leader of an
+    // earlier version reads six).
+    const numbers = released > 0 ? [want, rate, burst, held, holdMs, least, released] : [want, rate, burst, held, holdMs, least];
     if (closed) return queueMicrotask(() => wasm.realmLeaseFailed(key));
     if (leader) {
       const reply = serve(key, from, numbers);

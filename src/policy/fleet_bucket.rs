@@ -85,6 +85,9 @@ impl FleetBucket {
         self.holds.retain(|h| h.until > now);
         let served = |holds: &[Hold], m: u64| holds.iter().find(|h| h.member == m).map_or(0.0, |h| h.served(now));
         let mine = served(&self.holds, member);
+        // What the asker gives back returns to the tokens, up to what its hold counts.
+        let its_hold = self.holds.iter().find(|h| h.member == member).map_or(0.0, |h| h.amount);
+        let released = if ask.released.is_finite() { ask.released.clamp(0.0, its_hold) } else { 0.0 };
         self.holds.retain(|h| h.member != member);
         let others: f64 = self.holds.iter().map(|h| h.amount).sum();
         let held = if ask.held.is_finite() { ask.held.max(0.0) } else { 0.0 };
@@ -92,7 +95,7 @@ impl FleetBucket {
             // A charge above the burst is paid from a full bucket, as a token bucket does: a cap below
             // the asker's largest charge would never let it hold one (it waited for its deadline).
             let cap = (ask.burst.max(ask.least) - others - held).max(0.0);
-            let tokens = (self.tokens.unwrap_or(ask.burst) + dt_ms * ask.rate / 1000.0).min(cap);
+            let tokens = (self.tokens.unwrap_or(ask.burst) + dt_ms * ask.rate / 1000.0 + released).min(cap);
             let share = ask.burst / (self.holds.len() + 1) as f64;
             let room = (share.max(ask.least) - held).max(0.0);
             let target = ask.want.min(room);
@@ -109,7 +112,10 @@ impl FleetBucket {
                 })
                 .map(|(_, c)| c.amount)
                 .sum();
-            let granted = target.min(tokens - ahead).max(0.0);
+            // Whole charges only: a part of the asker's largest charge pays nothing and, held,
+            // keeps the rest of the fleet from a whole one (see `Lease`'s doc).
+            let room = tokens - ahead;
+            let granted = if room >= target || held + room >= ask.least { target.min(room).max(0.0) } else { 0.0 };
             let left = tokens - granted;
             self.tokens = Some(left);
             let missing = target - granted;
@@ -199,7 +205,7 @@ mod tests {
     use crate::time::at;
 
     fn ask(want: f64, held: f64) -> LeaseAsk {
-        LeaseAsk { want, rate: 100.0, burst: 50.0, held, hold: Duration::from_secs(2), least: 1.0 }
+        LeaseAsk { want, rate: 100.0, burst: 50.0, held, hold: Duration::from_secs(2), least: 1.0, released: 0.0 }
     }
 
     #[test]
@@ -253,8 +259,7 @@ mod tests {
     #[test]
     fn a_shortage_queues_so_the_refill_goes_to_who_was_short_first() {
         let mut bucket = FleetBucket::default();
-        let ask =
-            |want| LeaseAsk { want, rate: 100.0, burst: 30.0, held: 0.0, hold: Duration::from_secs(2), least: 1.0 };
+        let ask = |want| LeaseAsk { burst: 30.0, ..ask(want, 0.0) };
         assert_eq!(bucket.ask(at(0), 1, ask(30.0)).granted, 30.0, "member 1 takes the burst");
         // Member 2, then 3, are short: they queue, each waiting for the refill of those ahead too.
         let two = bucket.ask(at(0), 2, ask(5.0));
@@ -367,15 +372,60 @@ mod tests {
         let mut bucket = FleetBucket::default();
         // A 10-CU burst and eth_getBalance at 19 CU: the member gets its 19 from a full bucket.
         let big = LeaseAsk { want: 19.0, rate: 20.0, burst: 10.0, least: 19.0, ..ask(19.0, 0.0) };
-        assert_eq!(bucket.ask(at(0), 1, big).granted, 10.0, "a new bucket holds its burst");
-        let rest = bucket.ask(at(450), 1, LeaseAsk { held: 10.0, ..big });
-        assert_eq!(rest.granted, 9.0, "refilled up to one charge, never above it");
+        let first = bucket.ask(at(0), 1, big);
+        assert_eq!(first.granted, 0.0, "a new bucket holds its burst, 10: a part of the charge, which pays nothing");
+        assert_eq!(first.short_for, Duration::from_millis(450), "told when the whole charge is there");
+        let whole = bucket.ask(at(450), 1, big);
+        assert_eq!(whole.granted, 19.0, "refilled up to one charge, never above it");
         assert_eq!(bucket.ask(at(1000), 2, LeaseAsk { held: 0.0, ..big }).granted, 0.0, "while member 1 holds it");
         assert_eq!(
             bucket.ask(at(2450), 2, LeaseAsk { held: 0.0, ..big }).granted,
             19.0,
             "its hold over, member 2's turn"
         );
+    }
+
+    /// Four members of a 100 CU/s plan with a 20 CU burst (a per-second
+    /// plan's fleet terms), each holding part of a 26 CU charge: with parts
+    /// handed out, the holds filled the burst and no ask was granted again.
+    #[test]
+    fn only_whole_charges_are_handed_out_so_parts_never_fill_the_burst() {
+        let mut bucket = FleetBucket::default();
+        let call = LeaseAsk { want: 26.0, rate: 80.0, burst: 20.0, least: 26.0, ..ask(26.0, 0.0) };
+        let mut paid = 0;
+        let mut held = [0.0; 4];
+        for ms in (0..10_000).step_by(10) {
+            for (m, h) in held.iter_mut().enumerate() {
+                let grant = bucket.ask(at(ms), m as u64, LeaseAsk { held: *h, ..call });
+                *h += grant.granted;
+                assert!(*h == 0.0 || *h >= 26.0, "member {m} holds part of a charge: {h}");
+                if *h >= 26.0 {
+                    *h -= 26.0; // spent at once
+                    paid += 1;
+                }
+            }
+        }
+        assert!(paid >= 28, "about 80 CU/s in whole charges for 10 s: {paid}");
+    }
+
+    #[test]
+    fn what_a_member_gives_back_returns_to_the_tokens_up_to_its_hold() {
+        let mut bucket = FleetBucket::default();
+        let call = LeaseAsk { want: 26.0, rate: 80.0, burst: 30.0, least: 26.0, ..ask(26.0, 0.0) };
+        assert_eq!(bucket.ask(at(0), 1, LeaseAsk { want: 20.0, least: 1.0, ..call }).granted, 20.0);
+        assert_eq!(bucket.ask(at(0), 2, call).granted, 0.0, "10 left: no part of 26");
+        // Member 1 spent 1 and gives its 19 back: member 2's whole charge is there (10 + 19 ≥ 26).
+        let back = bucket.ask(at(0), 1, LeaseAsk { want: 1.0, least: 1.0, released: 19.0, ..call });
+        assert_eq!(back.granted, 1.0, "member 2's claim of 26 comes first; 1 of the 29 is beyond it");
+        assert_eq!(bucket.ask(at(0), 2, call).granted, 26.0);
+        // Nobody gives back more than its hold says, nor a hold the store forgot.
+        let mut fresh = FleetBucket::default();
+        fresh.ask(at(0), 1, LeaseAsk { want: 30.0, least: 1.0, ..call });
+        let inflated = fresh.ask(at(0), 2, LeaseAsk { released: 1_000.0, ..call });
+        assert_eq!(inflated.granted, 0.0, "member 2 held nothing: nothing to give back");
+        let forgot = fresh.ask(at(5_000), 1, LeaseAsk { want: 1.0, least: 1.0, released: 30.0, ..call });
+        assert!(forgot.granted <= 1.0);
+        assert!(fresh.held(at(5_000)) <= 30.0);
     }
 
     #[test]

@@ -185,6 +185,10 @@ pub struct QuotaGroup {
     /// The allowed rate at the last grant of a lease that was up (taken
     /// back after spending alone: `lease_granted`).
     leased_rate: Option<f64>,
+    /// Whether the lease paid at the last check (its fall starts `alone`).
+    was_leased: bool,
+    /// Spending alone since the store failed (`quota/alone.rs`).
+    alone: Option<alone::Alone>,
 }
 
 impl QuotaGroup {
@@ -240,6 +244,8 @@ impl QuotaGroup {
             ask: None,
             decreased: None,
             leased_rate: None,
+            was_leased: false,
+            alone: None,
         }
     }
 
@@ -378,7 +384,7 @@ impl QuotaGroup {
             let floor = self.ceiling * self.config.min_fraction;
             self.limit_rate = self.allowed;
             self.allowed = (self.allowed * self.config.decrease).max(floor);
-            self.bucket.set_rate(now, self.allowed);
+            self.bucket.set_rate(now, self.own_rate());
             self.episode_began = Some(now);
             self.decreased = Some(self.allowed);
         }
@@ -404,7 +410,7 @@ impl QuotaGroup {
         if now.saturating_since(self.last_increase) >= self.stable * wait {
             self.stable = self.config.stable_window.mul_f64(0.5 + crate::policy::bound(unit_random, 0.0, 1.0));
             self.allowed = next;
-            self.bucket.set_rate(now, self.allowed);
+            self.bucket.set_rate(now, self.own_rate());
             self.last_increase = now;
         }
     }
@@ -432,6 +438,7 @@ impl QuotaGroup {
     }
 }
 
+mod alone;
 mod bucket;
 mod fleet;
 #[cfg(test)]

@@ -83,7 +83,7 @@ pub(super) fn ask(group: u64, ask: &LeaseAsk) {
     };
     let hold_ms = ask.hold.as_secs_f64() * 1000.0;
     let args = Array::of4(&format!("{group:016x}").into(), &ask.want.into(), &ask.rate.into(), &ask.burst.into());
-    for extra in [ask.held, hold_ms, ask.least] {
+    for extra in [ask.held, hold_ms, ask.least, ask.released] {
         args.push(&extra.into());
     }
     if store.apply(&JsValue::UNDEFINED, &args).is_err() {

@@ -21,19 +21,26 @@ thread_local! {
 const LONGEST_HOLD_MS: f64 = 60_000.0;
 
 /// One tab's ask for the bucket under `key`: `numbers` are want, rate,
-/// burst, held, hold (ms) and least, as the engine made them. Returns
+/// burst, held, hold (ms), least and (when some is given back) released,
+/// as the engine made them. Returns
 /// granted, ms until the rest could be, the fleet's rate and the share (0:
 /// no bound), or nothing for an ask that makes no sense (any number
 /// missing, negative or not finite): the asking tab counts that as a
 /// failed ask, never as quota.
 #[wasm_bindgen(js_name = tabBucketAsk)]
 pub fn tab_bucket_ask(key: &str, member: &str, numbers: &[f64]) -> Vec<f64> {
-    let &[want, rate, burst, held, hold_ms, least] = numbers else { return Vec::new() };
+    // A seventh number, what the tab gives back of its hold, comes only when it gives some.
+    let (&[want, rate, burst, held, hold_ms, least], released) = (match numbers {
+        [six @ .., released] if numbers.len() == 7 => (six, *released),
+        six => (six, 0.0),
+    }) else {
+        return Vec::new();
+    };
     if key.is_empty() || member.is_empty() || !numbers.iter().all(|x| x.is_finite() && *x >= 0.0) {
         return Vec::new();
     }
     let hold = Duration::from_secs_f64(hold_ms.min(LONGEST_HOLD_MS) / 1000.0);
-    let ask = LeaseAsk { want, rate, burst, held, hold, least };
+    let ask = LeaseAsk { want, rate, burst, held, hold, least, released };
     let grant = BUCKETS.with(|b| b.borrow_mut().ask(JsRuntime.now(), key, member, ask));
     let share = if grant.share.is_finite() { grant.share } else { 0.0 };
     vec![grant.granted, grant.short_for.as_secs_f64() * 1000.0, grant.fleet_rate, share]

@@ -20,8 +20,15 @@ fn served(round_trips_ms: [u64; 4], ms: u64) -> [f64; 4] {
                 continue;
             }
             let want = 2.5;
-            let ask =
-                LeaseAsk { want, rate: 90.0, burst: 10.0, held: held[m], hold: Duration::from_secs(2), least: 1.0 };
+            let ask = LeaseAsk {
+                want,
+                rate: 90.0,
+                burst: 10.0,
+                held: held[m],
+                hold: Duration::from_secs(2),
+                least: 1.0,
+                released: 0.0,
+            };
             let grant = bucket.ask(at(now), m as u64, ask);
             got[m] += grant.granted;
             held[m] = (held[m] + grant.granted).fract();
@@ -53,7 +60,15 @@ fn members_with_different_round_trips_share_alike() {
 #[test]
 fn the_refill_goes_first_to_the_short_member_granted_less_lately() {
     let mut bucket = FleetBucket::default();
-    let ask = |want| LeaseAsk { want, rate: 100.0, burst: 30.0, held: 0.0, hold: Duration::from_secs(2), least: 1.0 };
+    let ask = |want| LeaseAsk {
+        want,
+        rate: 100.0,
+        burst: 30.0,
+        held: 0.0,
+        hold: Duration::from_secs(2),
+        least: 1.0,
+        released: 0.0,
+    };
     assert_eq!(bucket.ask(at(0), 1, ask(30.0)).granted, 30.0);
     let first = bucket.ask(at(0), 1, ask(5.0));
     let second = bucket.ask(at(0), 2, ask(5.0));

@@ -51,6 +51,7 @@ impl QuotaGroup {
         let Some(lease) = self.lease.as_mut() else { return Ok(false) };
         let verdict = lease.check(now, cost, limited).map_err(QuotaDenied::Exhausted);
         let leased = limited && lease.up(now);
+        self.follow_lease(now, leased);
         self.queue_ask(now);
         verdict.map(|()| leased)
     }
@@ -90,7 +91,7 @@ impl QuotaGroup {
     /// its limit met 429s every few seconds, whose halvings left it queueing
     /// for seconds below its demand (a new user's run). A configured burst
     /// is token-bucket terms already, and is asked as it is.
-    fn fleet_terms(&self) -> (f64, f64) {
+    pub(super) fn fleet_terms(&self) -> (f64, f64) {
         if self.config.kept_per_second() {
             (self.allowed * (1.0 - FLEET_WINDOW_BURST), self.allowed * FLEET_WINDOW_BURST)
         } else {
@@ -166,7 +167,7 @@ impl QuotaGroup {
         }
         self.limit_rate = self.allowed.min(rate / self.config.decrease);
         self.allowed = rate.max(self.ceiling * self.config.min_fraction);
-        self.bucket.set_rate(now, self.allowed);
+        self.bucket.set_rate(now, self.own_rate());
         self.episode_began = Some(now);
         self.last_increase = now;
         true
@@ -227,8 +228,16 @@ mod tests {
         }
         g.take_lease_ask();
         g.lease_failed(at(10));
-        assert!(g.charge(at(10), 10.0).is_err(), "the store failed: the own bucket (1 CU refilled) governs again");
-        assert_eq!(g.charge(at(100), 10.0), Ok(()), "refilled at the plan's rate");
+        assert!(
+            g.charge(at(10), 10.0).is_err(),
+            "the store failed: the own bucket, emptied at the fall, governs again"
+        );
+        assert!(g.charge(at(109), 10.0).is_err());
+        assert_eq!(
+            g.charge(at(110), 10.0),
+            Ok(()),
+            "refilled at the plan's rate (the fleet said no rate: all its share)"
+        );
     }
 
     #[test]

@@ -1,0 +1,206 @@
+//! A fleet member whose store failed spends its last share of the fleet,
+//! not the whole plan, for [`ALONE_HOLD`], then grows back to the plan
+//! over [`ALONE_RAMP`].
+//!
+//! While the lease is up, a member's own bucket is not asked: the fleet's
+//! bucket is the limit. When the store fails (down, killed, unreachable
+//! from this member), every member falls back to its own bucket at once,
+//! and at the plan's full rate N members would send N plans: a new user's
+//! four processes met 26–33 429s in an 8 s Redis outage, and the halvings
+//! those 429s caused. So a member that falls from its lease spends its
+//! share of what the fleet took lately (its own rate over the fleet's, as
+//! the store last said; never below one member's part of the store's
+//! burst), and its own bucket starts empty (what it held was the fleet's).
+//!
+//! ```text
+//!   Leased ── the lease falls (the store failed) ─► Alone { since, share }
+//!   Alone: the own bucket's rate = allowed × share for ALONE_HOLD (a store
+//!          restart), then + (1 − share) × (t − ALONE_HOLD) / ALONE_RAMP, up to allowed
+//!   Alone ── a lease is up again ─► Leased (the own bucket back at the allowed rate)
+//! ```
+//! The hold covers a store that restarts: members with a backlog of
+//! queued requests would otherwise spend what the ramp adds at once (a
+//! simulated fleet put 120–160 CU in seconds of a 100 CU/s plan with the
+//! ramp starting at the fall). The ramp is for a member that is alone for
+//! good (the others died with the store, or it is the one cut off): after
+//! [`ALONE_HOLD`] + [`ALONE_RAMP`] it runs its local policies unchanged,
+//! and its own 429s (AIMD) govern. Pure: the time is an argument.
+
+use std::time::Duration;
+
+use super::QuotaGroup;
+use crate::time::Instant;
+
+/// How long a member that lost its store keeps to its share of the fleet.
+pub const ALONE_HOLD: Duration = Duration::from_secs(10);
+
+/// How long it then takes to grow back to the whole plan.
+pub const ALONE_RAMP: Duration = Duration::from_secs(30);
+
+/// The least change of the own bucket's rate worth applying as the ramp climbs.
+const RAMP_STEP: f64 = 0.02;
+
+/// A member spending alone since its lease fell.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Alone {
+    since: Instant,
+    share: f64,
+    /// The factor last applied to the own bucket.
+    applied: f64,
+}
+
+impl Alone {
+    /// The share of the plan this member may spend at `now`.
+    fn factor(&self, now: Instant) -> f64 {
+        let grown = now.saturating_since(self.since + ALONE_HOLD).as_secs_f64() / ALONE_RAMP.as_secs_f64();
+        (self.share + (1.0 - self.share) * grown).min(1.0)
+    }
+}
+
+/// A member's share of the fleet: its own rate over the fleet's (both
+/// CU/s over about ten seconds), at least `floor` (one member's part of the
+/// store's burst); the whole plan when either rate is unknown.
+pub(super) fn share_of_fleet(own: f64, fleet: f64, floor: f64) -> f64 {
+    if !(own > 0.0 && fleet > 0.0) {
+        return 1.0;
+    }
+    (own / fleet).max(floor).clamp(0.0, 1.0)
+}
+
+impl QuotaGroup {
+    /// Follows the lease's state at `now` (`leased`: it pays): falling from
+    /// it starts spending alone at the member's share; back on it ends that.
+    pub(super) fn follow_lease(&mut self, now: Instant, leased: bool) {
+        if leased {
+            self.was_leased = true;
+            if self.alone.take().is_some() {
+                self.bucket.set_rate(now, self.allowed);
+                self.bucket.set_burst(now, self.burst);
+            }
+            return;
+        }
+        if std::mem::take(&mut self.was_leased) && self.allowed.is_finite() {
+            let floor = self.lease.as_ref().map_or(0.0, |lease| lease.share() / self.fleet_terms().1);
+            let share = share_of_fleet(self.observed_rate(now), self.fleet_rate(), floor.min(1.0));
+            self.alone = Some(Alone { since: now, share, applied: f64::NAN });
+            self.bucket.drain(now);
+        }
+        let Some(alone) = self.alone.as_mut() else { return };
+        let factor = alone.factor(now);
+        if factor >= 1.0 {
+            self.alone = None;
+            self.bucket.set_rate(now, self.allowed);
+            self.bucket.set_burst(now, self.burst);
+        } else if alone.applied.is_nan() || (factor - alone.applied).abs() >= RAMP_STEP {
+            alone.applied = factor;
+            self.bucket.set_rate(now, self.allowed * factor);
+            self.bucket.set_burst(now, (self.burst * factor).max(1.0));
+        }
+    }
+
+    /// The rate the own bucket runs at now: the allowed rate, or while
+    /// spending alone, the share of it last applied.
+    pub(super) fn own_rate(&self) -> f64 {
+        self.alone.map_or(self.allowed, |alone| {
+            if alone.applied.is_nan() {
+                self.allowed
+            } else {
+                self.allowed * alone.applied
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::policy::lease::LeaseGrant;
+    use crate::policy::quota::QuotaConfig;
+    use crate::time::at;
+
+    #[test]
+    fn a_share_is_the_own_rate_over_the_fleets_never_below_the_floor() {
+        assert_eq!(share_of_fleet(25.0, 100.0, 0.1), 0.25);
+        assert_eq!(share_of_fleet(5.0, 100.0, 0.25), 0.25, "one member's part of the burst at least");
+        assert_eq!(share_of_fleet(150.0, 100.0, 0.0), 1.0, "never more than the plan");
+        assert_eq!(share_of_fleet(0.0, 100.0, 0.25), 1.0, "a quiet member: nothing to go by");
+        assert_eq!(share_of_fleet(10.0, 0.0, 0.25), 1.0, "no fleet rate said");
+        assert_eq!(share_of_fleet(f64::NAN, 100.0, 0.25), 1.0);
+    }
+
+    /// Spends `cu_per_s` for 20 s on a lease the store grants in full,
+    /// telling a fleet rate four times that, and a share of a quarter of
+    /// the burst; returns the group and the instant (ms) it stopped.
+    fn leased_member(cu_per_s: u64) -> (QuotaGroup, u64) {
+        let plan = QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() };
+        let mut g = QuotaGroup::new(plan, at(0));
+        g.join_fleet(at(0));
+        let fleet = 4.0 * cu_per_s as f64;
+        let grant = |want: f64| LeaseGrant { granted: want, short_for: Duration::ZERO, fleet_rate: fleet, share: 25.0 };
+        for ms in (0..20_000).step_by((1000 / cu_per_s) as usize) {
+            let _ = g.charge(at(ms), 1.0);
+            if let Some(ask) = g.take_lease_ask() {
+                g.lease_granted(at(ms), ask.want, grant(ask.want));
+            }
+        }
+        assert_eq!(g.fleet_state(at(20_000)), Some(true));
+        (g, 20_000)
+    }
+
+    /// The store refuses the next ask (down); returns when (ms).
+    fn lose_store(g: &mut QuotaGroup, from: u64) -> u64 {
+        let _ = g.take_lease_ask();
+        for ms in from.. {
+            let _ = g.check(at(ms), 1.0);
+            if g.take_lease_ask().is_some() {
+                g.lease_failed(at(ms));
+                assert_eq!(g.fleet_state(at(ms)), Some(false));
+                return ms;
+            }
+        }
+        unreachable!()
+    }
+
+    /// How many 1-CU charges the group pays in the second from `from` ms, trying one every ms.
+    fn paid_in_a_second(g: &mut QuotaGroup, from: u64) -> usize {
+        (from..from + 1000).filter(|&ms| g.charge(at(ms), 1.0).is_ok()).count()
+    }
+
+    #[test]
+    fn a_member_that_loses_its_store_spends_its_share_then_grows_back_to_the_plan() {
+        let (mut g, t) = leased_member(20);
+        let t = lose_store(&mut g, t);
+        // Trying a charge every ms from the fall on (a backlog of queued requests).
+        let per_second: Vec<usize> = (0..45).map(|s| paid_in_a_second(&mut g, t + s * 1000)).collect();
+        assert!((18..=26).contains(&per_second[0]), "a quarter of the 100 CU/s plan, no burst: {per_second:?}");
+        assert!(
+            per_second[1..10].iter().all(|&n| (23..=26).contains(&n)),
+            "held through a store restart: {per_second:?}"
+        );
+        assert!((55..=70).contains(&per_second[25]), "half way up the ramp: {per_second:?}");
+        assert!(per_second[41] >= 99, "alone for good: its local policies, the whole plan: {per_second:?}");
+    }
+
+    #[test]
+    fn back_on_the_lease_the_own_bucket_is_the_plans_again() {
+        let (mut g, t) = leased_member(20);
+        let t = lose_store(&mut g, t);
+        assert!(paid_in_a_second(&mut g, t) <= 26);
+        assert_eq!(g.own_rate(), 25.0, "a quarter: 20 of the fleet's 80 CU/s");
+        g.lease_store_back();
+        let ask = g.lease_ask_now(at(t + 2_000)).expect("asks again");
+        let grant = LeaseGrant { granted: ask.want, short_for: Duration::ZERO, fleet_rate: 80.0, share: 25.0 };
+        g.lease_granted(at(t + 2_001), ask.want, grant);
+        assert_eq!(g.charge(at(t + 2_002), 1.0), Ok(()));
+        assert_eq!(g.own_rate(), 100.0, "not alone any more");
+        // A rate lowered by a 429 while alone is kept as a share of it.
+        let (mut g, t) = leased_member(20);
+        let t = lose_store(&mut g, t);
+        paid_in_a_second(&mut g, t);
+        g.on_limited(at(t + 1_000), None, false, 0.5);
+        g.on_limited(at(t + 2_000), None, false, 0.5);
+        assert_eq!(g.own_rate(), g.stats().allowed_rate * 0.25);
+    }
+}
