@@ -440,6 +440,8 @@ impl Pipeline {
 }
 
 mod attempts;
+#[cfg(test)]
+mod capacity_probe_tests;
 mod chain_check;
 #[cfg(test)]
 mod chain_check_tests;

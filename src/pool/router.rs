@@ -283,6 +283,10 @@ impl Router {
         let mut serving_set: Vec<usize> = Vec::new();
         let mut all_open = true;
         let mut all_quota = true;
+        // The Open endpoints serving the request, and whether every other one waits for its
+        // key's plan (a capacity outage: `early_probe.rs`; a 429's cooldown is not one).
+        let mut open_serving: Vec<usize> = Vec::new();
+        let mut others_quota_bound = true;
         // Whether every endpoint the pool can use is open, whatever this
         // request may take (its method, its freshness, a failover's or a
         // hedge's narrower view): a total outage is the pool's, not one
@@ -319,9 +323,13 @@ impl Router {
             let mut until: Option<Instant> = None;
             let mut slot_blocked = false;
             let mut quota_blocked = false;
+            let mut plan_bound = false;
             let state = ep.breaker.borrow_mut().state(now);
             match state {
-                BreakerState::Open { until: u } => until = Some(u),
+                BreakerState::Open { until: u } => {
+                    until = Some(u);
+                    open_serving.push(i);
+                }
                 BreakerState::HalfOpen => {
                     all_open = false;
                     if ep.warm.is_none() {
@@ -348,7 +356,13 @@ impl Router {
                     quota_blocked = true;
                     until = Some(until.map_or(t, |u| u.max(t)));
                 }
-                Err(QuotaDenied::Exhausted(w)) => until = Some(until.map_or(now + w, |u| u.max(now + w))),
+                Err(QuotaDenied::Exhausted(w)) => {
+                    plan_bound = true;
+                    until = Some(until.map_or(now + w, |u| u.max(now + w)));
+                }
+            }
+            if !matches!(state, BreakerState::Open { .. }) && !plan_bound {
+                others_quota_bound = false;
             }
             if ep.in_flight >= ep.concurrency_limit(now) {
                 if ep.slow_start.factor(now) < 1.0 {
@@ -379,6 +393,10 @@ impl Router {
         if eligible.is_empty() {
             if all_open {
                 if let Some(sel) = self.early_probe(now, req, draws.0, &serving_set) {
+                    return sel;
+                }
+            } else if others_quota_bound && !open_serving.is_empty() {
+                if let Some(sel) = self.capacity_probe(now, req, draws.0, &open_serving) {
                     return sel;
                 }
             }

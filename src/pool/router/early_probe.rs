@@ -1,8 +1,10 @@
 //! The early probe of a total outage: while every endpoint a request may
 //! use is open, one probe for the whole pool goes to the endpoint whose
-//! early probe is due first (`pool/outage.rs` keeps the schedule). And who
-//! may carry a probe, early or half-open: a request with time to prove the
-//! node (`policy::silence`).
+//! early probe is due first (`pool/outage.rs` keeps the schedule). The
+//! early probe of a capacity outage: while every endpoint that is not open
+//! waits for quota, an open one (on another key) gets its own early probes
+//! (`capacity_probe`). And who may carry a probe, early or half-open: a
+//! request with time to prove the node (`policy::silence`).
 
 use super::{Router, Selection};
 use crate::policy::breaker::Admission;
@@ -72,6 +74,48 @@ impl Router {
                     r.outage_probe = true;
                     return Some(Selection::Reserved(r));
                 }
+            }
+        }
+        None
+    }
+
+    /// Capacity outage: every endpoint serving the request that is not
+    /// Open waits for its key's plan (spent, not cooling after a 429: a
+    /// cooldown ends on its own, and a retry waits it out rather than probe
+    /// a node that failed, `failover_tests.rs`), so a node that failed a
+    /// while ago is the only capacity left to find. An Open endpoint whose key can pay gets an
+    /// early probe on its breaker's own schedule (0.5 s after it opened,
+    /// then doubling; one at a time): a node that came back serves again
+    /// within a second or two instead of after its whole open time. A new
+    /// user's pool (a flapping node, a node that hung for 5 s and came back,
+    /// the third at its key's limit) kept the recovered node out for its
+    /// 30 s open time while reads queued 8–11 s on the third's quota.
+    pub(super) fn capacity_probe(
+        &mut self,
+        now: Instant,
+        req: &RouteRequest<'_>,
+        draw: f64,
+        open: &[usize],
+    ) -> Option<Selection> {
+        let mut candidates: Vec<usize> = open
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let ep = &self.endpoints[i];
+                ep.rest_until <= now
+                    && self.time_to_prove(i, req, now)
+                    && self.groups[ep.group]
+                        .quota
+                        .borrow_mut()
+                        .check(now, self.attempt_cost(i, req, self.would_check_chain(i, now)))
+                        .is_ok()
+            })
+            .collect();
+        candidates.sort_by_key(|&i| self.endpoints[i].breaker.borrow().early_probe_at());
+        for i in candidates {
+            let admission = self.endpoints[i].breaker.borrow_mut().try_early_probe(now, draw);
+            if let Admission::Allowed { probe } = admission {
+                return self.reserve(i, now, req, probe).map(Selection::Reserved);
             }
         }
         None
