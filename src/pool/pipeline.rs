@@ -243,6 +243,8 @@ impl Pipeline {
         let mut preselected: Option<Permit<'_>> = None;
         // Its place in the recovery pacer's line while that is what holds it.
         let mut turn: Option<PacedTurn> = None;
+        // Whether it has waited for an endpoint already (shed only on arrival).
+        let mut queued = false;
 
         loop {
             if self.shutdown.is_triggered() {
@@ -283,6 +285,10 @@ impl Pipeline {
                             emit(PipelineEvent::Overload { waiting: self.waiting.get() });
                             return Err(state.stop(StopReason::Overload));
                         }
+                        if !queued && self.behind_its_plans(now, &request, deadline) {
+                            return Err(state.stop(StopReason::RateLimited)); // told now, not at its deadline
+                        }
+                        queued = true;
                         self.waiting.set(self.waiting.get() + 1);
                         // Waiting for a slot only: no timer but the deadline's (a release wakes us).
                         let wake = until.unwrap_or(deadline);
@@ -473,6 +479,8 @@ mod queue_tests;
 #[cfg(test)]
 mod realm_tests;
 mod selection;
+#[cfg(test)]
+mod shed_tests;
 #[cfg(test)]
 mod tests;
 mod unknown;

@@ -453,6 +453,7 @@ impl Router {
     }
 }
 
+mod backlog;
 #[cfg(test)]
 mod cost_tests;
 mod early_probe;

@@ -232,7 +232,8 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
             Some((kind::BUDGET, CODE_UNAVAILABLE, format!("retry budget exhausted after {n} attempt(s)")))
         }
         StopReason::RateLimited => {
-            Some((kind::RATE_LIMITED, CODE_UNAVAILABLE, "every endpoint is rate limited past the deadline".to_string()))
+            let words = "every endpoint is rate limited past the deadline (a 429's cooldown, or its plan's compute units for the requests waiting ahead)";
+            Some((kind::RATE_LIMITED, CODE_UNAVAILABLE, words.to_string()))
         }
         StopReason::Overload => Some((
             kind::OVERLOAD,

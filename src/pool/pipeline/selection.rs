@@ -36,6 +36,15 @@ impl Pipeline {
         selection
     }
 
+    /// Whether a request arriving at `now` would queue for its keys' plans
+    /// past `deadline` behind the requests waiting already (each counted at
+    /// its cost: `Router::plan_backlog`): then it is shed at once.
+    pub(super) fn behind_its_plans(&self, now: Instant, request: &RouteRequest<'_>, deadline: Instant) -> bool {
+        let ahead = self.waiting.get() as f64 * request.cost;
+        ahead > 0.0
+            && self.router.borrow_mut().plan_backlog(now, request, ahead).is_some_and(|wait| now + wait > deadline)
+    }
+
     /// Gives a slot back: wakes this pipeline's longest waiter and, in a
     /// realm, the realm's (shared breakers and groups may let it go). After
     /// an endpoint's chain check (`all`), every waiter: requests that waited

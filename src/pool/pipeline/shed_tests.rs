@@ -1,0 +1,62 @@
+//! Overload past a key's plan: requests arrive at 130 % of what the plan
+//! pays. Those that could not reach the front of the line before their
+//! deadline fail at once (`Router::plan_backlog`); the rest are answered
+//! within it. Before, every request joined the line, which grew to the
+//! deadline: a new user's failures came after 9.9 s of a 10 s deadline.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+
+use super::tests::{harness_with, opts, MS};
+use super::*;
+use crate::config::RawOptions;
+use crate::error::StopReason;
+use crate::policy::quota::QuotaConfig;
+use crate::runtime::scripted::Behaviour::*;
+use crate::runtime::Transport;
+
+/// Reads at `per_second` for `seconds` on one node whose key pays 10 reads
+/// a second, 2 s deadlines: (ms each answer took, ms each failure took, its reason).
+fn reads_against_a_plan(per_second: u64, seconds: u64) -> (Vec<u64>, Vec<(u64, StopReason)>) {
+    let mut raw = RawOptions { deadline_ms: Some(2_000.0), ..opts() };
+    raw.pool.quota_groups = vec![("key".to_string(), QuotaConfig { cu_per_second: 10.0, ..QuotaConfig::default() })];
+    let h = harness_with(vec![vec![Slow(MS(20), Box::new(Answer("0x1")))]], raw, |specs| {
+        specs[0].quota_group = Some("key".into());
+        specs[0].costs = vec![("eth_getBalance".to_string(), 1.0)];
+    });
+    let answered = RefCell::new(Vec::new());
+    let failed = RefCell::new(Vec::new());
+    let read = |at: u64| {
+        let (h, answered, failed) = (&h, &answered, &failed);
+        async move {
+            h.rt.sleep(MS(at)).await;
+            let began = h.now_ms();
+            match h.pipeline.execute(&h.rt, Call::new("eth_getBalance"), |t| h.net.send(&(), t), &|_| {}).await {
+                Ok(_) => answered.borrow_mut().push(h.now_ms() - began),
+                Err(f) => failed.borrow_mut().push((h.now_ms() - began, f.reason)),
+            }
+        }
+    };
+    let gap = 1000 / per_second;
+    let tasks: Vec<Pin<Box<dyn Future<Output = ()> + '_>>> =
+        (0..per_second * seconds).map(|n| Box::pin(read(n * gap)) as _).collect();
+    h.rt.block_on(crate::runtime::sim::join_all(tasks)).unwrap();
+    (answered.into_inner(), failed.into_inner())
+}
+
+#[test]
+fn past_the_plan_the_excess_fails_at_once_and_the_rest_in_time() {
+    let (answered, failed) = reads_against_a_plan(13, 20);
+    let served = answered.len() as f64 / 20.0;
+    assert!(served >= 9.0, "the plan is used: {served} reads a second of 10");
+    assert!(failed.iter().all(|&(_, reason)| reason == StopReason::RateLimited), "{failed:?}");
+    let mut waits: Vec<u64> = failed.iter().map(|&(ms, _)| ms).collect();
+    waits.sort_unstable();
+    let median = waits.get(waits.len() / 2).copied().unwrap_or(0);
+    assert!(median <= 50, "a read that cannot be served in time is told at once: median {median} ms of 2,000");
+    assert!(answered.iter().all(|&ms| ms < 2_000), "the rest are answered within their deadline");
+    // Within the plan: nothing is shed.
+    let (answered, failed) = reads_against_a_plan(8, 10);
+    assert_eq!((answered.len(), failed.len()), (80, 0));
+}
