@@ -29,7 +29,18 @@ impl EndpointUrl {
         if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(bad("contains whitespace or control characters"));
         }
-        let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("missing scheme"))?;
+        let Some((scheme, rest)) = url.split_once("://") else {
+            // Named as typed (`htp:/…`, `localhost:8545`), up to its first `:`: never the rest,
+            // which may hold a key. Not "missing scheme" for a misspelt one.
+            let head: String = url.chars().take_while(|c| c.is_ascii_alphanumeric() || "+-.".contains(*c)).collect();
+            let named = url[head.len()..].starts_with(':') && !head.is_empty() && head.len() <= 16;
+            let why = if named {
+                format!("it must start with http:// or https:// (it starts with `{head}:`)")
+            } else {
+                "it must start with http:// or https://".to_string()
+            };
+            return Err(bad(&why));
+        };
         let scheme = scheme.to_ascii_lowercase();
         if scheme != "http" && scheme != "https" {
             return Err(bad("scheme must be http or https"));
@@ -288,6 +299,18 @@ mod tests {
         assert_ne!(id("https://host/v3/aaaa"), id("https://host/v3/bbbb"));
         assert_ne!(id("https://host/?k=1"), id("https://host/?k=2"));
         assert_eq!(EndpointUrl::labelled("x").identity(), "");
+    }
+
+    #[test]
+    fn a_url_without_http_says_what_it_starts_with_and_nothing_after() {
+        let message = |u: &str| EndpointUrl::parse(u, "upstreams[0]").unwrap_err().to_string();
+        let typo = message("htp:/eth.example/v2/SECRETKEY");
+        assert!(typo.contains("must start with http:// or https:// (it starts with `htp:`)"), "{typo}");
+        assert!(!typo.contains("SECRETKEY"), "{typo}");
+        assert!(message("localhost:8545").contains("(it starts with `localhost:`)"));
+        let bare = message("eth.example/v2/SECRETKEY");
+        assert!(bare.contains("it must start with http:// or https://") && !bare.contains("SECRETKEY"), "{bare}");
+        assert!(message("ftp://x").contains("scheme must be http or https"));
     }
 
     #[test]
