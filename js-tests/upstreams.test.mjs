@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { ethers } from 'ethers';
 import { FaultTolerantRelayer, isConfigError, isRpcError } from '../pkg/dist/node.mjs';
 import { startChain } from './helpers/chain.mjs';
-import { deadUrl } from './helpers/mock-node.mjs';
+import { deadUrl, startMockNode } from './helpers/mock-node.mjs';
 
 const cleanups = [];
 after(async () => { for (const c of cleanups.reverse()) await c(); });
@@ -106,4 +106,38 @@ test('wrong kinds of upstream objects are ConfigErrors naming the field', () => 
   ]) {
     assert.throws(() => new FaultTolerantRelayer([upstream]), (e) => isConfigError(e) && e.field === field, JSON.stringify(upstream));
   }
+});
+
+test('a signed transaction goes only to a node of the chain it was signed for (anvil 31337 beside a chain-5 node listed first)', async () => {
+  const anvil = await startChain(); // far past block 0, a block every second
+  cleanups.push(anvil.stop);
+  const wrong = await startMockNode([{ result: '0x' + '11'.repeat(32) }], { chainId: '0x5' });
+  cleanups.push(wrong.close);
+  const wallet = new ethers.Wallet(ethers.HDNodeWallet.fromPhrase('test test test test test test test test test test test junk', undefined, "m/44'/60'/0'/0/7").privateKey);
+  const direct = new ethers.JsonRpcProvider(anvil.anvilUrl, 31337, { staticNetwork: true });
+  const nonce = await direct.getTransactionCount(wallet.address);
+  const sign = (n) => wallet.signTransaction({
+    type: 2, chainId: 31337, nonce: n, to: '0x000000000000000000000000000000000000dEaD', value: 1n,
+    gasLimit: 21000n, maxFeePerGas: 100n * 10n ** 9n, maxPriorityFeePerGas: 10n ** 9n,
+  });
+  // No `chainId`: the send is the first call, and names the chain; the chain-5 node is checked
+  // and disabled, never given the bytes (before, its eth_chainId became the relayer's chain).
+  const relayer = new FaultTolerantRelayer([wrong.url, anvil.url], { strategy: 'priority' });
+  cleanups.push(() => relayer.close());
+  const raw = await sign(nonce);
+  const hash = await relayer.request({ method: 'eth_sendRawTransaction', params: [raw] });
+  assert.equal(hash, ethers.keccak256(raw));
+  assert.equal(wrong.count('eth_sendRawTransaction'), 0, 'the chain-5 node never got the signed bytes');
+  assert.ok(wrong.chainChecks() >= 1, 'it was checked');
+  const receipt = await direct.waitForTransaction(hash, 1, 15000);
+  assert.equal(receipt.status, 1, 'mined on the chain it was signed for');
+  // A relayer told another chain sends nothing, and says why.
+  const elsewhere = new FaultTolerantRelayer([anvil.url], { chainId: 1 });
+  cleanups.push(() => elsewhere.close());
+  const next = await sign(nonce + 1);
+  await assert.rejects(elsewhere.request({ method: 'eth_sendRawTransaction', params: [next] }), (e) => e.name === 'NoEndpointError'
+    && /signed for chain 31337, and this relayer serves chain 1 \(the `chainId` option\): nothing was sent/.test(e.message) && e.attempts === 0);
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(await direct.getTransaction(ethers.keccak256(next)), null, 'the node never saw it');
+  direct.destroy();
 });

@@ -96,7 +96,8 @@ test('errors the relayer did not retry keep the node code, so viem and ethers ma
 });
 
 test('ethers derives its usual codes from what the relayer passes through: NONCE_EXPIRED, INSUFFICIENT_FUNDS, REPLACEMENT_UNDERPRICED', async () => {
-  const raw = '0x02f86c827a6980843b9aca00850ba43b740082520894000000000000000000000000000000000000dead0180c080a0' +
+  // Signed (in shape) for chain 1, the relayer's: a transaction for another chain is not sent at all.
+  const raw = '0x02f86a0180843b9aca00850ba43b740082520894000000000000000000000000000000000000dead0180c080a0' +
     '1111111111111111111111111111111111111111111111111111111111111111a02222222222222222222222222222222222222222222222222222222222222222';
   const cases = [
     ['nonce too low', 'NONCE_EXPIRED'],

@@ -91,7 +91,7 @@ where
         let last_round = round + 1 == rounds || runtime.now().saturating_since(started) >= pipeline.config().deadline;
         let call = encode(&pending)?;
         let cost = pending.iter().map(|&i| method_info(methods[i]).cost).sum();
-        let batch_call = Call { method: "batch", wants_latest: true, cost: Some(cost) };
+        let batch_call = Call { method: "batch", wants_latest: true, cost: Some(cost), signed_chain: None };
         let outcome = pipeline.execute(runtime, batch_call, |target| transport.send(&call, target), emit).await;
         let (reply, answered_by) = match outcome {
             Ok(success) => (success.value, success.endpoint),

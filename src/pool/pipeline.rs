@@ -95,12 +95,15 @@ pub struct Call<'a> {
     pub wants_latest: bool,
     /// Compute units, when not the method table's (a batch: the sum of its items).
     pub cost: Option<f64>,
+    /// The chain the transaction it broadcasts was signed for
+    /// (`rpc::raw_tx::signed_chain_id`): only that chain's nodes get it.
+    pub signed_chain: Option<u64>,
 }
 
 impl<'a> Call<'a> {
     /// A call of `method` at `latest`.
     pub fn new(method: &'a str) -> Self {
-        Call { method, wants_latest: true, cost: None }
+        Call { method, wants_latest: true, cost: None, signed_chain: None }
     }
 }
 
@@ -235,6 +238,10 @@ impl Pipeline {
         let n = self.config.endpoints.len();
         let mut state =
             Attempts { records: Vec::new(), tried: vec![false; n], last: None, reported: None, unknown: None };
+        // Signed for another chain than the relayer's: no node of its chain to send it to.
+        if call.signed_chain.is_some_and(|chain| !self.router.borrow_mut().pin_chain(chain)) {
+            return Err(state.stop(StopReason::NoEndpoint));
+        }
         let mut previous_delay = Duration::ZERO;
         let mut after: Option<usize> = None;
         let mut only_untried = false;
@@ -449,6 +456,8 @@ mod attempts;
 #[cfg(test)]
 mod capacity_probe_tests;
 mod chain_check;
+#[cfg(test)]
+mod signed_chain_tests;
 #[cfg(test)]
 mod chain_check_tests;
 mod context;

@@ -106,7 +106,8 @@ impl<P: Payload + Clone> Front<P> {
         }
         let run = || async {
             let wants_latest = matches!(read.tag, BlockTag::Latest | BlockTag::Pending);
-            let call = Call { method: read.method, wants_latest, cost: None };
+            let signed_chain = read.sends.and_then(crate::rpc::raw_tx::signed_chain_id);
+            let call = Call { method: read.method, wants_latest, cost: None, signed_chain };
             // Boxed when a request gets here, not when it is made: a burst of
             // 100,000 calls made in one synchronous loop then holds 100,000
             // small futures until they first run, not 100,000 pipeline states

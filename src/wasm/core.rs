@@ -154,7 +154,10 @@ impl Core {
             Ok(SuccessValue::Result(value)) => Ok(value),
             Ok(SuccessValue::AlreadyKnown) => Ok(JsValue::NULL),
             Err(_) if self.closed() => Err(self.closed_error()),
-            Err((failure, cause)) => Err(with_cause(self.failure_error(&failure), cause)),
+            Err((failure, cause)) => {
+                let signed = sends.as_deref().and_then(crate::rpc::raw_tx::signed_chain_id);
+                Err(with_cause(self.signed_elsewhere(&failure, signed).unwrap_or_else(|| self.failure_error(&failure)), cause))
+            }
         }
     }
 
@@ -181,6 +184,22 @@ impl Core {
             let cause = traced.cause_for(&failure);
             (failure, cause)
         })
+    }
+
+    /// The error for a transaction signed for another chain than the one
+    /// this relayer serves (nothing was sent), if that is why it stopped.
+    fn signed_elsewhere(&self, failure: &Failure<JsValue>, signed: Option<u64>) -> Option<JsValue> {
+        let signed = signed.filter(|_| failure.reason == StopReason::NoEndpoint && failure.attempts.is_empty())?;
+        let serving = self.pipeline.with_router(|r| r.serving_chain()).filter(|&c| c != signed)?;
+        let whence = if self.pipeline.config().pool.chain_id.is_some() {
+            "the `chainId` option"
+        } else {
+            "its first node's eth_chainId; set `chainId` to name it"
+        };
+        let message = format!(
+            "the transaction is signed for chain {signed}, and this relayer serves chain {serving} ({whence}): nothing was sent"
+        );
+        Some(descriptors::simple_error(kind::NO_ENDPOINT, descriptors::CODE_INVALID_PARAMS, &message))
     }
 
     /// The JS error for a failed request; "no endpoint" because every
@@ -330,7 +349,7 @@ impl Core {
                 observation_from_js(&get(&report, "observation"))
             }
         };
-        let call = Call { method: "executeRpcWithRetry", wants_latest: true, cost: None };
+        let call = Call { method: "executeRpcWithRetry", wants_latest: true, cost: None, signed_chain: None };
         let outcome = self.pipeline.execute(&JsRuntime, call, attempt, &emit).await;
         match outcome {
             Ok(success) => match success.value {

@@ -46,7 +46,7 @@ fn once_a_round_has_heard_both_heads_latest_reads_skip_the_lagging_endpoint() {
     }
     let pinned = h.rt.block_on(h.pipeline.execute(
         &h.rt,
-        Call { method: "eth_getBalance", wants_latest: false, cost: None },
+        Call { method: "eth_getBalance", wants_latest: false, ..Call::new("eth_getBalance") },
         |t| h.net.send(&(), t),
         &|_| {},
     ));

@@ -62,6 +62,21 @@ impl Router {
         }
     }
 
+    /// A transaction signed for `chain` is to be sent: `true` when that is
+    /// this relayer's chain, or its chain is not known yet (configured nor
+    /// checked), which it now becomes: a node of another chain checked
+    /// first is then disabled, not taken as the chain (a wrong-chain node
+    /// listed first got the signed bytes). `false` when the relayer serves
+    /// another chain.
+    pub fn pin_chain(&mut self, chain: u64) -> bool {
+        *self.expected_chain.get_or_insert(chain) == chain
+    }
+
+    /// The chain this relayer serves: configured, or the first one checked.
+    pub fn serving_chain(&self) -> Option<u64> {
+        self.expected_chain
+    }
+
     /// Takes an endpoint's chain id as this router's own, whoever checked
     /// it (an adopted check is not shared again: it came from the realm).
     pub(super) fn take_chain(&mut self, endpoint: usize, chain_id: u64, now: Instant) -> Option<RouterEvent> {
