@@ -71,7 +71,9 @@ local others = math.max(0, total)
 local dt = math.max(0, now - at)
 local granted, short, share = want, 0, 0
 if rate > 0 then
-  tokens = math.min(math.max(0, math.max(burst, least) - others - held), (tokens or burst) + dt * rate / 1000 + released)
+  local cap = math.max(0, math.max(burst, least) - others - held)
+  local uncapped = (tokens or burst) + dt * rate / 1000 + released
+  tokens = math.min(cap, uncapped)
   share = burst / (redis.call('ZCARD', KEYS[2]) + 1)
   local target = math.min(want, math.max(0, math.max(share, least) - held))
   local ahead, queued = 0, false
@@ -88,6 +90,7 @@ if rate > 0 then
       end
     end
   end
+  if uncapped >= cap and tokens >= target and target > 0 then ahead = 0 end -- a full bucket waits for nobody
   local room = tokens - ahead
   if room >= target or held + room >= least then granted = math.max(0, math.min(target, room)) else granted = 0 end
   tokens = tokens - granted

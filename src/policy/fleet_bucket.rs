@@ -95,7 +95,8 @@ impl FleetBucket {
             // A charge above the burst is paid from a full bucket, as a token bucket does: a cap below
             // the asker's largest charge would never let it hold one (it waited for its deadline).
             let cap = (ask.burst.max(ask.least) - others - held).max(0.0);
-            let tokens = (self.tokens.unwrap_or(ask.burst) + dt_ms * ask.rate / 1000.0 + released).min(cap);
+            let uncapped = self.tokens.unwrap_or(ask.burst) + dt_ms * ask.rate / 1000.0 + released;
+            let tokens = uncapped.min(cap);
             let share = ask.burst / (self.holds.len() + 1) as f64;
             let room = (share.max(ask.least) - held).max(0.0);
             let target = ask.want.min(room);
@@ -114,6 +115,10 @@ impl FleetBucket {
                 .sum();
             // Whole charges only: a part of the asker's largest charge pays nothing and, held,
             // keeps the rest of the fleet from a whole one (see `Lease`'s doc).
+            // A full bucket waits for nobody: held back for claims whose members are not here yet,
+            // its refill would be lost (six processes on a 100 CU/s plan were granted 52 CU/s of
+            // 74, the line's turns promised to members that came back later than the bucket filled).
+            let ahead = if uncapped >= cap && tokens >= target && target > 0.0 { 0.0 } else { ahead };
             let room = tokens - ahead;
             let granted = if room >= target || held + room >= ask.least { target.min(room).max(0.0) } else { 0.0 };
             let left = tokens - granted;

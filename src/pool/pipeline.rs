@@ -457,8 +457,6 @@ mod attempts;
 mod capacity_probe_tests;
 mod chain_check;
 #[cfg(test)]
-mod signed_chain_tests;
-#[cfg(test)]
 mod chain_check_tests;
 mod context;
 #[cfg(test)]
@@ -490,6 +488,8 @@ mod realm_tests;
 mod selection;
 #[cfg(test)]
 mod shed_tests;
+#[cfg(test)]
+mod signed_chain_tests;
 #[cfg(test)]
 mod tests;
 mod unknown;

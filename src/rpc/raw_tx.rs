@@ -119,7 +119,9 @@ mod tests {
         let pre155 = legacy.replace("8025a0", "801ba0");
         assert_eq!(signed_chain_id(&pre155), None);
         // Broken or hostile bytes: no chain, never a panic.
-        for raw in ["", "0x", "0xzz", "0x02", "0x02f9ffff", "0xf8", "0x05c0", "0xc0", "0x02c0", "0x02c189ffffffffffffffffff"] {
+        for raw in
+            ["", "0x", "0xzz", "0x02", "0x02f9ffff", "0xf8", "0x05c0", "0xc0", "0x02c0", "0x02c189ffffffffffffffffff"]
+        {
             assert_eq!(signed_chain_id(raw), None, "{raw}");
         }
     }

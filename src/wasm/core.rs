@@ -156,7 +156,10 @@ impl Core {
             Err(_) if self.closed() => Err(self.closed_error()),
             Err((failure, cause)) => {
                 let signed = sends.as_deref().and_then(crate::rpc::raw_tx::signed_chain_id);
-                Err(with_cause(self.signed_elsewhere(&failure, signed).unwrap_or_else(|| self.failure_error(&failure)), cause))
+                Err(with_cause(
+                    self.signed_elsewhere(&failure, signed).unwrap_or_else(|| self.failure_error(&failure)),
+                    cause,
+                ))
             }
         }
     }

@@ -91,9 +91,18 @@ impl QuotaGroup {
     /// its limit met 429s every few seconds, whose halvings left it queueing
     /// for seconds below its demand (a new user's run). A configured burst
     /// is token-bucket terms already, and is asked as it is.
+    ///
+    /// The burst is never below the largest charge seen (the rate gives
+    /// way, down to a fifth of the plan): a bucket whose burst is below one
+    /// charge pays it only from a full bucket (`least`), and then burst +
+    /// rate is above the plan (a new user's fleet on a 100 CU/s plan put
+    /// 104 CU in a second with 26 CU calls, and its parts of charges kept
+    /// it at 38–46 CU/s of the 80 it should sustain).
     pub(super) fn fleet_terms(&self) -> (f64, f64) {
         if self.config.kept_per_second() {
-            (self.allowed * (1.0 - FLEET_WINDOW_BURST), self.allowed * FLEET_WINDOW_BURST)
+            let largest = self.lease.as_ref().map_or(0.0, Lease::largest);
+            let burst = (self.allowed * FLEET_WINDOW_BURST).max(largest.min(self.allowed * (1.0 - FLEET_WINDOW_BURST)));
+            (self.allowed - burst, burst)
         } else {
             (self.allowed, self.burst)
         }

@@ -20,6 +20,23 @@ fn a_per_second_plan_asks_the_fleet_for_burst_plus_rate_within_it() {
     burst.join_fleet(at(0));
     let ask = burst.lease_ask_now(at(0)).unwrap();
     assert_eq!((ask.rate, ask.burst), (100.0, 30.0), "a configured burst is token-bucket terms: asked as it is");
+    // A charge above a fifth of the plan (`eth_call`, 26 CU): the burst holds one, the rate gives way.
+    let mut calls = QuotaGroup::new(QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() }, at(0));
+    calls.join_fleet(at(0));
+    let _ = calls.lease_ask_now(at(0));
+    let _ = calls.check(at(1), 26.0);
+    calls.lease_failed(at(1));
+    calls.lease_store_back();
+    let ask = calls.lease_ask_now(at(2)).unwrap();
+    assert_eq!((ask.rate, ask.burst), (74.0, 26.0), "burst + rate is still the plan");
+    let mut huge = QuotaGroup::new(QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() }, at(0));
+    huge.join_fleet(at(0));
+    let _ = huge.lease_ask_now(at(0));
+    let _ = huge.check(at(1), 500.0);
+    huge.lease_failed(at(1));
+    huge.lease_store_back();
+    let ask = huge.lease_ask_now(at(2)).unwrap();
+    assert_eq!((ask.rate, ask.burst), (20.0, 80.0), "the rate keeps a fifth of the plan");
 }
 
 /// Four members of a 100 CU/s plan on one store (a 2 ms round trip), each
@@ -205,11 +222,12 @@ fn charges_above_a_members_share_of_the_burst_keep_being_paid() {
     let paid_late =
         |cost| fleet_charges_with_outage(plan, 70.0, 30_000, None, true, cost).iter().filter(|&&t| t >= 10_000).count();
     let large = paid_late(26);
-    // The simulation is seeded: the same numbers every run. Measured 1,482 (the fleet's terms allow
-    // 1,600); 0 with parts handed out and kept; 1,300 with parts handed out and given back.
-    assert!(large >= 1_400, "26 CU charges: {large} CU in the last 20 s");
-    // Mixed 1 and 26 CU charges leave parts over after the small ones: measured 1,260 (about 63
-    // CU/s of the 70 asked); 0 with parts kept; 1,075 with parts handed out and given back.
+    // The simulation is seeded: the same numbers every run. The fleet's terms are a 26 CU burst (one
+    // charge: `fleet_terms`) and 74 CU/s, 1,480 in 20 s. Measured 1,378; 0 with parts handed out and
+    // kept; 1,040 with parts handed out and given back.
+    assert!(large >= 1_300, "26 CU charges: {large} CU in the last 20 s");
+    // Mixed 1 and 26 CU charges leave parts over after the small ones: measured 1,042 (about 52
+    // CU/s of the 70 asked); 0 with parts kept; 857 with parts handed out and given back.
     let mixed = paid_late(0);
-    assert!(mixed >= 1_150, "mixed charges: {mixed} CU in the last 20 s");
+    assert!(mixed >= 950, "mixed charges: {mixed} CU in the last 20 s");
 }

@@ -3,6 +3,7 @@
 //! names the relayer's chain, so a wrong-chain node listed first is
 //! checked and disabled instead of getting the bytes; with the relayer on
 //! another chain, nothing is sent.
+#![allow(clippy::result_large_err)]
 
 use super::tests::{harness, opts};
 use super::*;
