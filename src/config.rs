@@ -124,6 +124,16 @@ impl RelayerConfig {
                 return Err(ConfigError::new(format!("upstreams[{i}]"), format!("duplicate of upstreams[{j}]")));
             }
         }
+        // A plan no upstream names would limit nothing: a new user's `quota: { alchemy: { … } }`
+        // beside plain URLs charged 0 CU, silently.
+        if let Some((name, _)) =
+            raw.pool.quota_groups.iter().find(|(name, _)| !endpoints.iter().any(|e| e.quota_group.as_deref() == Some(name)))
+        {
+            return Err(ConfigError::new(
+                format!("quota.{name}"),
+                format!("no upstream names this group, so it would limit nothing: give the endpoints of its key `{{ url, quotaGroup: '{name}' }}`"),
+            ));
+        }
         let max_retries = whole("maxRetries", raw.max_retries, 4, 100)?;
         let base = millis("baseDelayMs", raw.base_delay_ms, 1000.0, 0.0)?;
         let cap = millis("maxDelayMs", raw.max_delay_ms, 15_000.0, 0.0)?;
@@ -204,5 +214,18 @@ mod tests {
         assert_eq!(field_of(RawOptions { attempt_timeout_ms: Some(0.0), ..Default::default() }), "attemptTimeoutMs");
         assert_eq!(field_of(RawOptions { deadline_ms: Some(1e300), ..Default::default() }), "deadlineMs");
         assert_eq!(field_of(RawOptions { max_response_bytes: Some(0.0), ..Default::default() }), "maxResponseBytes");
+    }
+
+    #[test]
+    fn a_quota_group_no_upstream_names_is_an_error_not_a_plan_that_limits_nothing() {
+        let mut raw = RawOptions::default();
+        let plan = crate::policy::quota::QuotaConfig { cu_per_second: 100.0, ..Default::default() };
+        raw.pool.quota_groups = vec![("alchemy".into(), plan)];
+        let error = RelayerConfig::build(urls(), raw.clone()).unwrap_err();
+        assert_eq!(error.field(), "quota.alchemy");
+        assert!(error.to_string().contains("quotaGroup: 'alchemy'"), "{error}");
+        let mut named = urls();
+        named[0].quota_group = Some("alchemy".into());
+        assert!(RelayerConfig::build(named, raw).is_ok());
     }
 }

@@ -10,7 +10,9 @@ use crate::runtime::scripted::Behaviour::*;
 /// The groups the `RateLimited` events of one request named.
 fn limited_groups(grouped: bool) -> Vec<Option<String>> {
     let mut raw = opts();
-    raw.pool.quota_groups = vec![("alchemy".to_string(), QuotaConfig::default())];
+    if grouped {
+        raw.pool.quota_groups = vec![("alchemy".to_string(), QuotaConfig::default())];
+    }
     let h = harness_with(vec![vec![Status(429, Some("1")), Answer("0x1")]], raw, |specs| {
         if grouped {
             specs[0].quota_group = Some("alchemy".into());
