@@ -126,8 +126,11 @@ impl RelayerConfig {
         }
         // A plan no upstream names would limit nothing: a new user's `quota: { alchemy: { … } }`
         // beside plain URLs charged 0 CU, silently.
-        if let Some((name, _)) =
-            raw.pool.quota_groups.iter().find(|(name, _)| !endpoints.iter().any(|e| e.quota_group.as_deref() == Some(name)))
+        if let Some((name, _)) = raw
+            .pool
+            .quota_groups
+            .iter()
+            .find(|(name, _)| !endpoints.iter().any(|e| e.quota_group.as_deref() == Some(name)))
         {
             return Err(ConfigError::new(
                 format!("quota.{name}"),
