@@ -189,6 +189,8 @@ pub struct QuotaGroup {
     was_leased: bool,
     /// Spending alone since the store failed (`quota/alone.rs`).
     alone: Option<alone::Alone>,
+    /// Until when a 429 is the residue of spending alone (`lease_granted`).
+    residue_until: Instant,
 }
 
 impl QuotaGroup {
@@ -246,6 +248,7 @@ impl QuotaGroup {
             leased_rate: None,
             was_leased: false,
             alone: None,
+            residue_until: Instant::ZERO,
         }
     }
 
@@ -359,11 +362,12 @@ impl QuotaGroup {
         self.cooldown_until = self.cooldown_until.max(now + cooldown);
         // One decrease per burst of signals: several in-flight 429s are one event.
         let fresh = self.last_limit.is_none_or(|t| now.saturating_since(t) >= Duration::from_millis(100))
-            && self.episode_began.is_none_or(|t| sent >= t);
-        // A configured plan at its full rate takes one episode as a warning: a provider's window
-        // that does not line up with ours, or another client's burst on the key. Halving on it cost a
-        // new user's fleet on a 20 CU/s key half its rate for two minutes after one early 429.
-        // Repeated (another episode within `STRIKE_MEMORY`), the rate comes down as below.
+            && self.episode_began.is_none_or(|t| sent >= t)
+            && sent >= self.residue_until; // the residue of spending alone lowers nothing (`lease_granted`)
+                                           // A configured plan at its full rate takes one episode as a warning: a provider's window
+                                           // that does not line up with ours, or another client's burst on the key. Halving on it cost a
+                                           // new user's fleet on a 20 CU/s key half its rate for two minutes after one early 429.
+                                           // Repeated (another episode within `STRIKE_MEMORY`), the rate comes down as below.
         let warning = fresh
             && self.config.plan().is_finite()
             && self.allowed >= self.ceiling

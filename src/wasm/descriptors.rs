@@ -140,10 +140,13 @@ pub fn simple_error(kind: &str, code: i64, message: &str) -> JsValue {
 /// every such stop, so one give-up reads like another.)
 fn deadline_words(attempts: usize, next_chance_in: Option<std::time::Duration>) -> String {
     match next_chance_in {
-        Some(_) => format!(
-            "no attempt can start before its deadline (the next chance, a retry's backoff or an endpoint \
-             coming free, is past it; stopped before the deadline rather than wait it out) after {attempts} \
-             attempt(s)"
+        // Not "rather than wait it out": a request may have waited most of its deadline for
+        // quota first (a new user read that as never having waited).
+        Some(next) => format!(
+            "no attempt can start before its deadline: the next chance (a retry's backoff, an endpoint's \
+             quota, breaker or slot coming free) is {:.1} s away, past it; stopped before the deadline \
+             after {attempts} attempt(s)",
+            next.as_secs_f64()
         ),
         None => format!("deadline passed after {attempts} attempt(s)"),
     }

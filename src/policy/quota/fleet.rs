@@ -21,6 +21,11 @@ use super::{QuotaDenied, QuotaGroup};
 /// 1,200 CU/s key: 0.2 gave no 429s, p99 32–48 ms and 0.85 store scripts
 /// per request; 0.1, 3.8 scripts per request.
 pub const FLEET_WINDOW_BURST: f64 = 0.2;
+
+/// How long after rejoining the store a 429 is the residue of spending
+/// alone (a provider's one-second window, and a round trip), not news of
+/// the plan.
+pub const ALONE_RESIDUE: std::time::Duration = std::time::Duration::from_millis(1500);
 use crate::policy::lease::{Lease, LeaseAsk, LeaseGrant, DEFAULT_PERIOD};
 use crate::time::Instant;
 
@@ -127,12 +132,21 @@ impl QuotaGroup {
     /// the 429s it met alone came from every member spending the plan at
     /// once, which says nothing of the plan (a new user's fleet kept those
     /// halvings after Redis restarted and sent 10–45 % of its plan for 40 s).
+    /// Nor do they count as a first strike, and a 429 in the first
+    /// [`ALONE_RESIDUE`] back (the provider's window still holds what the
+    /// members sent alone) lowers nothing: one such 429 after a 429 met
+    /// alone halved a new user's key for the whole fleet, which took 100 s
+    /// to grow back.
     pub fn lease_granted(&mut self, now: Instant, want: f64, grant: LeaseGrant) {
         let Some(lease) = self.lease.as_mut() else { return };
         let rejoined = !lease.up(now);
         lease.granted(now, want, grant);
         if !lease.up(now) {
             return;
+        }
+        if rejoined && self.leased_rate.is_some() {
+            self.strike = None;
+            self.residue_until = now + ALONE_RESIDUE;
         }
         if let Some(rate) = self.leased_rate.filter(|&rate| rejoined && rate > self.allowed) {
             self.allowed = rate;

@@ -179,20 +179,22 @@ fn back_from_spending_alone_the_group_takes_back_the_rate_it_had_while_leased() 
     assert!(ask.rate < 100.0 * (1.0 - FLEET_WINDOW_BURST), "asked at the lowered rate");
     g.lease_granted(at(20_001), ask.want, grant(ask.want));
     assert_eq!(g.stats().allowed_rate, 100.0, "the rate it had while leased");
-    // A decrease while leased is the fleet's own and stays.
-    g.on_limited(at(21_000), None, false, 0.5);
+    // A decrease while leased is the fleet's own and stays (past the outage's residue, and
+    // its first strike a warning: `a_429_just_after_rejoining_…`).
+    g.on_limited(at(23_000), None, false, 0.5);
+    g.on_limited(at(26_000), None, false, 0.5);
     let coordinated = g.stats().allowed_rate;
     assert!(coordinated < 100.0);
     let mut next = None;
-    for ms in 30_000..30_200 {
+    for ms in 40_000..40_200 {
         let _ = g.charge(at(ms), 1.0);
         next = next.or(g.take_lease_ask());
     }
     let next = next.unwrap_or_else(|| {
-        panic!("spending asks again: {:?} {:?}", g.fleet_state(at(30_200)), g.check(at(30_200), 1.0))
+        panic!("spending asks again: {:?} {:?}", g.fleet_state(at(40_200)), g.check(at(40_200), 1.0))
     });
-    g.lease_granted(at(30_201), next.want, grant(next.want));
-    assert_eq!(g.fleet_state(at(30_201)), Some(true));
+    g.lease_granted(at(40_201), next.want, grant(next.want));
+    assert_eq!(g.fleet_state(at(40_201)), Some(true));
     assert_eq!(g.stats().allowed_rate, coordinated, "no restore while the lease stayed up");
 }
 
@@ -230,4 +232,46 @@ fn charges_above_a_members_share_of_the_burst_keep_being_paid() {
     // CU/s of the 70 asked); 0 with parts kept; 857 with parts handed out and given back.
     let mixed = paid_late(0);
     assert!(mixed >= 950, "mixed charges: {mixed} CU in the last 20 s");
+}
+
+/// A new user's fleet: one member met a 429 while Redis was down (a first
+/// strike), and another 0.7 s after the fleet leased again (the provider's
+/// window still held what the members sent alone): the second halved the
+/// plan and the fleet heard it, 100 s to grow back. Back on the store, the
+/// alone-era strike is forgotten and that residue lowers nothing.
+#[test]
+fn a_429_just_after_rejoining_the_store_is_the_outages_residue_not_the_plans_news() {
+    use crate::policy::lease::LeaseGrant;
+    let grant =
+        |want: f64| LeaseGrant { granted: want, short_for: Duration::ZERO, fleet_rate: 0.0, share: f64::INFINITY };
+    let mut g = QuotaGroup::new(QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() }, at(0));
+    g.join_fleet(at(0));
+    let ask = g.lease_ask_now(at(0)).unwrap();
+    g.lease_granted(at(1), ask.want, grant(ask.want));
+    // The store goes away; alone, a 429 (a first strike: a configured plan takes one as a warning).
+    for ms in 2..50 {
+        let _ = g.charge(at(ms), 1.0);
+        if g.take_lease_ask().is_some() {
+            g.lease_failed(at(ms));
+        }
+    }
+    assert_eq!(g.fleet_state(at(100)), Some(false));
+    g.on_limited(at(5_000), None, false, 0.5);
+    assert_eq!(g.stats().allowed_rate, 100.0, "a warning");
+    // Back on the store at 20 s; a 429 for an attempt sent at 20.7 s.
+    g.lease_store_back();
+    let ask = g.lease_ask_now(at(20_000)).expect("asks again");
+    g.lease_granted(at(20_001), ask.want, grant(ask.want));
+    g.on_limited_sent(at(20_750), at(20_700), None, false, 0.5);
+    assert_eq!(
+        (g.stats().allowed_rate, g.take_decrease()),
+        (100.0, None),
+        "the residue: nothing lowered, nothing told"
+    );
+    // Later 429s are the plan's news again, from a first strike.
+    g.on_limited_sent(at(23_000), at(22_990), None, false, 0.5);
+    assert_eq!(g.stats().allowed_rate, 100.0, "a first strike since the fleet is back: a warning");
+    g.on_limited_sent(at(26_000), at(25_990), None, false, 0.5);
+    assert!(g.stats().allowed_rate < 100.0, "a second: the rate comes down");
+    assert!(g.take_decrease().is_some(), "and the fleet hears it");
 }
