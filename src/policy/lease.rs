@@ -239,7 +239,8 @@ impl Lease {
         // Charges within the share always fit beside the others' parts, and those parts are kept
         // for the store to add to: given back at every refusal, a tab a round trip from the
         // leader tab got 35 of its reads where the leader got 52 (42 against 40 kept).
-        self.burst = burst;
+        // An unknown plan's store only counts: no burst for parts to fill.
+        self.burst = if rate.is_finite() && rate > 0.0 { burst } else { f64::INFINITY };
         let blocking = held > self.share || self.parts_block();
         let released = if blocking && self.up && held > 0.0 && held < self.need.max(self.largest) { held } else { 0.0 };
         if released > 0.0 {
@@ -272,7 +273,7 @@ impl Lease {
     /// charge above this realm's share of it, or above half of it (the
     /// share moves with the members holding; the burst does not).
     fn parts_block(&self) -> bool {
-        self.largest > self.share || self.largest * 2.0 > self.burst
+        self.burst.is_finite() && (self.largest > self.share || self.largest * 2.0 > self.burst)
     }
 
     /// The store answered the ask out.
