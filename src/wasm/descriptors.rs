@@ -142,11 +142,11 @@ fn deadline_words(attempts: usize, next_chance_in: Option<std::time::Duration>) 
     match next_chance_in {
         // Not "rather than wait it out": a request may have waited most of its deadline for
         // quota first (a new user read that as never having waited).
-        Some(next) => format!(
+        // The same words for the same stop (callers compare messages; how far is `nextChanceMs`).
+        Some(_) => format!(
             "no attempt can start before its deadline: the next chance (a retry's backoff, an endpoint's \
-             quota, breaker or slot coming free) is {:.1} s away, past it; stopped before the deadline \
-             after {attempts} attempt(s)",
-            next.as_secs_f64()
+             quota, breaker or slot coming free) is past it (`nextChanceMs` says how far); stopped before \
+             the deadline after {attempts} attempt(s)"
         ),
         None => format!("deadline passed after {attempts} attempt(s)"),
     }

@@ -22,6 +22,10 @@ use super::{QuotaDenied, QuotaGroup};
 /// per request; 0.1, 3.8 scripts per request.
 pub const FLEET_WINDOW_BURST: f64 = 0.2;
 
+/// The most of a per-second plan a fleet's burst grows to for its largest
+/// charge (`fleet_terms`).
+pub const LARGEST_IN_BURST: f64 = 0.4;
+
 /// How long after rejoining the store a 429 is the residue of spending
 /// alone (a provider's one-second window, and a round trip), not news of
 /// the plan.
@@ -97,16 +101,19 @@ impl QuotaGroup {
     /// for seconds below its demand (a new user's run). A configured burst
     /// is token-bucket terms already, and is asked as it is.
     ///
-    /// The burst is never below the largest charge seen (the rate gives
-    /// way, down to a fifth of the plan): a bucket whose burst is below one
-    /// charge pays it only from a full bucket (`least`), and then burst +
-    /// rate is above the plan (a new user's fleet on a 100 CU/s plan put
-    /// 104 CU in a second with 26 CU calls, and its parts of charges kept
-    /// it at 38–46 CU/s of the 80 it should sustain).
+    /// The burst is never below the largest charge seen, up to
+    /// [`LARGEST_IN_BURST`] of the plan (the rate gives way): a bucket
+    /// whose burst is below one charge pays it only from a full bucket
+    /// (`least`), and then burst + rate is above the plan (a new user's
+    /// fleet on a 100 CU/s plan put 104 CU in a second with 26 CU calls).
+    /// A rarer, larger charge (a 250 CU send on a 300 CU/s plan) is still
+    /// paid from a full bucket: sized for it, the bucket's rate fell to a
+    /// fifth of the plan and a page's transaction, polled for its receipt,
+    /// never got through.
     pub(super) fn fleet_terms(&self) -> (f64, f64) {
         if self.config.kept_per_second() {
             let largest = self.lease.as_ref().map_or(0.0, Lease::largest);
-            let burst = (self.allowed * FLEET_WINDOW_BURST).max(largest.min(self.allowed * (1.0 - FLEET_WINDOW_BURST)));
+            let burst = (self.allowed * FLEET_WINDOW_BURST).max(largest.min(self.allowed * LARGEST_IN_BURST));
             (self.allowed - burst, burst)
         } else {
             (self.allowed, self.burst)

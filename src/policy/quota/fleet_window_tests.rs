@@ -36,7 +36,7 @@ fn a_per_second_plan_asks_the_fleet_for_burst_plus_rate_within_it() {
     huge.lease_failed(at(1));
     huge.lease_store_back();
     let ask = huge.lease_ask_now(at(2)).unwrap();
-    assert_eq!((ask.rate, ask.burst), (20.0, 80.0), "the rate keeps a fifth of the plan");
+    assert_eq!((ask.rate, ask.burst), (60.0, 40.0), "a charge above 40 % of the plan is paid from a full bucket");
 }
 
 /// Four members of a 100 CU/s plan on one store (a 2 ms round trip), each

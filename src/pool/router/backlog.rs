@@ -15,13 +15,16 @@ use crate::pool::route_request::RouteRequest;
 use crate::time::Instant;
 
 impl Router {
-    /// The time `waiting_cu` compute units ahead of `req` take to pass at
-    /// the allowed rates of the plans that can serve it, when every
-    /// endpoint that could serve it now is out of its plan's CU; `None`
-    /// when one is not (a slot, a breaker, a cooldown is what holds it:
-    /// their ends are not a rate), or a plan is unknown.
-    pub fn plan_backlog(&mut self, now: Instant, req: &RouteRequest<'_>, waiting_cu: f64) -> Option<Duration> {
+    /// The time `waiting` requests like `req` ahead of it take to pass at
+    /// the allowed rates of the plans that can serve it (each at the
+    /// cheapest of those endpoints' costs for it: a provider counting
+    /// requests is given `costs` of 1), when every endpoint that could
+    /// serve it now is out of its plan's CU; `None` when one is not (a
+    /// slot, a breaker, a cooldown is what holds it: their ends are not a
+    /// rate), or a plan is unknown.
+    pub fn plan_backlog(&mut self, now: Instant, req: &RouteRequest<'_>, waiting: u32) -> Option<Duration> {
         let mut groups: Vec<usize> = Vec::new();
+        let mut cheapest = f64::INFINITY;
         for i in 0..self.endpoints.len() {
             let recheck = self.chain_recheck;
             let ep = &self.endpoints[i];
@@ -32,6 +35,7 @@ impl Router {
                 continue;
             }
             let cost = self.attempt_cost(i, req, self.would_check_chain(i, now));
+            cheapest = cheapest.min(self.attempt_cost(i, req, false));
             let group = self.endpoints[i].group;
             let mut quota = self.groups[group].quota.borrow_mut();
             if !matches!(quota.check(now, cost), Err(crate::policy::quota::QuotaDenied::Exhausted(_))) {
@@ -42,7 +46,8 @@ impl Router {
             }
         }
         let rate: f64 = groups.iter().map(|&g| self.groups[g].quota.borrow().stats().allowed_rate).sum();
-        (rate.is_finite() && rate > 0.0 && !groups.is_empty())
-            .then(|| Duration::from_secs_f64((waiting_cu.max(0.0) / rate).min(86_400.0)))
+        let line = f64::from(waiting) * cheapest;
+        (rate.is_finite() && rate > 0.0 && line.is_finite())
+            .then(|| Duration::from_secs_f64((line.max(0.0) / rate).min(86_400.0)))
     }
 }
