@@ -151,15 +151,24 @@ fn four_members_of_a_per_second_plan_never_put_more_than_it_in_any_second() {
     assert!(busiest_second(&fleet_charges(token_bucket, 95.0, 20_000)) > 100);
 }
 
-#[test]
-fn back_from_spending_alone_the_group_takes_back_the_rate_it_had_while_leased() {
-    use crate::policy::lease::LeaseGrant;
-    let grant =
-        |want: f64| LeaseGrant { granted: want, short_for: Duration::ZERO, fleet_rate: 0.0, share: f64::INFINITY };
+/// All that was asked of the store, granted.
+fn grant(want: f64) -> crate::policy::lease::LeaseGrant {
+    crate::policy::lease::LeaseGrant { granted: want, short_for: Duration::ZERO, fleet_rate: 0.0, share: f64::INFINITY }
+}
+
+/// A group of a 100 CU/s per-second plan that joined a fleet and was
+/// granted its first ask at 1 ms.
+fn leased_at_one_ms() -> QuotaGroup {
     let mut g = QuotaGroup::new(QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() }, at(0));
     g.join_fleet(at(0));
     let ask = g.lease_ask_now(at(0)).unwrap();
     g.lease_granted(at(1), ask.want, grant(ask.want));
+    g
+}
+
+#[test]
+fn back_from_spending_alone_the_group_takes_back_the_rate_it_had_while_leased() {
+    let mut g = leased_at_one_ms();
     assert_eq!(g.fleet_state(at(1)), Some(true));
     // The store goes away: the ask out is given up, the group spends alone, and meets 429s.
     let mut lost = None;
@@ -241,13 +250,7 @@ fn charges_above_a_members_share_of_the_burst_keep_being_paid() {
 /// alone-era strike is forgotten and that residue lowers nothing.
 #[test]
 fn a_429_just_after_rejoining_the_store_is_the_outages_residue_not_the_plans_news() {
-    use crate::policy::lease::LeaseGrant;
-    let grant =
-        |want: f64| LeaseGrant { granted: want, short_for: Duration::ZERO, fleet_rate: 0.0, share: f64::INFINITY };
-    let mut g = QuotaGroup::new(QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() }, at(0));
-    g.join_fleet(at(0));
-    let ask = g.lease_ask_now(at(0)).unwrap();
-    g.lease_granted(at(1), ask.want, grant(ask.want));
+    let mut g = leased_at_one_ms();
     // The store goes away; alone, a 429 (a first strike: a configured plan takes one as a warning).
     for ms in 2..50 {
         let _ = g.charge(at(ms), 1.0);

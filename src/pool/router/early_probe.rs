@@ -24,20 +24,7 @@ impl Router {
         draw: f64,
         serving: &[usize],
     ) -> Option<Selection> {
-        let mut candidates: Vec<usize> = serving
-            .iter()
-            .copied()
-            .filter(|&i| {
-                let ep = &self.endpoints[i];
-                ep.rest_until <= now
-                    && self.groups[ep.group]
-                        .quota
-                        .borrow_mut()
-                        .check(now, self.attempt_cost(i, req, self.would_check_chain(i, now)))
-                        .is_ok()
-            })
-            .collect();
-        candidates.sort_by_key(|&i| self.endpoints[i].breaker.borrow().early_probe_at());
+        let mut candidates = self.probe_candidates(now, req, serving);
         if candidates.is_empty() {
             return None;
         }
@@ -97,13 +84,26 @@ impl Router {
         draw: f64,
         open: &[usize],
     ) -> Option<Selection> {
-        let mut candidates: Vec<usize> = open
+        let mut candidates = self.probe_candidates(now, req, open);
+        candidates.retain(|&i| self.time_to_prove(i, req, now));
+        for i in candidates {
+            let admission = self.endpoints[i].breaker.borrow_mut().try_early_probe(now, draw);
+            if let Admission::Allowed { probe } = admission {
+                return self.reserve(i, now, req, probe).map(Selection::Reserved);
+            }
+        }
+        None
+    }
+
+    /// Of `endpoints`, those not resting whose key can pay `req` now, the
+    /// one whose early probe is due first first.
+    fn probe_candidates(&self, now: Instant, req: &RouteRequest<'_>, endpoints: &[usize]) -> Vec<usize> {
+        let mut candidates: Vec<usize> = endpoints
             .iter()
             .copied()
             .filter(|&i| {
                 let ep = &self.endpoints[i];
                 ep.rest_until <= now
-                    && self.time_to_prove(i, req, now)
                     && self.groups[ep.group]
                         .quota
                         .borrow_mut()
@@ -112,13 +112,7 @@ impl Router {
             })
             .collect();
         candidates.sort_by_key(|&i| self.endpoints[i].breaker.borrow().early_probe_at());
-        for i in candidates {
-            let admission = self.endpoints[i].breaker.borrow_mut().try_early_probe(now, draw);
-            if let Admission::Allowed { probe } = admission {
-                return self.reserve(i, now, req, probe).map(Selection::Reserved);
-            }
-        }
-        None
+        candidates
     }
 
     /// Sets the attempt timeout of endpoints without one of their own
