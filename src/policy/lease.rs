@@ -137,6 +137,9 @@ pub struct Lease {
     need: f64,
     /// The fleet bucket's burst, as last asked.
     burst: f64,
+    /// Whether the store's last answer granted less than asked (its bucket
+    /// was empty: the fleet takes all of its rate).
+    short: bool,
 }
 
 impl Lease {
@@ -156,6 +159,7 @@ impl Lease {
             largest: 1.0,
             need: 0.0,
             burst: f64::INFINITY,
+            short: false,
         }
     }
 
@@ -184,6 +188,13 @@ impl Lease {
     /// of the fleet's burst; infinite: no bound said).
     pub fn share(&self) -> f64 {
         self.share
+    }
+
+    /// Whether the store's last answer granted less than was asked: the
+    /// fleet leaves nothing of its rate unused now (what the store's
+    /// 10-second fleet rate says only after seconds).
+    pub fn short(&self) -> bool {
+        self.short
     }
 
     /// The largest single charge seen (CU).
@@ -288,7 +299,8 @@ impl Lease {
         self.failures = 0;
         self.fleet_rate = grant.fleet_rate.max(0.0);
         self.share = if grant.share > 0.0 { grant.share } else { f64::INFINITY };
-        if grant.granted < want {
+        self.short = grant.granted < want;
+        if self.short {
             self.short_until = now + grant.short_for.min(self.period);
         }
     }

@@ -448,4 +448,6 @@ mod fleet;
 #[cfg(test)]
 mod fleet_window_tests;
 #[cfg(test)]
+mod serving_rate_tests;
+#[cfg(test)]
 mod tests;

@@ -466,6 +466,8 @@ mod events_tests;
 mod extra;
 #[cfg(test)]
 mod failover_tests;
+#[cfg(test)]
+mod fleet_shed_tests;
 mod head_poll;
 #[cfg(test)]
 mod head_poll_tests;

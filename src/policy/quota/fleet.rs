@@ -120,6 +120,35 @@ impl QuotaGroup {
         }
     }
 
+    /// The rate this realm's waiting charges are paid at now (CU/s): what
+    /// a line of requests queued for the plan drains at (`Router::plan_backlog`).
+    /// Alone, the own bucket's rate. On a lease that is up, the realm's
+    /// part of the fleet's rate: what it took lately (its last 10 s) plus
+    /// what the fleet leaves unused (none when the store's last answer was
+    /// short: its 10-second fleet rate lags a fleet that just got busy by
+    /// seconds). A realm that took nothing lately is
+    /// counted at the store's share of the burst (the burst over the
+    /// members holding: too few with short holds, so a generous part; the
+    /// store's fairness queue serves a member that just got busy first).
+    /// That share is no floor otherwise: six saturated members each read
+    /// half the fleet's rate from it, three times their part. Counted at the
+    /// whole plan, a fleet member's line looked six times shorter than it
+    /// was on six processes: requests it should have turned away at once
+    /// waited 29.5 s and failed (a new user's fleet).
+    pub fn serving_rate(&mut self, now: Instant) -> f64 {
+        let leased = self.allowed.is_finite() && self.lease.as_mut().is_some_and(|lease| lease.up(now));
+        if !leased {
+            return self.own_rate();
+        }
+        let (rate, burst) = self.fleet_terms();
+        let lease = self.lease.as_ref().expect("leased");
+        let equal = if burst > 0.0 { (lease.share() / burst).min(1.0) } else { 1.0 };
+        let spare = if lease.short() { 0.0 } else { (rate - lease.fleet_rate()).max(0.0) };
+        let taken = self.observed_rate(now);
+        let unknown = if taken > 0.0 { 0.0 } else { rate * equal };
+        (taken + spare).max(unknown).min(rate)
+    }
+
     /// The ask for the store, if the lease made one (the host sends it and
     /// answers with [`QuotaGroup::lease_granted`] or [`QuotaGroup::lease_failed`]).
     pub fn take_lease_ask(&mut self) -> Option<LeaseAsk> {

@@ -16,7 +16,8 @@ use crate::time::Instant;
 
 impl Router {
     /// The time `waiting` requests like `req` ahead of it take to pass at
-    /// the allowed rates of the plans that can serve it (each at the
+    /// the rates the plans that can serve it pay this realm at (a fleet
+    /// member's part of the fleet's: `QuotaGroup::serving_rate`) (each at the
     /// cheapest of those endpoints' costs for it: a provider counting
     /// requests is given `costs` of 1), when every endpoint that could
     /// serve it now is out of its plan's CU; `None` when one is not (a
@@ -45,7 +46,7 @@ impl Router {
                 groups.push(group);
             }
         }
-        let rate: f64 = groups.iter().map(|&g| self.groups[g].quota.borrow().stats().allowed_rate).sum();
+        let rate: f64 = groups.iter().map(|&g| self.groups[g].quota.borrow_mut().serving_rate(now)).sum();
         let line = f64::from(waiting) * cheapest;
         (rate.is_finite() && rate > 0.0 && line.is_finite())
             .then(|| Duration::from_secs_f64((line.max(0.0) / rate).min(86_400.0)))

@@ -1,0 +1,91 @@
+//! What a fleet member's queued charges drain at (`serving_rate`): its
+//! part of the fleet's rate, not the whole plan. Six members on one store
+//! (a 2 ms round trip), a 100 CU/s plan kept per second (74 CU/s of rate
+//! beside a 26 CU burst), 26 CU charges queued while they cannot be paid.
+
+use super::{QuotaConfig, QuotaGroup};
+use crate::policy::fleet_bucket::FleetBucket;
+use crate::time::at;
+
+const MEMBERS: usize = 6;
+const COST: f64 = 26.0;
+
+/// Runs the fleet for `ms`, member `i` offering `offered[i]` CU/s (as
+/// evenly spaced charges); returns each member's serving rate at the end
+/// and the CU each was paid in the last 10 s.
+fn run(offered: [f64; MEMBERS], ms: u64) -> (Vec<f64>, Vec<f64>) {
+    let plan = QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() };
+    let mut store = FleetBucket::default();
+    let mut members: Vec<QuotaGroup> = (0..MEMBERS).map(|_| QuotaGroup::new(plan, at(0))).collect();
+    members.iter_mut().for_each(|m| m.join_fleet(at(0)));
+    let mut waiting = [0u32; MEMBERS];
+    let mut paid_late = vec![0.0; MEMBERS];
+    let mut answers: Vec<(u64, usize, f64, crate::policy::lease::LeaseGrant)> = Vec::new();
+    for now in 0..ms {
+        answers.retain(|&(due, i, want, grant)| {
+            if due > now {
+                return true;
+            }
+            members[i].lease_granted(at(now), want, grant);
+            false
+        });
+        for (i, m) in members.iter_mut().enumerate() {
+            let every = (1000.0 * COST / offered[i]) as u64;
+            if now % every == i as u64 {
+                waiting[i] += 1;
+            }
+            while waiting[i] > 0 && m.charge(at(now), COST).is_ok() {
+                waiting[i] -= 1;
+                if now + 10_000 >= ms {
+                    paid_late[i] += COST;
+                }
+            }
+            if let Some(ask) = m.take_lease_ask() {
+                answers.push((now + 2, i, ask.want, store.ask(at(now + 1), i as u64, ask)));
+            }
+        }
+    }
+    let rates = members.iter_mut().map(|m| m.serving_rate(at(ms))).collect();
+    (rates, paid_late.iter().map(|cu| cu / 10.0).collect())
+}
+
+#[test]
+fn a_saturated_fleets_member_drains_at_its_part_not_the_whole_plan() {
+    let (rates, paid) = run([20.0; MEMBERS], 30_000);
+    let fleet: f64 = paid.iter().sum();
+    assert!(fleet >= 60.0, "the fleet is paid near its 74 CU/s: {fleet}");
+    for (rate, paid) in rates.iter().zip(&paid) {
+        // Counted at the plan's 74 CU/s, a line six times longer than this member's part
+        // would have looked like it fit its deadline.
+        assert!(*rate <= 2.0 * paid && *rate >= 0.5 * paid, "serving rate {rate} CU/s, paid {paid} CU/s ({rates:?})");
+    }
+}
+
+#[test]
+fn a_lone_busy_member_of_a_quiet_fleet_drains_at_what_the_fleet_leaves() {
+    let mut offered = [1.0; MEMBERS];
+    offered[0] = 90.0;
+    let (rates, paid) = run(offered, 30_000);
+    // 61 CU/s are left by the others; one charge per turn of the store's queue pays 52.
+    assert!(paid[0] >= 45.0, "the busy member takes what the others leave: {paid:?}");
+    assert!(rates[0] >= 0.8 * paid[0] && rates[0] <= 74.0, "serving rate {} CU/s, paid {}", rates[0], paid[0]);
+}
+
+#[test]
+fn a_member_that_just_got_busy_in_a_saturated_fleet_is_not_counted_at_nothing() {
+    let plan = QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() };
+    let mut g = QuotaGroup::new(plan, at(0));
+    g.join_fleet(at(0));
+    let _ = g.check(at(0), COST);
+    let ask = g.take_lease_ask().unwrap();
+    // The store: a fleet taking its whole rate, six members holding.
+    let grant = crate::policy::lease::LeaseGrant {
+        granted: 0.0,
+        short_for: std::time::Duration::from_millis(300),
+        fleet_rate: 74.0,
+        share: 26.0 / 6.0,
+    };
+    g.lease_granted(at(1), ask.want, grant);
+    let rate = g.serving_rate(at(2));
+    assert!((rate - 74.0 / 6.0).abs() < 0.5, "an equal part of the fleet's rate: {rate}");
+}
