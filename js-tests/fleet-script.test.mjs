@@ -6,7 +6,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createClient } from 'redis';
-import { LEASE_SCRIPT } from '../pkg-template/src/fleet-store.js';
+import { LEASE_SCRIPT } from '../pkg-template/src/fleet-lease-script.js';
 import { startRedis } from './helpers/redis.mjs';
 
 const stops = [];

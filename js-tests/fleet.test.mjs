@@ -66,6 +66,10 @@ test('four processes on one key and Redis send what one relayer would; alone eac
   // Counted per second of load since the common start (fewer seconds than from the spawn): 22.3–22.5
   // idle, 37.4 once in the whole suite's run.
   assert.ok(perProcessSecond <= 50, `a bounded number of store round trips per process and second: ${detail}`);
+  // The lease script (about 4 KB) goes whole only to a Redis that does not know it yet: the
+  // processes' first asks (NOSCRIPT, then EVAL); every other ask names it by digest.
+  const kinds = await evalCalls(redis.url, true);
+  assert.ok(kinds.eval <= 4 && kinds.evalsha >= 100, `the script sent by its digest: ${JSON.stringify(kinds)}`);
   assert.ok(shared.reports.every((r) => r.fleet[0] === 'leased'), `every process leased from Redis: ${detail}`);
   assert.ok(shared.limited <= 10, `the fleet on Redis got at most 10 429s: ${detail}`);
   // The control: 62–139 429s started together (38–56 before the common start, 8 once in CI
@@ -220,6 +224,31 @@ test('AUTH passes through to Redis, and a wrong password is a store that is down
     assert.ok(!seen.includes('not-it') && !seen.includes('fleet-s3cret'), 'no password in stats or events');
   } finally {
     await wrong.close();
+  }
+});
+
+test('one store, one log line: relayers of a process sharing a logger write a store\'s change once, and each still hears it', async () => {
+  const port = await freePort(); // nothing listens: the store is down from the start
+  const upstream = await node([{ result: '0x1' }]);
+  const lines = [];
+  const logger = { warn: (line) => lines.push(line), info: (line) => lines.push(line) };
+  const heard = [];
+  const relayers = [1, 2, 3, 4].map((n) => {
+    const relayer = new FaultTolerantRelayer([{ url: upstream.url, quotaGroup: 'key', costs: ONE_CU }], {
+      quota: { key: { cuPerSecond: 500 } }, logger, fleet: { redis: `redis://127.0.0.1:${port}` },
+    });
+    relayer.on('fleetStore', (e) => heard.push([n, e.state]));
+    return relayer;
+  });
+  try {
+    await eventually(() => heard.length === 4, 5000, 'every relayer to hear the store is down');
+    await sleep(100);
+    const logged = lines.filter((line) => line.includes('fleetStore'));
+    assert.equal(logged.length, 1, `one line for one change of one store: ${JSON.stringify(logged)}`);
+    assert.match(logged[0], /fleetStore state=down/);
+    assert.deepEqual(heard.map(([n]) => n).sort(), [1, 2, 3, 4], 'and every relayer\'s listeners heard it');
+  } finally {
+    await Promise.all(relayers.map((r) => r.close()));
   }
 });
 

@@ -58,11 +58,16 @@ export async function startRedis({ port, password } = {}) {
   return { port, url: `redis://127.0.0.1:${port}`, start, stop, pid: () => child && child.pid };
 }
 
-/** How many Lua scripts (EVAL) the Redis server at `url` has run: the fleet's store round trips. */
-export async function scriptCalls(url) {
+/**
+ * How many Lua scripts the Redis server at `url` has run, by digest (EVALSHA) and whole (EVAL):
+ * the fleet's store round trips. `kinds`: `{ eval, evalsha }` instead of their sum.
+ */
+export async function scriptCalls(url, kinds = false) {
   const admin = createClient({ url });
   await admin.connect();
-  const calls = Number((/cmdstat_eval:calls=(\d+)/.exec(await admin.info('commandstats')) || [0, 0])[1]);
+  const info = await admin.info('commandstats');
   await admin.close();
-  return calls;
+  const count = (name) => Number((new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info) || [0, 0])[1]);
+  const calls = { eval: count('eval'), evalsha: count('evalsha') };
+  return kinds ? calls : calls.eval + calls.evalsha;
 }

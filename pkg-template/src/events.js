@@ -48,6 +48,19 @@ export const LOG_LEVELS = {
   connect: 'info', disconnect: 'warn',
 };
 
+// A store's event (one object, told to every relayer using the store) and the loggers that wrote
+// it: a process of ten relayers on one Redis wrote ten warn lines for one outage.
+const written = new WeakMap();
+
+/** Whether `logger` is the first to write `event` (each store event is logged once per logger). */
+export function firstToLog(event, logger) {
+  let loggers = written.get(event);
+  if (!loggers) written.set(event, (loggers = new WeakSet()));
+  if (loggers.has(logger)) return false;
+  loggers.add(logger);
+  return true;
+}
+
 /** A one-line description of an event, for loggers (labels are already redacted). */
 export function describe(event) {
   const fields = Object.entries(event).filter(([k]) => k !== 'type')

@@ -11,111 +11,17 @@ import { ConfigError } from './errors.js';
 import { isNews, NEWS_VERSION, realmId } from './realm-news.js';
 import { tabStore, tabsCanLease, tabsWanted } from './tab-store.js';
 import { NONCE_SCRIPT, nonceKeys } from './fleet-nonces.js';
+import { LEASE_SCRIPT } from './fleet-lease-script.js';
+import { redisScript } from './redis-script.js';
+
+const runLease = redisScript(LEASE_SCRIPT);
+const runNonces = redisScript(NONCE_SCRIPT);
 
 // The module name in a variable: bundlers of browser apps leave the import alone, and only a
 // Node process that names a Redis URL needs the package.
 const REDIS_PACKAGE = 'redis';
 const DEFAULT_PREFIX = 'breakwater:';
 const ASK_GIVEN_UP_MS = 1000; // policy/lease.rs DEFAULT_PERIOD
-const LAYOUT = '2'; // the bucket hash's layout: another version's is started afresh
-const FAIRNESS_TAU_MS = 1000; // policy::fleet_bucket::FAIRNESS_TAU: over how long a member's grants count
-
-// The fleet bucket of policy/fleet_bucket.rs (the contract: docs/coordination.md; exported for
-// js-tests/fleet-script.test.mjs, not by the package). KEYS[1]: the
-// group's bucket (a hash: tokens, at, spent, everything held, each member's hold as 'h:'..id, and
-// each short member's claim and its end as 'c:'..id, 'u:'..id, and what each was granted lately
-// and when as 's:'..id, 'w:'..id); KEYS[2]: when each member's hold
-// ends; KEYS[3]: the short members in the order they queued (by a counter: two asks in one
-// millisecond keep their order) (sorted sets, all in the bucket's hash slot). ARGV: want (CU),
-// rate (CU/s; 0 = plan unknown: grant all and only count), burst (CU), what the asker still
-// holds (CU), how long a grant stays spendable (ms), the asker's largest charge (CU), the asker's
-// id, what it gives back of its hold (CU; back into the tokens, at most its hold; absent: 0). Server time, so machines' clocks never matter. Returns strings (Redis would truncate Lua
-// numbers): granted, ms until the rest could be (a short member queues: the refill goes first
-// to the short members granted less lately), the fleet's rate (CU/s, decayed over 10 s), and the most one member may
-// hold (0: no bound).
-export const LEASE_SCRIPT = `
-local want, rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local held, hold, least, member = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
-local released = tonumber(ARGV[8] or '0')
-if not (want and rate and burst and held and hold and least) or want < 0 or rate < 0 or burst < 0
-  or held < 0 or hold < 0 or least < 0 or not member or member == '' or not released or released < 0 then
-  return redis.error_reply('bad lease ask')
-end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local s = redis.call('HMGET', KEYS[1], 'tokens', 'at', 'spent', 'v', 'held')
-local tokens, at, spent, total = tonumber(s[1]), tonumber(s[2]) or now, tonumber(s[3]) or 0, tonumber(s[5]) or 0
-if s[4] ~= '${LAYOUT}' then
-  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-  tokens, spent, total = nil, 0, 0
-end
-local function forget(id)
-  total = total - (tonumber(redis.call('HGET', KEYS[1], 'h:' .. id)) or 0)
-  redis.call('HDEL', KEYS[1], 'h:' .. id, 's:' .. id, 'w:' .. id)
-end
-local function served(id)
-  local f = redis.call('HMGET', KEYS[1], 's:' .. id, 'w:' .. id)
-  return (tonumber(f[1]) or 0) * math.exp(-math.max(0, now - (tonumber(f[2]) or now)) / ${FAIRNESS_TAU_MS})
-end
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)) do forget(id) end
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-local mine = served(member)
-if redis.call('ZSCORE', KEYS[2], member) then
-  released = math.min(released, tonumber(redis.call('HGET', KEYS[1], 'h:' .. member)) or 0)
-  forget(member)
-else
-  released = 0
-end
-redis.call('ZREM', KEYS[2], member)
-local others = math.max(0, total)
-local dt = math.max(0, now - at)
-local granted, short, share = want, 0, 0
-if rate > 0 then
-  local cap = math.max(0, math.max(burst, least) - others - held)
-  local uncapped = (tokens or burst) + dt * rate / 1000 + released
-  tokens = math.min(cap, uncapped)
-  share = burst / (redis.call('ZCARD', KEYS[2]) + 1)
-  local target = math.min(want, math.max(0, math.max(share, least) - held))
-  local ahead, queued = 0, false
-  for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
-    if (tonumber(redis.call('HGET', KEYS[1], 'u:' .. id)) or 0) <= now then
-      redis.call('ZREM', KEYS[3], id)
-      redis.call('HDEL', KEYS[1], 'c:' .. id, 'u:' .. id)
-    elseif id == member then
-      queued = true
-    else
-      local theirs = served(id)
-      if theirs < mine or (theirs == mine and not queued) then
-        ahead = ahead + (tonumber(redis.call('HGET', KEYS[1], 'c:' .. id)) or 0)
-      end
-    end
-  end
-  if uncapped >= cap and tokens >= target and target > 0 then ahead = 0 end -- a full bucket waits for nobody
-  local room = tokens - ahead
-  if room >= target or held + room >= least then granted = math.max(0, math.min(target, room)) else granted = 0 end
-  tokens = tokens - granted
-  local missing = target - granted
-  if missing > 0 then
-    short = math.ceil(math.max(0, ahead + missing - tokens) * 1000 / rate)
-    redis.call('HSET', KEYS[1], 'c:' .. member, missing, 'u:' .. member, now + short + 250)
-    redis.call('ZADD', KEYS[3], 'NX', redis.call('HINCRBY', KEYS[1], 'seq', 1), member)
-  elseif queued then
-    redis.call('ZREM', KEYS[3], member)
-    redis.call('HDEL', KEYS[1], 'c:' .. member, 'u:' .. member)
-  end
-  redis.call('HSET', KEYS[1], 'h:' .. member, held + granted, 's:' .. member, mine + granted, 'w:' .. member, now)
-  redis.call('ZADD', KEYS[2], now + hold, member)
-  total = others + held + granted
-else
-  tokens, total = burst, others
-end
-spent = spent * math.exp(-dt / 10000) + granted
-redis.call('HSET', KEYS[1], 'tokens', tokens, 'at', now, 'spent', spent, 'v', '${LAYOUT}', 'held', total)
-redis.call('PEXPIRE', KEYS[1], 60000)
-redis.call('PEXPIRE', KEYS[2], 60000)
-redis.call('PEXPIRE', KEYS[3], 60000)
-local function text(x) return string.format('%.17g', x) end
-return { text(granted), text(short), text(spent / 10), text(share) }`;
 
 const invalidStore = (field, message) => new ConfigError({ kind: 'config', code: -32602, field, message: `${field}: ${message}` });
 
@@ -341,7 +247,7 @@ function redisStore(wasm, news, { prefix, client: given, options }, report = () 
     asking.set(key, started);
     const done = () => { if (asking.get(key) === started) asking.delete(key); };
     const bucket = `${prefix}q:{${key}}`;
-    const ask = client.eval(LEASE_SCRIPT, {
+    const ask = runLease(client, {
       keys: [bucket, `${bucket}:holds`, `${bucket}:queue`],
       arguments: [want, rate, burst, held, holdMs, least].map(String).concat(from, String(released)),
     });
@@ -378,7 +284,7 @@ function redisStore(wasm, news, { prefix, client: given, options }, report = () 
       if (!closed && beforeFirst) await first;
       if (closed || !client || !client.isReady) throw new Error('the fleet store (Redis) is not connected');
       const call = { keys: nonceKeys(prefix, account), arguments: [op, member, String(n), record, owner, String(leaseMs)] };
-      return await client.eval(NONCE_SCRIPT, call).catch((error) => { throw new Error(storeReason(error, options)); });
+      return await runNonces(client, call).catch((error) => { throw new Error(storeReason(error, options)); });
     } finally {
       clearInterval(alive);
     }

@@ -6,7 +6,7 @@
 import { ClosedError, ConfigError, NonceStateError } from './errors.js';
 import { engineCall, raise, toError } from './descriptors.js';
 import { abortable, callSignal, invalid } from './calls.js';
-import { FORWARDED_EVENTS, KNOWN_EVENTS, LOG_LEVELS, checkLogger, describe, emittingUpstreams } from './events.js';
+import { FORWARDED_EVENTS, KNOWN_EVENTS, LOG_LEVELS, checkLogger, describe, emittingUpstreams, firstToLog } from './events.js';
 import { httpSender } from './http.js';
 import { wrapUpstreams } from './upstreams.js';
 import { adaptSigner, knownSigner } from './signers.js';
@@ -400,7 +400,7 @@ export function createRelayerClass(wasm) {
     #emit(event) {
       const level = this.#logger && (event.type === 'breaker' ? (event.to === 'open' ? 'warn' : 'info')
         : event.type === 'fleetStore' ? (event.state === 'down' ? 'warn' : 'info') : LOG_LEVELS[event.type]);
-      if (level) {
+      if (level && (event.type !== 'fleetStore' || firstToLog(event, this.#logger))) {
         const write = this.#logger[level] || this.#logger.info || this.#logger.warn || this.#logger.error || this.#logger.debug;
         try {
           // One line: console prints a second argument over several lines.
