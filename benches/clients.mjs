@@ -36,6 +36,8 @@ function relayer(urls, options) {
 export const CLIENTS = {
   'breakwater-rpc': { multi: true, make: (urls) => relayer(urls) },
   'breakwater-rpc (chainId: 1)': { multi: true, wellConfigured: true, make: (urls) => relayer(urls, { chainId: 1 }) },
+  // The healthy path without auto-batching (issue #17's unbatched row): overhead only.
+  'breakwater-rpc (batch: false)': { multi: false, make: (urls) => relayer(urls, { batch: false }) },
   'raw fetch': {
     multi: false,
     make: (urls) => {

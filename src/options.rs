@@ -111,6 +111,9 @@ pub struct PoolOptions {
     pub adaptive_timeout: Option<(f64, Duration)>,
     /// Hedged reads; `None` never hedges.
     pub hedge: Option<HedgeConfig>,
+    /// Auto-batching on the wire (`policy::wire_batch`); `None` sends
+    /// every attempt alone.
+    pub batch: Option<crate::policy::wire_batch::WireBatchConfig>,
     /// How often, while reads that want `latest` flow, every endpoint is
     /// asked for its head in the background (freshness needs heads the app
     /// may never ask for); zero: never (see `policy/head_poll.rs`).
@@ -159,6 +162,7 @@ impl Default for PoolOptions {
             chain_recheck: Duration::from_secs(300),
             adaptive_timeout: Some(ADAPTIVE_TIMEOUT),
             hedge: Some(HedgeConfig::default()),
+            batch: Some(crate::policy::wire_batch::WireBatchConfig::default()),
             head_poll: Duration::from_secs(12),
             share_in_realm: true,
             realm_budget: Some(RetryBudgetConfig { ratio: 0.1, min_per_second: 2.0, burst: 20.0 }),

@@ -16,16 +16,19 @@ const known = { nonce: null, hashes: [] };
 const die = () => {
   process.stdout.write(`${JSON.stringify(known)}\n`, () => process.kill(process.pid, 'SIGKILL'));
 };
-// The kill points inside the store's script calls: right after the store answered.
-const evalScript = client.eval.bind(client);
-client.eval = async (script, call) => {
-  const reply = await evalScript(script, call);
-  const [op, , n, record] = call.arguments ?? [];
-  if (op === 'live' && record) known.nonce = Number(n);
-  if (op === 'live' && record && config.killAt === 'afterJournal') die();
-  if (op === 'write' && config.killAt === 'midSpeedUp') die();
-  return reply;
-};
+// The kill points inside the store's script calls (sent by digest, or whole after NOSCRIPT):
+// right after the store answered.
+for (const name of ['eval', 'evalSha']) {
+  const run = client[name].bind(client);
+  client[name] = async (script, call) => {
+    const reply = await run(script, call);
+    const [op, , n, record] = call.arguments ?? [];
+    if (op === 'live' && record) known.nonce = Number(n);
+    if (op === 'live' && record && config.killAt === 'afterJournal') die();
+    if (op === 'write' && config.killAt === 'midSpeedUp') die();
+    return reply;
+  };
+}
 const relayer = new FaultTolerantRelayer([config.url], { chainId: config.chainId, fleet: { redis: client }, transactions: { pollIntervalMs: 500 } });
 relayer.on('txSubmitted', (e) => {
   known.hashes.push(e.hash);

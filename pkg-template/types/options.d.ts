@@ -220,6 +220,16 @@ export interface RelayerOptions {
   maxQueue?: number;
   /** Share identical in-flight reads. @default true */
   dedup?: boolean;
+  /**
+   * Auto-batching on the wire: while 4 HTTP requests are out to a node, further reads to it queue and go
+   * together as one JSON-RPC batch (at most `maxSize` items) when one comes back, so a lone read never waits.
+   * Each read keeps its own answer, error and retries; a node's batch limit is learned from 413 / "batch too
+   * large", and a node that does not answer batches with an array gets each read alone from then on. Sends,
+   * unknown methods and calls with an AbortSignal never ride in a batch. `waitMs` > 0: every batchable read
+   * waits up to that long to gather more (viem's `wait`). `false`: every read alone.
+   * @default { maxSize: 100, waitMs: 0 }
+   */
+  batch?: boolean | { maxSize?: number; waitMs?: number };
   /** Response cache (`false` disables). @default enabled */
   cache?: boolean | CacheOptions;
   /**

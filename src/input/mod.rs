@@ -89,6 +89,7 @@ input_struct! {
         cache: Switch<CacheInput> = "cache",
         adaptive_timeout: Switch<AdaptiveInput> = "adaptiveTimeout",
         hedge: Switch<HedgeInput> = "hedge",
+        batch: Switch<BatchInput> = "batch",
         /// Read by the transaction layer (`tx::option_fields`), which also
         /// reads each call's `options` the same way.
         /// `false`: this relayer learns alone instead of sharing with the
@@ -195,6 +196,14 @@ input_struct! {
     HedgeInput {
         initial_delay_ms: Num = "initialDelayMs",
         min_delay_ms: Num = "minDelayMs",
+    }
+}
+
+input_struct! {
+    /// `batch: { maxSize, waitMs }` (`policy::wire_batch`).
+    BatchInput {
+        max_size: Num = "maxSize",
+        wait_ms: Num = "waitMs",
     }
 }
 

@@ -17,6 +17,7 @@ use crate::policy::breaker::BreakerConfig;
 use crate::policy::classify::UserRule;
 use crate::policy::quota::QuotaConfig;
 use crate::policy::slow_start::SlowStartConfig;
+use crate::policy::wire_batch::WireBatchConfig;
 use crate::policy::{ErrorClass, RetryBudgetConfig};
 use crate::ranges::{bounded, millis, whole};
 use crate::redact::EndpointUrl;
@@ -114,6 +115,19 @@ impl OptionsInput {
                     initial_delay: ms("hedge.initialDelayMs", &h.initial_delay_ms)?.unwrap_or(d.initial_delay),
                     min_delay: ms("hedge.minDelayMs", &h.min_delay_ms)?.unwrap_or(d.min_delay),
                 });
+            }
+        }
+        match self.batch {
+            None | Some(Switch::On(true)) => {}
+            Some(Switch::On(false)) => p.batch = None,
+            Some(Switch::Settings(b)) => {
+                let d = WireBatchConfig::default();
+                let wait = ms("batch.waitMs", &b.wait_ms)?.unwrap_or(d.wait);
+                if wait > Duration::from_secs(10) {
+                    return Err(ConfigError::new("batch.waitMs", "must be at most 10000 (a wait is per request)"));
+                }
+                let max_size = count("batch.maxSize", &b.max_size, 1, crate::policy::wire_batch::MAX_ITEMS as u32)?;
+                p.batch = Some(WireBatchConfig { max_size: max_size.map_or(d.max_size, |n| n as usize), wait, ..d });
             }
         }
         match self.adaptive_timeout {

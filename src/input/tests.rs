@@ -9,6 +9,7 @@ use super::{decode, OptionsInput};
 use crate::config::{RawOptions, RelayerConfig};
 use crate::options::{PoolOptions, Strategy};
 use crate::policy::classify::UserRule;
+use crate::policy::wire_batch::WireBatchConfig;
 use crate::policy::ErrorClass;
 
 fn options(v: Value) -> Result<(RawOptions, Vec<UserRule>), crate::config::ConfigError> {
@@ -86,6 +87,10 @@ fn every_field_reaches_its_config() {
     let (raw, _) = options(json!({ "cache": false, "hedge": false, "adaptiveTimeout": { "floorMs": 10 } })).unwrap();
     assert!(!raw.pool.cache.enabled && raw.pool.hedge.is_none());
     assert_eq!(raw.pool.adaptive_timeout, Some((5.0, Duration::from_millis(10))));
+    assert_eq!(options(json!({})).unwrap().0.pool.batch, Some(WireBatchConfig::default()), "batching is the default");
+    assert_eq!(options(json!({ "batch": false })).unwrap().0.pool.batch, None);
+    let batch = options(json!({ "batch": { "maxSize": 20, "waitMs": 5 } })).unwrap().0.pool.batch.unwrap();
+    assert_eq!((batch.max_size, batch.wait), (20, Duration::from_millis(5)));
     for id in [json!(137), json!("137"), json!(" 0x89 ")] {
         assert_eq!(options(json!({ "chainId": id })).unwrap().0.pool.chain_id, Some(137));
     }
@@ -131,6 +136,11 @@ fn a_refusal_names_the_full_path_and_says_what_was_expected() {
         (json!({ "fleet": { "budgte": {} } }), "fleet.budgte", "unknown option (did you mean `budget`?)"),
         (json!({ "cache": "yes" }), "cache", "must be a boolean or an object"),
         (json!({ "hedge": [] }), "hedge", "must be a boolean or an object"),
+        (json!({ "batch": 10 }), "batch", "must be a boolean or an object"),
+        (json!({ "batch": { "maxSize": 0 } }), "batch.maxSize", ""),
+        (json!({ "batch": { "maxSize": 1001 } }), "batch.maxSize", ""),
+        (json!({ "batch": { "waitMs": 20000 } }), "batch.waitMs", "must be at most 10000"),
+        (json!({ "batch": { "wait": 5 } }), "batch.wait", "unknown option (did you mean `waitMs`?)"),
         (json!({ "classify": {} }), "classify", "must be an array"),
         (json!({ "classify": [{ "code": 1, "class": "x" }] }), "classify[0].class", ""),
         (json!({ "classify": [{}, 5] }), "classify[1]", "must be an object"),

@@ -15,6 +15,7 @@ pub mod silence;
 pub mod slow_start;
 pub mod tail;
 pub mod token_bucket;
+pub mod wire_batch;
 
 pub use backoff::Backoff;
 pub use budget::{RetryBudget, RetryBudgetConfig};

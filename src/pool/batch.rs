@@ -29,7 +29,7 @@ use crate::rpc::methods::method_info;
 use crate::runtime::{Payload, Runtime, Transport};
 
 /// Most items in one batch (geth refuses more than 1,000).
-pub const MAX_BATCH: usize = 1000;
+pub const MAX_BATCH: usize = crate::policy::wire_batch::MAX_ITEMS;
 
 /// What a batch reply says about one item.
 pub enum ItemReply<P> {

@@ -75,7 +75,7 @@ impl Core {
             ids.push(id);
         }
         let body = body.concat(&JsValue::from_str("]"));
-        Ok(FetchCall { body, key: String::new(), id: 0.0, signal, batch: Some(ids) })
+        Ok(FetchCall { body, key: String::new(), id: 0.0, signal, batch: Some(ids), batchable: false })
     }
 
     /// Runs `items` (an array of `{ method, params }`) as JSON-RPC batches;

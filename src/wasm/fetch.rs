@@ -18,20 +18,17 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
+use std::rc::Rc;
+
 use super::delivery::Delivery;
 use super::keys::{self, Key};
-use super::observation::error_info;
+use super::reply::{summarise, summarise_batch, transport_failure};
+use super::wire::{Route, Wire};
 use crate::policy::classify::{Observation, Reply, TransportFailure};
+use crate::policy::wire_batch::WireBatchConfig;
 use crate::redact::EndpointUrl;
+use crate::rpc::methods::method_info;
 use crate::runtime::{AttemptTarget, Purpose, Transport};
-
-#[wasm_bindgen]
-extern "C" {
-    /// The host's `JSON.parse`, taking the JS string as is (no copy into
-    /// wasm memory and back).
-    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
-    pub(super) fn json_parse(text: &JsValue) -> Result<JsValue, JsValue>;
-}
 
 /// One encoded JSON-RPC call, built once per logical request.
 pub struct FetchCall {
@@ -49,6 +46,9 @@ pub struct FetchCall {
     pub signal: Option<AbortSignal>,
     /// For a JSON-RPC batch: the id of each item, in order.
     pub batch: Option<Vec<f64>>,
+    /// Whether it may share an HTTP request with others (`wire.rs`): a
+    /// read no caller can abort; never a send.
+    pub batchable: bool,
 }
 
 /// One endpoint as the transport sees it: how an attempt reaches it.
@@ -93,7 +93,7 @@ impl FetchCall {
     /// An empty call, for attempts whose body the transport chooses itself
     /// (the chain-id check).
     pub fn none() -> Self {
-        FetchCall { body: JsString::from(""), key: String::new(), id: 0.0, signal: None, batch: None }
+        FetchCall { body: JsString::from(""), key: String::new(), id: 0.0, signal: None, batch: None, batchable: false }
     }
 }
 
@@ -114,13 +114,6 @@ pub fn envelope(id: f64, method: &str, params_json: &JsString) -> Result<JsStrin
     let method_json = method_json(method)?;
     let head = format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":{method_json},\"params\":", id as u64);
     Ok(JsString::from(head).concat(params_json).concat(&JsValue::from_str("}")))
-}
-
-/// A reply's `id` as a number: a JSON number, or a string holding one
-/// (some proxies echo ids as strings). Single and batch replies read ids
-/// the same way.
-pub(super) fn reply_id(id: &JsValue) -> Option<f64> {
-    id.as_f64().or_else(|| id.as_string().and_then(|s| s.parse::<f64>().ok()))
 }
 
 /// Params up to this many UTF-16 units are part of the key as they are;
@@ -169,14 +162,26 @@ pub struct FetchTransport {
     max_response_bytes: u32,
     /// The `eth_chainId` call that checks an endpoint before its first request.
     chain_call: FetchCall,
+    /// Each URL endpoint's wire, when batching (`wire.rs`).
+    wires: Vec<Option<Rc<Wire>>>,
 }
 
 impl FetchTransport {
-    /// A transport over `endpoints` (index = endpoint index).
-    pub fn new(endpoints: Vec<FetchEndpoint>, max_response_bytes: u32) -> Self {
+    /// A transport over `endpoints` (index = endpoint index), batching
+    /// concurrent reads to a URL endpoint on the wire when `batch` is set.
+    pub fn new(endpoints: Vec<FetchEndpoint>, max_response_bytes: u32, batch: Option<WireBatchConfig>) -> Self {
         let body = JsString::from("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"eth_chainId\",\"params\":[]}");
-        let chain_call = FetchCall { body, key: String::new(), id: 0.0, signal: None, batch: None };
-        FetchTransport { endpoints, max_response_bytes, chain_call }
+        let chain_call = FetchCall { body, key: String::new(), id: 0.0, signal: None, batch: None, batchable: false };
+        let wires = endpoints
+            .iter()
+            .map(|endpoint| match (endpoint, batch) {
+                (FetchEndpoint::Http(sender), Some(config)) => {
+                    Some(Wire::new(sender.clone(), max_response_bytes, config))
+                }
+                _ => None,
+            })
+            .collect();
+        FetchTransport { endpoints, max_response_bytes, chain_call, wires }
     }
 
     /// What an attempt of `purpose` sends: the caller's call, the chain-id
@@ -193,7 +198,8 @@ impl FetchTransport {
                     .concat(&call.body)
                     .concat(&"]".into());
                 let batch = Some(vec![0.0, call.id]);
-                Prepared::Checked(FetchCall { body, key: String::new(), id: 0.0, signal: call.signal.clone(), batch })
+                let signal = call.signal.clone();
+                Prepared::Checked(FetchCall { body, key: String::new(), id: 0.0, signal, batch, batchable: false })
             }
         }
     }
@@ -208,7 +214,8 @@ impl FetchTransport {
         };
         let body = envelope(id, method, &params_json)?;
         let key = request_key(method, &params_json);
-        Ok(FetchCall { body, key, id, signal, batch: None })
+        let batchable = signal.is_none() && method_info(method).known_read;
+        Ok(FetchCall { body, key, id, signal, batch: None, batchable })
     }
 
     /// One attempt, with the foreign error behind a wrapped provider's
@@ -251,6 +258,13 @@ impl FetchTransport {
             FetchEndpoint::Http(sender) => sender,
         };
         let timeout_ms = crate::time::millis_f64(target.timeout).max(1.0);
+        let _in_flight = match self.wires.get(target.endpoint).and_then(Option::as_ref) {
+            Some(wire) => match wire.route(call.batchable && call.batch.is_none(), &call.body, call.id, timeout_ms) {
+                Route::Alone(in_flight) => Some(in_flight),
+                Route::Queued(waiting) => return Ok(waiting.await),
+            },
+            None => None,
+        };
         let signal = call.signal.as_ref().map_or(JsValue::UNDEFINED, |s| s.into());
         let mut delivery = Delivery::new();
         let controller =
@@ -310,76 +324,5 @@ impl Transport for FetchTransport {
         let prepared = self.prepare(call, target.purpose);
         let call = prepared.call();
         self.observe(call, target).await
-    }
-}
-
-/// Reduces a batch reply to one entry per item, in item order: the reply
-/// object with our id, or `undefined` when the node left it out.
-fn summarise_batch(text: &js_sys::JsString, ids: &[f64]) -> Reply<JsValue> {
-    let Ok(value) = json_parse(text) else { return Reply::NotJson };
-    if !js_sys::Array::is_array(&value) {
-        // A single error object: the node refused the whole batch.
-        if value.is_object() && !get_key(&value, "error").is_undefined() {
-            return Reply::Error(error_info(&get_key(&value, "error")));
-        }
-        return Reply::Malformed;
-    }
-    let replies = js_sys::Array::from(&value);
-    let reply_ids: Vec<Option<f64>> = replies.iter().map(|reply| reply_id(&get_key(&reply, "id"))).collect();
-    let ordered = js_sys::Array::new_with_length(ids.len() as u32);
-    for (pos, k) in crate::rpc::batch_match::match_replies(ids, &reply_ids).into_iter().enumerate() {
-        if let Some(k) = k {
-            ordered.set(pos as u32, replies.get(k as u32));
-        }
-    }
-    Reply::Result(ordered.into())
-}
-
-fn get_key(target: &JsValue, key: &str) -> JsValue {
-    Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
-}
-
-/// Reduces a reply body to what the policies read.
-fn summarise(text: &js_sys::JsString, our_id: f64) -> Reply<JsValue> {
-    let Ok(value) = json_parse(text) else { return Reply::NotJson };
-    if !value.is_object() || js_sys::Array::is_array(&value) {
-        return Reply::Malformed;
-    }
-    let id = keys::get(&value, Key::Id);
-    let error = keys::get(&value, Key::Error);
-    let has_error = !error.is_undefined() && !error.is_null();
-    let has_result = keys::has(&value, Key::Result);
-    let id_matches = reply_id(&id) == Some(our_id) || (has_error && id.is_null());
-    if !id_matches {
-        return Reply::WrongId;
-    }
-    match (has_error, has_result) {
-        (true, true) => Reply::Malformed,
-        (true, false) => Reply::Error(error_info(&error)),
-        (false, true) => Reply::Result(keys::get(&value, Key::Result)),
-        (false, false) => Reply::Malformed,
-    }
-}
-
-/// Maps a rejected fetch to a failure kind. Node's undici puts the socket
-/// error code in `cause.code`; browsers only say "Failed to fetch".
-pub fn transport_failure(error: &JsValue, timed_out: bool) -> TransportFailure {
-    let get = get_key;
-    let name = get(error, "name").as_string().unwrap_or_default();
-    if name == "AbortError" || name == "TimeoutError" {
-        return if timed_out { TransportFailure::Timeout } else { TransportFailure::Aborted };
-    }
-    let cause = get(error, "cause");
-    let code = get(&cause, "code").as_string().or_else(|| get(error, "code").as_string()).unwrap_or_default();
-    match code.as_str() {
-        "ECONNREFUSED" => TransportFailure::ConnectionRefused,
-        "ENOTFOUND" | "EAI_AGAIN" => TransportFailure::Dns,
-        "ECONNRESET" | "EPIPE" | "UND_ERR_SOCKET" | "UND_ERR_CLOSED" => TransportFailure::ConnectionReset,
-        "UND_ERR_HEADERS_TIMEOUT" | "UND_ERR_BODY_TIMEOUT" | "ETIMEDOUT" => TransportFailure::Timeout,
-        _ => {
-            let message = get(error, "message").as_string().unwrap_or_else(|| "network error".into());
-            let detail = if code.is_empty() { message } else { format!("{message} ({code})") };
-            TransportFailure::Network(detail)
-        }
     }
 }

@@ -29,7 +29,7 @@ impl Payload for JsValue {
         JsValue::from(text)
     }
 
-    /// An item of a batch reply the transport ordered (`fetch::summarise_batch`).
+    /// An item of a batch reply the transport ordered (`reply::summarise_batch`).
     fn batch_item(&self, pos: usize) -> Option<Reply<Self>> {
         if !js_sys::Array::is_array(self) {
             return None;

@@ -77,7 +77,7 @@ impl WasmRelayer {
                 None => FetchEndpoint::http(&http_sender, &s.url, &s.headers, max_bytes),
             })
             .collect::<Result<Vec<_>, JsValue>>()?;
-        let transport = FetchTransport::new(endpoints, relayer_config.max_response_bytes);
+        let transport = FetchTransport::new(endpoints, relayer_config.max_response_bytes, relayer_config.pool.batch);
         let redactor = Redactor::new(relayer_config.endpoints.iter().map(|s| s.url.clone()).collect());
         let front = Front::new(relayer_config.pool.cache.max_entries);
         let classifier = Classifier::with_rules(rules);

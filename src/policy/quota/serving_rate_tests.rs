@@ -19,7 +19,7 @@ fn run(offered: [f64; MEMBERS], ms: u64) -> (Vec<f64>, Vec<f64>) {
     let mut members: Vec<QuotaGroup> = (0..MEMBERS).map(|_| QuotaGroup::new(plan, at(0))).collect();
     members.iter_mut().for_each(|m| m.join_fleet(at(0)));
     let mut waiting = [0u32; MEMBERS];
-    let mut paid_late = vec![0.0; MEMBERS];
+    let mut paid_late = [0.0; MEMBERS];
     let mut answers: Vec<(u64, usize, f64, crate::policy::lease::LeaseGrant)> = Vec::new();
     for now in 0..ms {
         answers.retain(|&(due, i, want, grant)| {

@@ -1,0 +1,135 @@
+use std::time::Duration;
+
+use super::*;
+
+fn wire(gate: u32, max_size: usize, wait_ms: u64) -> WireBatch {
+    WireBatch::new(WireBatchConfig { max_size, wait: Duration::from_millis(wait_ms), gate })
+}
+
+#[test]
+fn a_lone_attempt_never_waits_and_attempts_queue_only_past_the_gate() {
+    let mut w = wire(2, 100, 0);
+    assert_eq!(w.offer(true), Offer::Send);
+    assert_eq!(w.offer(true), Offer::Send);
+    assert_eq!(w.offer(true), Offer::Queue { flush: false });
+    assert_eq!(w.offer(true), Offer::Queue { flush: false });
+    assert_eq!((w.in_flight(), w.queued()), (2, 2));
+    // An exchange comes back: the two queued go as one batch, in flight again.
+    assert_eq!(w.ended(), 2);
+    assert_eq!((w.in_flight(), w.queued()), (2, 0));
+    assert_eq!(w.ended(), 0);
+    assert_eq!(w.ended(), 0);
+    assert_eq!(w.in_flight(), 0);
+    assert_eq!(w.offer(true), Offer::Send, "calm again: alone");
+}
+
+#[test]
+fn what_is_not_batchable_goes_alone_even_past_the_gate() {
+    let mut w = wire(1, 100, 0);
+    assert_eq!(w.offer(true), Offer::Send);
+    assert_eq!(w.offer(false), Offer::Send, "a send, the chain check, an abortable call");
+    assert_eq!(w.in_flight(), 2);
+}
+
+#[test]
+fn a_full_queue_goes_at_once_and_a_flush_takes_at_most_the_limit() {
+    let mut w = wire(1, 3, 0);
+    assert_eq!(w.offer(true), Offer::Send);
+    assert_eq!(w.offer(true), Offer::Queue { flush: false });
+    assert_eq!(w.offer(true), Offer::Queue { flush: false });
+    assert_eq!(w.offer(true), Offer::Queue { flush: true });
+    assert_eq!(w.flush(), 3);
+    for _ in 0..5 {
+        let _ = w.offer(true);
+    }
+    assert_eq!(w.queued(), 5);
+    assert_eq!(w.ended(), 3, "at most the limit");
+    assert_eq!(w.queued(), 2);
+}
+
+#[test]
+fn with_a_wait_every_batchable_attempt_queues_for_its_timer_unless_the_queue_fills() {
+    let mut w = wire(4, 3, 10);
+    assert_eq!(w.offer(true), Offer::Queue { flush: false }, "viem's wait: even alone");
+    assert_eq!(w.flush(), 1, "its timer fired");
+    assert_eq!(w.offer(true), Offer::Queue { flush: false });
+    assert_eq!(w.ended(), 0, "an exchange ending does not cut the wait short");
+    assert_eq!(w.offer(false), Offer::Send);
+}
+
+#[test]
+fn too_large_halves_the_limit_and_a_refusal_sends_alone_for_good() {
+    let mut w = wire(1, 100, 0);
+    w.too_large(40);
+    assert_eq!(w.limit(), 20);
+    w.too_large(50);
+    assert_eq!(w.limit(), 20, "never raised by a larger failure");
+    w.too_large(3);
+    assert_eq!(w.limit(), 1);
+    assert!(!w.batches());
+    let _ = w.offer(true);
+    assert_eq!(w.offer(true), Offer::Send, "a limit of one: alone");
+    let mut r = wire(1, 100, 0);
+    r.refuse();
+    let _ = r.offer(true);
+    assert_eq!(r.offer(true), Offer::Send);
+    assert!(!r.batches());
+}
+
+#[test]
+fn requeued_and_dequeued_items_are_counted() {
+    let mut w = wire(1, 100, 0);
+    let _ = w.offer(true);
+    let _ = w.offer(true);
+    let _ = w.offer(true);
+    w.dequeued(1);
+    assert_eq!(w.queued(), 1);
+    w.requeue(4);
+    assert_eq!(w.ended(), 5);
+    w.dequeued(9);
+    assert_eq!(w.queued(), 0);
+}
+
+#[test]
+fn batch_too_large_messages_are_recognised() {
+    for m in ["batch too large", "Batch size limit exceeded", "too many requests in batch", "batch limit 100 exceeded"]
+    {
+        assert!(says_batch_too_large(m), "{m}");
+    }
+    for m in ["execution reverted", "too many requests", "limit exceeded", "header not found"] {
+        assert!(!says_batch_too_large(m), "{m}");
+    }
+}
+
+#[test]
+fn a_batchs_answer_decides_whether_its_items_go_again() {
+    let mut w = wire(1, 64, 0);
+    assert_eq!(w.answered(64, 413, false, None), BatchAnswer::Again);
+    assert_eq!(w.limit(), 32);
+    assert_eq!(w.answered(32, 200, false, Some("batch size limit exceeded")), BatchAnswer::Again);
+    assert_eq!(w.limit(), 16);
+    assert!(w.batches());
+    assert_eq!(w.answered(16, 200, true, None), BatchAnswer::PerItem);
+    assert_eq!(w.answered(16, 429, false, None), BatchAnswer::Every);
+    assert_eq!(w.answered(16, 503, false, Some("busy")), BatchAnswer::Every);
+    assert_eq!(w.limit(), 16, "a 429 or a 503 is no news of the batch size");
+    assert!(w.batches());
+    assert_eq!(w.answered(16, 200, false, Some("batch requests are not supported")), BatchAnswer::Again);
+    assert!(!w.batches(), "refused: alone from now on");
+    let mut one = wire(1, 64, 0);
+    assert_eq!(one.answered(8, 200, false, None), BatchAnswer::Again, "one object (or no JSON) for a batch");
+    assert!(!one.batches());
+}
+
+#[test]
+fn an_item_goes_again_when_left_out_or_too_large_a_bounded_number_of_times() {
+    let mut w = wire(1, 64, 0);
+    assert!(!w.item_again(64, false, None, 0), "a result is its own");
+    assert!(!w.item_again(64, false, Some("execution reverted"), 0), "so is an error of its own");
+    assert_eq!(w.limit(), 64);
+    assert!(w.item_again(64, true, None, 0), "left out");
+    assert_eq!(w.limit(), 32);
+    assert!(w.item_again(32, false, Some("batch too large"), 1));
+    assert_eq!(w.limit(), 16);
+    assert!(!w.item_again(16, true, None, MAX_AGAIN), "bounded");
+}
