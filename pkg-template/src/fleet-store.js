@@ -207,6 +207,10 @@ function redisStore(wasm, news, { prefix, client: given, options }, report = () 
       await client.connect();
     }
     if (given) {
+      // The caller's client tells its state as ours does: its errors are the store going down
+      // (a `fleetStore` event; and a node-redis client with no 'error' listener would crash the
+      // process when Redis dies), its 'ready' the store coming back.
+      given.on?.('error', down);
       given.on?.('ready', storeBack);
       // A client of the caller's still not connected a moment later is connected here (and
       // never closed here); one the caller connects meanwhile is left to the caller.
@@ -305,6 +309,10 @@ function redisStore(wasm, news, { prefix, client: given, options }, report = () 
       const end = (c) => { if (c) Promise.resolve().then(() => (c.isReady ? c.close() : c.destroy?.())).catch(quiet); };
       end(subscriber);
       if (!given) end(client);
+      else {
+        given.off?.('error', down);
+        given.off?.('ready', storeBack);
+      }
     },
   };
 }

@@ -35,7 +35,7 @@ function inexactToken(token) {
  * delivered rounded. Strings are skipped (a hash or a message may hold
  * digits); the scan runs only when the filter above matched.
  */
-function hasInexactNumber(text) {
+export function hasInexactNumber(text) {
   if (!SUSPECT_NUMBER.test(text)) return false;
   const n = text.length;
   for (let i = 0; i < n;) {
@@ -116,14 +116,17 @@ export function httpSender(url, headers, maxBytes, deliver) {
 // A timer this late (ms, or a quarter of its delay) means the event loop was blocked.
 const LATE_FLOOR_MS = 20;
 
-async function httpExchange(url, headers, maxBytes, body, timeoutMs, signal, controller) {
-  let timedOut = false;
-  // The timeout measures the node, not us: when the timer fires late because
-  // the event loop was blocked (a burst of synchronous work), the answer may
-  // be sitting unread in the socket. The blocked time is given back, at most
-  // twice, before the attempt counts as timed out.
+/**
+ * The attempt's timer: `onTimeout()` after `timeoutMs`. It measures the node,
+ * not us: when it fires late because the event loop was blocked (a burst of
+ * synchronous work), the answer may be sitting unread in the socket, so the
+ * blocked time is given back, at most twice, before the attempt times out.
+ * Returns its `clear()`.
+ */
+export function attemptTimer(timeoutMs, onTimeout) {
   let due = performance.now() + timeoutMs;
   let grace = 2;
+  let timer;
   const fire = () => {
     const late = performance.now() - due;
     if (grace > 0 && late > Math.max(LATE_FLOOR_MS, timeoutMs / 4)) {
@@ -133,10 +136,18 @@ async function httpExchange(url, headers, maxBytes, body, timeoutMs, signal, con
       timer = setTimeout(fire, extra);
       return;
     }
+    onTimeout();
+  };
+  timer = setTimeout(fire, timeoutMs);
+  return () => clearTimeout(timer);
+}
+
+async function httpExchange(url, headers, maxBytes, body, timeoutMs, signal, controller) {
+  let timedOut = false;
+  const clear = attemptTimer(timeoutMs, () => {
     timedOut = true;
     controller.abort();
-  };
-  let timer = setTimeout(fire, timeoutMs);
+  });
   const onAbort = () => controller.abort();
   if (signal) {
     if (signal.aborted) controller.abort();
@@ -167,7 +178,7 @@ async function httpExchange(url, headers, maxBytes, body, timeoutMs, signal, con
   } catch (error) {
     return { error, timedOut };
   } finally {
-    clearTimeout(timer);
+    clear();
     if (signal) signal.removeEventListener('abort', onAbort);
   }
 }

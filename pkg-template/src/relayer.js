@@ -28,11 +28,12 @@ function checkWrap(wrap, field) {
 
 /**
  * The FaultTolerantRelayer class bound to one wasm-bindgen glue module
- * (web or nodejs target): each entry point creates it once.
+ * (web or nodejs target) and one HTTP exchange (`fetch`, or Node's own:
+ * node-http.js): each entry point creates it once.
  */
-export function createRelayerClass(wasm) {
+export function createRelayerClass(wasm, sender = httpSender) {
   // The HTTP exchange of URL endpoints, delivering results to this wasm instance.
-  const senderFor = (url, headers, maxBytes) => httpSender(url, headers, maxBytes, wasm.deliverHttp);
+  const senderFor = (url, headers, maxBytes) => sender(url, headers, maxBytes, wasm.deliverHttp);
   const news = newsHub(wasm);
   const stores = fleetStores(wasm, news);
   let idbBook = null; // the origin's IndexedDB book, attached once the first relayer asks for it

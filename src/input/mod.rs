@@ -188,6 +188,16 @@ input_struct! {
     /// `fleet: { budget }`: how a relayer shares with its realm.
     FleetInput {
         budget: Switch<BudgetInput> = "budget",
+        /// The JS wrapper's own (the store: `redis`, `prefix`, `tabs`,
+        /// `indexedDB`): known here so that a typo of them gets its hint too.
+        #[allow(missing_docs)]
+        redis: IgnoredAny = "redis",
+        #[allow(missing_docs)]
+        prefix: IgnoredAny = "prefix",
+        #[allow(missing_docs)]
+        tabs: IgnoredAny = "tabs",
+        #[allow(missing_docs)]
+        indexed_db: IgnoredAny = "indexedDB",
     }
 }
 

@@ -134,6 +134,7 @@ fn a_refusal_names_the_full_path_and_says_what_was_expected() {
         (json!({ "fleet": { "budget": 0.1 } }), "fleet.budget", "must be a boolean or an object"),
         (json!({ "fleet": { "budget": { "ratio": "x" } } }), "fleet.budget.ratio", "must be a number"),
         (json!({ "fleet": { "budgte": {} } }), "fleet.budgte", "unknown option (did you mean `budget`?)"),
+        (json!({ "fleet": { "prefx": "a:" } }), "fleet.prefx", "unknown option (did you mean `prefix`?)"),
         (json!({ "cache": "yes" }), "cache", "must be a boolean or an object"),
         (json!({ "hedge": [] }), "hedge", "must be a boolean or an object"),
         (json!({ "batch": 10 }), "batch", "must be a boolean or an object"),

@@ -191,6 +191,9 @@ pub struct QuotaGroup {
     alone: Option<alone::Alone>,
     /// Until when a 429 is the residue of spending alone (`lease_granted`).
     residue_until: Instant,
+    /// Requests waiting for this group's CU now, from every relayer that
+    /// shares it (`pool::plan_line`).
+    line: u32,
 }
 
 impl QuotaGroup {
@@ -249,6 +252,7 @@ impl QuotaGroup {
             was_leased: false,
             alone: None,
             residue_until: Instant::ZERO,
+            line: 0,
         }
     }
 
@@ -429,6 +433,21 @@ impl QuotaGroup {
     /// When the group may be used again (past instants mean "now").
     pub fn cooldown_until(&self) -> Instant {
         self.cooldown_until
+    }
+
+    /// A request starts waiting for this group's CU.
+    pub fn join_line(&mut self) {
+        self.line = self.line.saturating_add(1);
+    }
+
+    /// A request stops waiting for this group's CU (served, or gone).
+    pub fn leave_line(&mut self) {
+        self.line = self.line.saturating_sub(1);
+    }
+
+    /// Requests waiting for this group's CU now, from every relayer sharing it.
+    pub fn line(&self) -> u32 {
+        self.line
     }
 
     /// A snapshot for stats.

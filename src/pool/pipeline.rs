@@ -252,6 +252,8 @@ impl Pipeline {
         let mut turn: Option<PacedTurn> = None;
         // Whether it has waited for an endpoint already (shed only on arrival).
         let mut queued = false;
+        // Its place in its plans' line while it waits for one (given back when served or gone).
+        let mut in_line: Option<crate::pool::router::backlog::InLine> = None;
 
         loop {
             if self.shutdown.is_triggered() {
@@ -268,7 +270,10 @@ impl Pipeline {
                     turn = None; // served, or held by something else: out of the pacer's line
                 }
                 match selection {
-                    Selection::Reserved(r) => Permit::new(self, r),
+                    Selection::Reserved(r) => {
+                        drop(in_line.take()); // out of the plans' line
+                        Permit::new(self, r)
+                    }
                     Selection::NoEndpoint => {
                         let reason =
                             if state.records.is_empty() { StopReason::NoEndpoint } else { StopReason::NotRetryable };
@@ -292,8 +297,11 @@ impl Pipeline {
                             emit(PipelineEvent::Overload { waiting: self.waiting.get() });
                             return Err(state.stop(StopReason::Overload));
                         }
-                        if !queued && self.behind_its_plans(now, &request, deadline) {
-                            return Err(state.stop(StopReason::RateLimited)); // told now, not at its deadline
+                        if !queued {
+                            match self.behind_its_plans(now, &request, deadline) {
+                                Err(()) => return Err(state.stop(StopReason::RateLimited)), // told now, not at its deadline
+                                Ok(place) => in_line = place,
+                            }
                         }
                         queued = true;
                         self.waiting.set(self.waiting.get() + 1);

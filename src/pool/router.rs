@@ -453,7 +453,7 @@ impl Router {
     }
 }
 
-mod backlog;
+pub mod backlog;
 #[cfg(test)]
 mod cost_tests;
 mod early_probe;

@@ -5,7 +5,8 @@
 
 import * as errors from '../errors.js';
 import { createRelayerClass } from '../relayer.js';
+import { nodeHttpSender } from '../node-http.js';
 
 const wasm = require('./breakwater_rpc_node.cjs');
 
-module.exports = { FaultTolerantRelayer: createRelayerClass(wasm), ...errors, ready: Promise.resolve() };
+module.exports = { FaultTolerantRelayer: createRelayerClass(wasm, nodeHttpSender), ...errors, ready: Promise.resolve() };

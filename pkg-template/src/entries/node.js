@@ -4,6 +4,7 @@
 
 import { createRequire } from 'node:module';
 import { createRelayerClass } from '../relayer.js';
+import { nodeHttpSender } from '../node-http.js';
 
 export * from '../errors.js';
 
@@ -14,5 +15,5 @@ export const ready = Promise.resolve();
 
 // Exported under its name, bound under another: a top-level binding named
 // FaultTolerantRelayer would make the bundler rename the class (and its `name`).
-const Relayer = createRelayerClass(wasm);
+const Relayer = createRelayerClass(wasm, nodeHttpSender);
 export { Relayer as FaultTolerantRelayer };

@@ -5,6 +5,7 @@
 use super::Call;
 use super::{Pipeline, PipelineEvent};
 use crate::pool::notify::Notify;
+use crate::pool::router::backlog::InLine;
 use crate::pool::router::{RouteRequest, RouterEvent, Selection};
 use crate::rpc::methods::MethodInfo;
 use crate::time::Instant;
@@ -37,20 +38,26 @@ impl Pipeline {
     }
 
     /// Whether a request arriving at `now` would queue for its keys' plans
-    /// past `deadline` behind the requests waiting already
-    /// (`Router::plan_backlog`): then it is shed at once. Twice the line's
+    /// past `deadline` behind the requests waiting already, from every
+    /// relayer sharing those plans (`Router::plan_backlog`): then it is
+    /// shed at once (`Err`); otherwise its place in their line, if it
+    /// waits for a plan. Twice the line's
     /// time must fit: the waiters take the refills in no fixed order, so
     /// one may wait well past the line's average (shedding past the
     /// average alone, many reads of a simulated 130 % overload still
     /// failed at 1.7–2 s of their 2 s deadline).
-    pub(super) fn behind_its_plans(&self, now: Instant, request: &RouteRequest<'_>, deadline: Instant) -> bool {
-        let waiting = self.waiting.get();
-        waiting > 0
-            && self
-                .router
-                .borrow_mut()
-                .plan_backlog(now, request, waiting)
-                .is_some_and(|wait| now + wait * 2 > deadline)
+    pub(super) fn behind_its_plans(
+        &self,
+        now: Instant,
+        request: &RouteRequest<'_>,
+        deadline: Instant,
+    ) -> Result<Option<InLine>, ()> {
+        let Some(line) = self.router.borrow_mut().plan_backlog(now, request) else { return Ok(None) };
+        let waiting = line.waiting();
+        if waiting > 0 && line.wait(waiting).is_some_and(|wait| now + wait * 2 > deadline) {
+            return Err(());
+        }
+        Ok(Some(InLine::join(&line)))
     }
 
     /// Gives a slot back: wakes this pipeline's longest waiter and, in a

@@ -10,20 +10,70 @@
 use std::time::Duration;
 
 use super::Router;
+use crate::coord::realm::SharedGroup;
 use crate::policy::breaker::BreakerState;
 use crate::pool::route_request::RouteRequest;
 use crate::time::Instant;
 
+/// The plans a request would queue for (`Router::plan_backlog`): the
+/// groups, the request's cheapest cost at those endpoints, and the rate
+/// their plans pay this realm at.
+pub struct PlanLine {
+    /// The quota groups whose plans hold the request.
+    pub groups: Vec<SharedGroup>,
+    /// The request's cost at the cheapest endpoint that could serve it (CU).
+    pub cost: f64,
+    /// What the plans pay this realm (CU/s; a fleet member's part of the fleet's).
+    pub rate: f64,
+}
+
+impl PlanLine {
+    /// Requests waiting in this line now, from every relayer sharing the groups.
+    pub fn waiting(&self) -> u32 {
+        self.groups.iter().map(|g| g.borrow().line()).max().unwrap_or(0)
+    }
+
+    /// How long `waiting` requests like this one take to pass.
+    pub fn wait(&self, waiting: u32) -> Option<Duration> {
+        let line = f64::from(waiting) * self.cost;
+        (self.rate.is_finite() && self.rate > 0.0 && line.is_finite())
+            .then(|| Duration::from_secs_f64((line.max(0.0) / self.rate).min(86_400.0)))
+    }
+}
+
+/// A request's place in its plans' lines, given back when it is dropped
+/// (served, failed, or its caller went away): every relayer sharing a
+/// group sees the same line, so a fleet member with three relayers in a
+/// process no longer counted a third of it (a new user's overload failed
+/// with `DeadlineError` after 2–29 s instead of being told at once).
+pub struct InLine(Vec<SharedGroup>);
+
+impl InLine {
+    /// Joins `line`'s groups.
+    pub fn join(line: &PlanLine) -> Self {
+        for g in &line.groups {
+            g.borrow_mut().join_line();
+        }
+        InLine(line.groups.clone())
+    }
+}
+
+impl Drop for InLine {
+    fn drop(&mut self) {
+        for g in &self.0 {
+            g.borrow_mut().leave_line();
+        }
+    }
+}
+
 impl Router {
-    /// The time `waiting` requests like `req` ahead of it take to pass at
-    /// the rates the plans that can serve it pay this realm at (a fleet
-    /// member's part of the fleet's: `QuotaGroup::serving_rate`) (each at the
-    /// cheapest of those endpoints' costs for it: a provider counting
-    /// requests is given `costs` of 1), when every endpoint that could
-    /// serve it now is out of its plan's CU; `None` when one is not (a
-    /// slot, a breaker, a cooldown is what holds it: their ends are not a
-    /// rate), or a plan is unknown.
-    pub fn plan_backlog(&mut self, now: Instant, req: &RouteRequest<'_>, waiting: u32) -> Option<Duration> {
+    /// The line `req` would join for the plans of the endpoints that can
+    /// serve it (each at the cheapest of those endpoints' costs for it: a
+    /// provider counting requests is given `costs` of 1), when every
+    /// endpoint that could serve it now is out of its plan's CU; `None`
+    /// when one is not (a slot, a breaker, a cooldown is what holds it:
+    /// their ends are not a rate), or a plan is unknown.
+    pub fn plan_backlog(&mut self, now: Instant, req: &RouteRequest<'_>) -> Option<PlanLine> {
         let mut groups: Vec<usize> = Vec::new();
         let mut cheapest = f64::INFINITY;
         for i in 0..self.endpoints.len() {
@@ -47,8 +97,11 @@ impl Router {
             }
         }
         let rate: f64 = groups.iter().map(|&g| self.groups[g].quota.borrow_mut().serving_rate(now)).sum();
-        let line = f64::from(waiting) * cheapest;
-        (rate.is_finite() && rate > 0.0 && line.is_finite())
-            .then(|| Duration::from_secs_f64((line.max(0.0) / rate).min(86_400.0)))
+        let groups = groups.iter().map(|&g| self.groups[g].quota.clone()).collect::<Vec<_>>();
+        (!groups.is_empty() && rate.is_finite() && rate > 0.0 && cheapest.is_finite()).then_some(PlanLine {
+            groups,
+            cost: cheapest,
+            rate,
+        })
     }
 }
