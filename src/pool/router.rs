@@ -97,7 +97,8 @@ pub enum Selection {
         /// signal alone instead of re-checking on a timer (with 100,000
         /// waiters, a periodic re-check of each is the whole CPU).
         until: Option<Instant>,
-        /// Every candidate is in a quota cooldown or ejection.
+        /// Every candidate is in a quota cooldown or ejection, or out of
+        /// its plan's CU.
         quota: bool,
         /// Recovery pacing holds it (`outage.rs`): the request keeps a
         /// place in the pacer's line while it waits.
@@ -357,6 +358,9 @@ impl Router {
                     until = Some(until.map_or(t, |u| u.max(t)));
                 }
                 Err(QuotaDenied::Exhausted(w)) => {
+                    // Out of the plan's CU: a stop before the deadline says "rate limited" (a
+                    // new user's fleet read "deadline" and could not tell it was the quota).
+                    quota_blocked = true;
                     plan_bound = true;
                     until = Some(until.map_or(now + w, |u| u.max(now + w)));
                 }

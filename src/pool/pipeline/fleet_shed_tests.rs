@@ -109,8 +109,7 @@ fn a_fleet_members_excess_is_told_at_once_not_after_its_deadline() {
         "the excess is told at once, not after waiting: {late:?} of {}",
         settled.len()
     );
-    assert!(
-        settled.iter().filter(|&&&(_, took, _)| took <= 50).all(|&&(_, _, reason)| reason == StopReason::RateLimited),
-        "shed as rate limited: {settled:?}"
-    );
+    // Every failure says it was the plan, the late ones too (they stop when the next refill is
+    // past their deadline): before, those read `DeadlineError`, and a new user could not tell.
+    assert!(failed.iter().all(|&(_, _, reason)| reason == StopReason::RateLimited), "rate limited: {failed:?}");
 }
