@@ -71,3 +71,28 @@ test('one 429 on a configured plan cools the group and keeps the plan; a second 
   assert.equal(group().rateLimited, 2);
   assert.equal(group().allowedCuPerSecond, 10, 'again within a minute: repeated, the rate halves');
 });
+
+test('stats say what a group may spend now and how many requests wait for its CU, across the relayers sharing it', async () => {
+  const key = await startLimitedKey({ perSecond: 1000 });
+  const urls = key.urls.map((url) => ({ url, quotaGroup: 'key', costs: ONE_CU }));
+  const options = { quota: { key: { cuPerSecond: 10 } }, deadlineMs: 20000 };
+  const [a, b] = [new FaultTolerantRelayer(urls, options), new FaultTolerantRelayer(urls, options)];
+  try {
+    const group = (r) => r.stats().quotaGroups[0];
+    assert.equal(group(a).spendingCuPerSecond, 10, 'alone: the plan');
+    assert.equal(group(a).waitingForCu, 0);
+    const reads = [a, b].flatMap((r, k) => Array.from({ length: 15 }, (_, i) => r.request({
+      method: 'eth_getBalance', params: [`0x${(k * 100 + i + 1).toString(16).padStart(40, '0')}`, 'latest'],
+    }).catch(() => null)));
+    await sleep(300);
+    const [ga, gb] = [group(a), group(b)];
+    assert.ok(ga.waitingForCu >= 15, `the shared line: both relayers' waiting reads: ${JSON.stringify(ga)}`);
+    assert.equal(ga.waitingForCu, gb.waitingForCu, 'one line for the relayers sharing the group');
+    await Promise.all(reads);
+    assert.equal(group(a).waitingForCu, 0, 'served: nobody waits');
+  } finally {
+    await a.close();
+    await b.close();
+    await key.close();
+  }
+});

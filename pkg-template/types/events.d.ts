@@ -172,6 +172,14 @@ export interface QuotaGroupStats {
    * bucket, `'local'` while it spends from its own (the store not yet answered, down or slow).
    */
   fleet?: 'leased' | 'local';
+  /**
+   * What this process (JS realm) may spend of the plan now, CU/s: `allowedCuPerSecond` alone; its share while
+   * it spends alone after losing the fleet's store; its part of the fleet's rate while leased (what it took
+   * lately plus what the fleet leaves unused). A line of requests waiting for CU drains at about this rate.
+   */
+  spendingCuPerSecond: number;
+  /** Requests waiting for this group's CU now, from every relayer of the realm that shares it. */
+  waitingForCu: number;
 }
 /** A snapshot of the relayer. */
 export interface RelayerStats {

@@ -251,7 +251,6 @@ impl Pipeline {
         // Its place in the recovery pacer's line while that is what holds it.
         let mut turn: Option<PacedTurn> = None;
         // Whether it has waited for an endpoint already (shed only on arrival).
-        let mut queued = false;
         // Its place in its plans' line while it waits for one (given back when served or gone).
         let mut in_line: Option<crate::pool::router::backlog::InLine> = None;
 
@@ -297,13 +296,16 @@ impl Pipeline {
                             emit(PipelineEvent::Overload { waiting: self.waiting.get() });
                             return Err(state.stop(StopReason::Overload));
                         }
-                        if !queued {
+                        // Until it has a place in its plans' line: a request first held by
+                        // something else (a fresh node's chain check, a slot) joins the line
+                        // when the plans are what holds it, at the back (shed if that is past
+                        // its deadline).
+                        if in_line.is_none() {
                             match self.behind_its_plans(now, &request, deadline) {
                                 Err(()) => return Err(state.stop(StopReason::RateLimited)), // told now, not at its deadline
                                 Ok(place) => in_line = place,
                             }
                         }
-                        queued = true;
                         self.waiting.set(self.waiting.get() + 1);
                         // Waiting for a slot only: no timer but the deadline's (a release wakes us).
                         let wake = until.unwrap_or(deadline);

@@ -54,14 +54,21 @@ pub fn snapshot(core: &Core) -> JsValue {
             .map(|g| {
                 let s = g.quota.borrow().stats();
                 let fleet = g.quota.borrow_mut().fleet_state(now).map(|up| if up { "leased" } else { "local" });
+                // Each borrow its own statement: a temporary in the builder chain below lives to
+                // its end, and a second borrow of the group there would panic.
+                let spending = g.quota.borrow_mut().serving_rate(now);
+                let waiting = g.quota.borrow().line();
+                let cu_last_second = g.quota.borrow_mut().cu_last_second(now);
                 Obj::new()
                     .set("name", g.name.clone())
-                    .set("cuLastSecond", g.quota.borrow_mut().cu_last_second(now))
-                    .set("allowedCuPerSecond", if s.allowed_rate.is_finite() { s.allowed_rate } else { f64::MAX })
+                    .set("cuLastSecond", cu_last_second)
+                    .set("allowedCuPerSecond", finite(s.allowed_rate))
                     .set("cuCharged", s.cu_charged)
                     .set("rateLimited", s.limited as f64)
                     .set("cooldownMs", millis_f64(s.cooldown_until.saturating_since(now)))
                     .maybe("fleet", fleet)
+                    .set("spendingCuPerSecond", finite(spending))
+                    .set("waitingForCu", f64::from(waiting))
                     .build()
             })
             .collect();
@@ -82,6 +89,15 @@ pub fn snapshot(core: &Core) -> JsValue {
         .maybe("recoveryPacing", pacing)
         .set("wasmMemoryBytes", wasm_memory_bytes())
         .build()
+}
+
+/// A rate for JS: an unknown plan's infinite rate as `Number.MAX_VALUE`.
+fn finite(rate: f64) -> f64 {
+    if rate.is_finite() {
+        rate
+    } else {
+        f64::MAX
+    }
 }
 
 /// The size of this instance's linear memory (it only grows; a soak test
