@@ -119,6 +119,42 @@ test('a node that refuses batches answers every read anyway, and gets no batch a
   }
 });
 
+test('a node that refuses batches with a client error (400, 405) answers every read anyway, and gets no batch after', async () => {
+  for (const status of [400, 405]) {
+    const node = await startNode((body) => (Array.isArray(body)
+      ? [status, status === 400 ? { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch requests are not supported' } } : 'Method Not Allowed']
+      : [200, echo(body)]));
+    const relayer = relayerOn(node);
+    try {
+      await relayer.request({ method: 'eth_blockNumber' });
+      const first = await reads(relayer, 100);
+      first.forEach((s, i) => assert.equal(s.status === 'fulfilled' && s.value, address(i), `${status}: read ${i}: ${s.reason?.message}`));
+      const refused = batches(node.bodies).length;
+      assert.ok(refused >= 1, 'a batch was tried');
+      await reads(relayer, 50, 200);
+      assert.equal(batches(node.bodies).length, refused, `${status}: no batch once refused`);
+    } finally {
+      await relayer.close();
+    }
+  }
+});
+
+test('batch.waitMs gathers even a lone read for that long, and every read is answered', async () => {
+  const node = await startNode(perItem(echo));
+  const relayer = relayerOn(node, { batch: { waitMs: 5, maxSize: 16 } });
+  try {
+    await relayer.request({ method: 'eth_blockNumber' });
+    const before = node.bodies.length;
+    assert.equal(await relayer.request({ method: 'eth_getBalance', params: [address(1), 'latest'] }), address(1), 'a lone read goes after its wait');
+    const settled = await reads(relayer, 40, 100);
+    settled.forEach((s, i) => assert.equal(s.status === 'fulfilled' && s.value, address(100 + i), `read ${i}: ${s.reason?.message}`));
+    const sizes = node.bodies.slice(before).map((b) => (Array.isArray(b) ? b.length : 1));
+    assert.ok(sizes.slice(1).every((n) => n <= 16) && sizes.length <= 6, `40 reads gathered in batches of at most 16: ${sizes}`);
+  } finally {
+    await relayer.close();
+  }
+});
+
 test('"too large" (HTTP 413, or an item saying so) halves the batch size for that node, and loses no read', async () => {
   const over = (body) => Array.isArray(body) && body.length > 8;
   const node413 = await startNode((body) => (over(body) ? [413, 'Payload Too Large'] : perItem(echo)(body)));

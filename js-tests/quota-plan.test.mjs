@@ -96,3 +96,23 @@ test('stats say what a group may spend now and how many requests wait for its CU
     await key.close();
   }
 });
+
+test('a 429 to the very first request teaches no plan: the burst after it is served, at full speed', async () => {
+  const limited = { status: 429, headers: { 'retry-after': '1' }, body: { jsonrpc: '2.0', id: null, error: { code: 429, message: 'Too Many Requests' } } };
+  const upstream = await node([limited, { result: '0x1' }]);
+  const relayer = new FaultTolerantRelayer([upstream.url], { deadlineMs: 15000 });
+  try {
+    const address = (i) => `0x${(i + 1).toString(16).padStart(40, '0')}`;
+    const first = await Promise.allSettled(Array.from({ length: 100 }, (_, i) => relayer.request({ method: 'eth_getBalance', params: [address(i), 'latest'] })));
+    const ok = first.filter((s) => s.status === 'fulfilled').length;
+    // Before: an unknown plan learned one request as its rate (0.5 reads a second after halving),
+    // and 194-197 of a new user's 200 reads failed.
+    assert.ok(ok >= 95, `served after the cooldown: ${ok} of 100 (${first.find((s) => s.status === 'rejected')?.reason?.message})`);
+    const started = Date.now();
+    const later = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => relayer.request({ method: 'eth_getBalance', params: [address(200 + i), 'latest'] })));
+    assert.equal(later.filter((s) => s.status === 'fulfilled').length, 40);
+    assert.ok(Date.now() - started < 3000, `and at full speed after: ${Date.now() - started} ms for 40 reads`);
+  } finally {
+    await relayer.close();
+  }
+});

@@ -123,6 +123,10 @@ pub const STRIKE_MEMORY: Duration = Duration::from_secs(60);
 /// Window over which an unknown plan's rate is observed.
 const RATE_WINDOW: Duration = Duration::from_secs(10);
 
+/// The fewest charges (within two seconds) an unknown plan's rate is
+/// learned from (`rate_evidence`).
+const MIN_EVIDENCE: usize = 10;
+
 /// Why a charge was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QuotaDenied {
@@ -304,6 +308,14 @@ impl QuotaGroup {
         self.recent.iter().map(|(_, c)| c).sum::<f64>() / span.min(RATE_WINDOW).as_secs_f64()
     }
 
+    /// Whether enough was sent lately to tell a plan from it: at least
+    /// [`MIN_EVIDENCE`] charges, or charges over at least two seconds.
+    fn rate_evidence(&mut self, now: Instant) -> bool {
+        self.prune(now);
+        self.recent.len() >= MIN_EVIDENCE
+            || self.recent.front().is_some_and(|(t, _)| now.saturating_since(*t) >= Duration::from_secs(2))
+    }
+
     fn prune(&mut self, now: Instant) {
         while self.recent.front().is_some_and(|(t, _)| now.saturating_since(*t) > RATE_WINDOW) {
             self.recent.pop_front();
@@ -365,7 +377,12 @@ impl QuotaGroup {
         };
         self.cooldown_until = self.cooldown_until.max(now + cooldown);
         // One decrease per burst of signals: several in-flight 429s are one event.
-        let fresh = self.last_limit.is_none_or(|t| now.saturating_since(t) >= Duration::from_millis(100))
+        // A plan unknown and too little sent to tell it (a 429 to the first requests): what was sent
+        // says nothing of the plan, so the group only cools down. Learned from one early 429, a new
+        // user's relayer took 0.5 reads a second as its plan and crawled for minutes.
+        let telling = self.allowed.is_finite() || self.fleet_rate() > 0.0 || self.rate_evidence(now);
+        let fresh = telling
+            && self.last_limit.is_none_or(|t| now.saturating_since(t) >= Duration::from_millis(100))
             && self.episode_began.is_none_or(|t| sent >= t)
             && sent >= self.residue_until; // the residue of spending alone lowers nothing (`lease_granted`)
                                            // A configured plan at its full rate takes one episode as a warning: a provider's window

@@ -11,7 +11,7 @@
 //!   an exchange ends (in flight − 1) ── a queue ─► flush: up to `limit` items, one exchange
 //!   the first queued item's wait (`wait`, when set) ends ─► flush
 //!   "batch too large" (HTTP 413, or an item's error) ─► limit = half the batch; items again
-//!   a batch refused as a whole (one error object) ─► refused: alone from now on
+//!   a batch refused as a whole (a 200 that is no array; a 4xx but 401/403/408/429) ─► refused: alone from now on
 //! ```
 //!
 //! The default (`wait` zero) is Nagle's rule for requests: an attempt goes
@@ -187,6 +187,13 @@ pub enum BatchAnswer {
 pub const MAX_AGAIN: u32 = 12;
 
 impl WireBatch {
+    /// How long a queued attempt waits to gather more before its queue
+    /// goes (`None`: only until an exchange ends). The wire arms one timer
+    /// when the first attempt joins an empty queue.
+    pub fn wait(&self) -> Option<Duration> {
+        (!self.config.wait.is_zero()).then_some(self.config.wait)
+    }
+
     /// A batch of `size` came back with HTTP `status`; `array`: its body
     /// was a JSON array; `error`: the message of the one JSON-RPC error
     /// object that came instead, if so. HTTP 413, or an error saying "too
@@ -201,6 +208,18 @@ impl WireBatch {
                 BatchAnswer::Again
             }
             200 if array => BatchAnswer::PerItem,
+            // A client error for the batch as a whole (a node or proxy that takes no arrays:
+            // 400, 404, 405, 415, 422, 501), not one that would meet each item alone too (401,
+            // 403: the key; 408, 429: time and rate): a new user's node answering 400 failed
+            // 186 of 200 reads.
+            400..=499 | 501 if !matches!(status, 401 | 403 | 408 | 429) => {
+                if error.is_some_and(says_batch_too_large) {
+                    self.too_large(size);
+                } else {
+                    self.refuse();
+                }
+                BatchAnswer::Again
+            }
             200 => {
                 if error.is_some_and(says_batch_too_large) {
                     self.too_large(size);

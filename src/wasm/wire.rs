@@ -18,7 +18,7 @@
 //! dropped: a hedge won, a deadline) leaves the queue, or its answer is
 //! dropped when the batch comes back.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
@@ -54,6 +54,8 @@ pub(super) struct Wire {
     sender: Function,
     max_bytes: u32,
     state: RefCell<(WireBatch, VecDeque<Shared>)>,
+    /// Whether the gathering timer runs (`arm`).
+    timer: Cell<bool>,
 }
 
 /// An exchange in flight: when it ends (or is dropped), the queue may go.
@@ -113,7 +115,8 @@ impl Wire {
     /// The wire of an endpoint reached through `sender` (the wrapper's
     /// `httpSender` for its URL).
     pub(super) fn new(sender: Function, max_bytes: u32, config: WireBatchConfig) -> Rc<Self> {
-        Rc::new(Wire { sender, max_bytes, state: RefCell::new((WireBatch::new(config), VecDeque::new())) })
+        let state = RefCell::new((WireBatch::new(config), VecDeque::new()));
+        Rc::new(Wire { sender, max_bytes, state, timer: Cell::new(false) })
     }
 
     /// Where an attempt of `body` (JSON-RPC id `id`) goes.
@@ -133,8 +136,32 @@ impl Wire {
         if flush {
             let n = self.state.borrow_mut().0.flush();
             Wire::send(self, n);
+        } else {
+            self.arm();
         }
         Route::Queued(Box::pin(Waiting(waiter, self.clone())))
+    }
+
+    /// The queue's gathering time (`batch.waitMs`), when set: one timer at a
+    /// time; each time it fires the queue goes (up to the limit), and it
+    /// runs again while items are left.
+    fn arm(self: &Rc<Self>) {
+        let Some(wait) = self.state.borrow().0.wait() else { return };
+        if self.timer.replace(true) {
+            return;
+        }
+        let wire = self.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            loop {
+                super::timers::sleep_millis(crate::time::millis_f64(wait)).await;
+                let n = wire.state.borrow_mut().0.flush();
+                Wire::send(&wire, n);
+                if wire.state.borrow().1.is_empty() {
+                    wire.timer.set(false);
+                    return;
+                }
+            }
+        });
     }
 
     /// Sends the first `n` queued items as one exchange, in a task of its
@@ -287,6 +314,7 @@ impl Wire {
         let go = state.0.flush();
         drop(state);
         Wire::send(self, go);
+        self.arm(); // with a wait set, what is left goes on the timer
     }
 
     /// One HTTP exchange of `body`: (status, Retry-After, the text or what

@@ -316,3 +316,25 @@ fn the_429s_of_requests_sent_together_are_one_step_of_backoff_not_one_each() {
     g.on_success(at(8_000), 0.5);
     assert_eq!(g.on_limited_sent(at(9_000), at(8_900), Some(Duration::from_secs(1)), false, 0.5), at(10_000));
 }
+
+/// A new user's node answered its first request with a 429: an unknown
+/// plan learned from it that one read was the rate (0.5 reads a second
+/// after halving) and crawled for minutes. Too little sent to tell a plan
+/// is no lesson: the group only cools down, and learns from a 429 that
+/// comes after enough was sent.
+#[test]
+fn an_unknown_plan_learns_nothing_from_a_429_to_its_first_requests() {
+    let unknown = QuotaConfig { cu_per_second: f64::INFINITY, ..QuotaConfig::default() };
+    let mut g = QuotaGroup::new(unknown, at(0));
+    g.charge(at(0), 10.0).unwrap();
+    let until = g.on_limited_sent(at(50), at(0), Some(Duration::from_secs(1)), false, 0.5);
+    assert_eq!(until, at(1050), "cooled for its Retry-After");
+    assert!(g.stats().allowed_rate.is_infinite(), "no plan learned from one request");
+    // Then twenty requests over two seconds, and a 429: that is a rate to learn from.
+    for ms in (1100..3100).step_by(100) {
+        g.charge(at(ms), 10.0).unwrap();
+    }
+    g.on_limited_sent(at(3200), at(3100), None, false, 0.5);
+    let learned = g.stats().allowed_rate;
+    assert!(learned.is_finite() && learned >= 25.0, "half of what was sent lately (210 CU over 3.2 s): {learned}");
+}

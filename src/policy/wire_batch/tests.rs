@@ -133,3 +133,26 @@ fn an_item_goes_again_when_left_out_or_too_large_a_bounded_number_of_times() {
     assert_eq!(w.limit(), 16);
     assert!(!w.item_again(16, true, None, MAX_AGAIN), "bounded");
 }
+
+#[test]
+fn a_client_error_for_the_whole_batch_is_a_refusal_but_not_the_keys_or_the_rates() {
+    for status in [400, 404, 405, 415, 422, 501] {
+        let mut w = wire(1, 64, 0);
+        assert_eq!(w.answered(8, status, false, None), BatchAnswer::Again, "{status}");
+        assert!(!w.batches(), "{status}: alone from now on");
+    }
+    let mut w = wire(1, 64, 0);
+    assert_eq!(w.answered(8, 400, false, Some("batch size too large")), BatchAnswer::Again);
+    assert_eq!((w.limit(), w.batches()), (4, true), "a 400 saying too large halves the limit");
+    for status in [401, 403, 408, 429, 500, 502, 503] {
+        let mut w = wire(1, 64, 0);
+        assert_eq!(w.answered(8, status, false, None), BatchAnswer::Every, "{status}");
+        assert!(w.batches(), "{status}: no news of batches");
+    }
+}
+
+#[test]
+fn a_wait_is_told_only_when_set() {
+    assert_eq!(wire(4, 10, 0).wait(), None);
+    assert_eq!(wire(4, 10, 5).wait(), Some(Duration::from_millis(5)));
+}

@@ -427,6 +427,10 @@ fn a_members_429_and_breaker_opening_are_news_for_other_realms_and_a_lowered_pla
     let o = options(Strategy::Priority);
     let (mut a, _b) = two_in(Some(&realm), &o);
     let limited = Verdict { retry_after: Some(Duration::from_secs(5)), ..verdict(ErrorClass::RateLimited, false) };
+    // Enough sent before the 429 for an unknown plan to learn a rate from it.
+    for ms in 0..12 {
+        a.groups[a.endpoints[0].group].quota.borrow_mut().charge(at(ms), 1.0).unwrap();
+    }
     let r = reserve(&mut a, at(0), &req(&[false, false]));
     a.complete(at(1000), &r, &limited, MethodClass::Cheap, Duration::from_millis(10), 0.5);
     let group = a.group_keys[a.endpoints[0].group].unwrap();
