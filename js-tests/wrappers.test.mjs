@@ -22,7 +22,9 @@ const FAULTS = [
   ['HTTP 503', [{ status: 503 }], isHttpError, UNAVAILABLE],
   ['a hang', [{ hang: true }], (e) => isTransportError(e) || e.kind === 'deadline', UNAVAILABLE],
   ['-32603 internal error', [{ error: { code: -32603, message: 'internal error', data: '0xfeed' } }], isRpcError, UNAVAILABLE],
-  ['-32005 limit exceeded', [{ error: { code: -32005, message: 'limit exceeded' } }], (e) => isRateLimitedError(e) || e.kind === 'deadline', UNAVAILABLE],
+  // A limit on the very first requests teaches no plan (too little sent to tell one): the read
+  // is tried again after each cooldown, within maxRetries, and gives up with the node's error.
+  ['-32005 limit exceeded', [{ error: { code: -32005, message: 'limit exceeded' } }], (e) => isRateLimitedError(e) || e.kind === 'deadline' || (isRpcError(e) && e.rpcCode === -32005), UNAVAILABLE],
   ['-32000 header not found', [{ error: { code: -32000, message: 'header not found' } }], isRpcError, [-32000, 'InvalidInputRpcError']],
 ];
 

@@ -250,8 +250,8 @@ impl Pipeline {
         let mut preselected: Option<Permit<'_>> = None;
         // Its place in the recovery pacer's line while that is what holds it.
         let mut turn: Option<PacedTurn> = None;
-        // Whether it has waited for an endpoint already (shed only on arrival).
-        // Its place in its plans' line while it waits for one (given back when served or gone).
+        // Its place in its plans' line while it waits for one (given back when served or gone);
+        // it is shed when joining would put it past its deadline.
         let mut in_line: Option<crate::pool::router::backlog::InLine> = None;
 
         loop {
