@@ -50,8 +50,12 @@ test('a plan with no burst keeps every second within it: a job\'s first burst me
   assert.equal(plain.limited, 0, `no second past the key's 20: ${JSON.stringify(plain.windows)}`);
   assert.equal(plain.answered, plain.sent, 'every read answered within its deadline');
   assert.equal(plain.allowed, 20, 'the plan kept');
-  const full = plain.windows.slice(1, -1).map((w) => w.served);
-  assert.ok(full.length >= 3 && Math.min(...full) >= 18, `the plan used in every full second: ${full}`);
+  // The first full second shares the relayer's one-second window with the reads sent in the 30 ms
+  // before it: those leave the window 30 ms before that second ends, so what replaces them may land
+  // in either second (CI once saw 4 + 16). Judge the two together, and every later second alone.
+  const [partial, first, ...rest] = plain.windows.slice(0, -1).map((w) => w.served);
+  assert.ok(partial + first >= 18, `the plan used from the first second: ${partial} + ${first}`);
+  assert.ok(rest.length >= 3 && Math.min(...rest) >= 18, `the plan used in every full second after: ${rest}`);
   assert.ok(bucket.limited > 0, `with burst: 20, the first second goes past the key (the control): ${JSON.stringify(bucket.windows)}`);
 });
 
