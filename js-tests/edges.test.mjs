@@ -1,9 +1,10 @@
 // The request path at its edges, against loopback nodes: credentials in
 // URLs, keys refused, answers no rule knows (tried once per endpoint at
 // most), a cold start with a dead primary, and a request no node can take
-// before its deadline.
+// before its deadline; nodes that moved (redirects).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { FaultTolerantRelayer, isAuthError, isRpcError, isHttpError, isClosedError, isDeadlineError } from '../pkg/dist/node.mjs';
 import { deadUrl, useMockNodes } from './helpers/mock-node.mjs';
 
@@ -235,4 +236,68 @@ test('a request no endpoint can take before its deadline fails at once and says 
   assert.match(fast.message, /before its deadline: the next chance .* is past it \(`nextChanceMs` says how far\); stopped before the deadline after 0 attempt/);
   // Past the 1 s deadline, counted from the moment it failed (right after it began).
   assert.ok(fast.nextChanceMs >= 500 && Number.isFinite(fast.nextChanceMs), `nextChanceMs ${fast.nextChanceMs}`);
+});
+
+/** A node that moves: `/old…` answers with a redirect (`status`, Location from `to(path)`), the rest
+ * is a JSON-RPC node answering every item '0x1'. Records each request's path, headers and body. */
+async function movedNode(status, to) {
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      seen.push({ path: req.url, headers: req.headers, body: text });
+      if (req.url.startsWith('/old')) {
+        res.writeHead(status, { location: to(req.url), 'content-type': 'text/html' });
+        return res.end('<html>moved</html>');
+      }
+      const body = JSON.parse(text);
+      const answer = (item) => ({ jsonrpc: '2.0', id: item.id, result: '0x1' });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(Array.isArray(body) ? body.map(answer) : answer(body)));
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  cleanups.push(() => new Promise((r) => server.close(r)));
+  return { url, seen };
+}
+
+test('307 and 308 are followed with the same POST, the key kept on its origin and never sent to another', async () => {
+  // Same origin: /old -> /new, the endpoint's header goes along.
+  const same = await movedNode(307, () => '/new');
+  const { relayer } = relayerOf([{ url: `${same.url}/old`, headers: { 'x-api-key': 'k3y-same' } }], { batch: false });
+  assert.equal(await relayer.request({ method: 'eth_getBalance', params: ['0x0000000000000000000000000000000000000001', 'latest'] }), '0x1');
+  const moved = same.seen.filter((r) => r.path === '/new');
+  assert.ok(moved.length >= 1 && moved.every((r) => r.headers['x-api-key'] === 'k3y-same'), JSON.stringify(same.seen.map((r) => r.path)));
+  assert.ok(moved.some((r) => [].concat(JSON.parse(r.body)).some((item) => item.method === 'eth_getBalance')), 'the same body, still a POST');
+  // Another origin (another port): the read is answered there, without the key.
+  const there = await movedNode(200, () => '/');
+  const away = await movedNode(308, () => `${there.url}/v2`);
+  const { relayer: r2 } = relayerOf([{ url: `${away.url}/old`, headers: { 'x-api-key': 'k3y-away' } }], { batch: false });
+  assert.equal(await r2.request({ method: 'eth_getBalance', params: ['0x0000000000000000000000000000000000000002', 'latest'] }), '0x1');
+  assert.ok(away.seen.every((r) => r.headers['x-api-key'] === 'k3y-away'));
+  assert.ok(there.seen.length >= 1, 'answered where the node moved to');
+  for (const r of there.seen) {
+    assert.equal(r.headers['x-api-key'], undefined, 'the key stays on its origin');
+    assert.equal(r.headers['content-type'], 'application/json');
+  }
+});
+
+test('a 301 is the node\'s answer (no POST re-sent as a GET): an HttpError that says to use the new URL; a redirect loop ends', async () => {
+  const moved = await movedNode(301, () => '/new');
+  const { relayer } = relayerOf([`${moved.url}/old-key-s3cret`], { maxRetries: 1, chainId: 1 });
+  const e = await relayer.request({ method: 'eth_blockNumber' }).then(() => null, (err) => err);
+  assert.ok(isHttpError(e), String(e));
+  assert.equal(e.status, 301);
+  assert.match(e.message, /HTTP 301 .*a redirect the relayer does not follow .*configure the URL it points to/);
+  assert.ok(!e.message.includes('s3cret'), e.message);
+  assert.equal(moved.seen.filter((r) => r.path === '/new').length, 0, 'not followed');
+  // A node redirecting to itself: each attempt follows a few hops, then takes the 307 as its answer.
+  const loop = await movedNode(307, (path) => path);
+  const { relayer: r2 } = relayerOf([`${loop.url}/old`], { maxRetries: 0, chainId: 1 });
+  const l = await r2.request({ method: 'eth_blockNumber' }).then(() => null, (err) => err);
+  assert.ok(isHttpError(l) && l.status === 307, String(l));
+  assert.ok(loop.seen.length >= 2 && loop.seen.length <= 12, `a bounded number of hops: ${loop.seen.length}`);
 });

@@ -10,8 +10,13 @@
 // read), the caller's AbortSignal, a size bound (declared length first,
 // then counted as it streams, decompressed), compressed answers (gzip,
 // deflate, br, as fetch asks for), keep-alive connections, and errors with
-// the socket's `code` (ECONNREFUSED, ECONNRESET, ...). Redirects are not
-// followed (a JSON-RPC POST answered with a 3xx is that node's answer).
+// the socket's `code` (ECONNREFUSED, ECONNRESET, ...), and what fetch
+// does with a POST's method-keeping redirects: 307 and 308 are followed
+// with the same body (at most MAX_HOPS, within the one attempt timer), never
+// from https down to http, and the endpoint's own headers (an API key) are
+// not sent to another origin. 301/302/303 are not followed: fetch would turn
+// the POST into a GET, which no JSON-RPC node answers; the 3xx is the
+// node's answer (classified `http.redirect`: use the URL it points to).
 // Idle keep-alive sockets never hold the process open (Node's agent unrefs
 // them).
 
@@ -37,15 +42,6 @@ const abortError = () => Object.assign(new Error('the attempt was aborted'), { n
  */
 export function nodeHttpSender(url, headers, maxBytes, deliver) {
   const target = new URL(url);
-  const module = MODULES[target.protocol];
-  const base = {
-    protocol: target.protocol,
-    hostname: target.hostname.replace(/^\[|\]$/g, ''),
-    port: target.port || undefined,
-    path: `${target.pathname}${target.search}`,
-    method: 'POST',
-    agent: AGENTS[target.protocol],
-  };
   const fixed = { 'accept-encoding': 'gzip, deflate, br', ...headers };
   return (body, timeoutMs, signal, slot) => {
     const send = (result) => {
@@ -55,15 +51,53 @@ export function nodeHttpSender(url, headers, maxBytes, deliver) {
         // Only a dead wasm instance throws here; nothing is waiting any more.
       }
     };
-    if (!module) {
+    if (!MODULES[target.protocol]) {
       send({ error: new TypeError(`unsupported protocol ${target.protocol}`), timedOut: false });
       return { abort() {} };
     }
-    return exchange(module, base, fixed, maxBytes, String(body), timeoutMs, signal, send);
+    return exchange(target, fixed, maxBytes, String(body), timeoutMs, signal, send);
   };
 }
 
-function exchange(module, base, headers, maxBytes, body, timeoutMs, signal, send) {
+/** The most 307/308 redirects one attempt follows (fetch allows 20; a JSON-RPC endpoint needs one). */
+export const MAX_HOPS = 5;
+
+/** What `node:http` is asked for one hop to `target`. */
+function requestOptions(target, headers, length) {
+  return {
+    protocol: target.protocol,
+    hostname: target.hostname.replace(/^\[|\]$/g, ''),
+    port: target.port || undefined,
+    path: `${target.pathname}${target.search}`,
+    method: 'POST',
+    agent: AGENTS[target.protocol],
+    headers: { ...headers, 'content-length': length },
+  };
+}
+
+/**
+ * Where a 307/308 from `from` leads, with the headers to send there; `null`
+ * when it is not followed (no Location, not http(s), https down to http).
+ * Another origin gets only the content headers: the endpoint's own headers
+ * may carry its API key, and fetch drops credentials across origins too.
+ */
+function redirectTarget(from, location, headers) {
+  let to;
+  try {
+    to = new URL(location, from);
+  } catch {
+    return null;
+  }
+  if (!MODULES[to.protocol] || (from.protocol === 'https:' && to.protocol === 'http:')) return null;
+  if (to.origin === from.origin) return { to, headers };
+  const kept = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (/^(content-type|accept-encoding|accept)$/i.test(name)) kept[name] = value;
+  }
+  return { to, headers: kept };
+}
+
+function exchange(first, firstHeaders, maxBytes, body, timeoutMs, signal, send) {
   let settled = false;
   let timedOut = false;
   let req = null;
@@ -93,8 +127,29 @@ function exchange(module, base, headers, maxBytes, body, timeoutMs, signal, send
     onAbort = abort;
     signal.addEventListener('abort', onAbort, { once: true });
   }
-  req = module.request({ ...base, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
+  const length = Buffer.byteLength(body);
+  let hops = 0;
+  const go = (target, headers) => {
+    req = MODULES[target.protocol].request(requestOptions(target, headers, length), (res) => answer(target, headers, res));
+    req.on('error', (error) => finish({ error, timedOut }));
+    req.end(body);
+  };
+  const answer = (target, headers, res) => {
+    if (settled) {
+      res.resume();
+      return;
+    }
     const status = res.statusCode;
+    const location = res.headers.location;
+    if ((status === 307 || status === 308) && location && hops < MAX_HOPS) {
+      const next = redirectTarget(target, location, headers);
+      if (next) {
+        hops += 1;
+        res.resume(); // the redirect's own body is not read; its socket goes back to the agent
+        go(next.to, next.headers);
+        return;
+      }
+    }
     const retryAfter = res.headers['retry-after'] ?? null;
     const declared = res.headers['content-length'];
     const tooLarge = () => {
@@ -128,8 +183,7 @@ function exchange(module, base, headers, maxBytes, body, timeoutMs, signal, send
     res.on('close', () => {
       if (!res.complete) finish({ error: Object.assign(new Error('the answer was cut short'), { code: 'ECONNRESET' }), timedOut });
     });
-  });
-  req.on('error', (error) => finish({ error, timedOut }));
-  req.end(body);
+  };
+  go(first, firstHeaders);
   return { abort };
 }

@@ -204,6 +204,10 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
             FailureDetail::Http { status, body } => {
                 // An error status says it all; the body's shape only matters on a 2xx.
                 let message = match *body {
+                    _ if (300..400).contains(status) => format!(
+                        "HTTP {status}{where_}: a redirect the relayer does not follow (it follows 307 and 308, \
+                         never a POST turned into a GET, never https down to http); configure the URL it points to"
+                    ),
                     _ if *status >= 300 => format!("HTTP {status}{where_}"),
                     "result" => format!("HTTP {status}{where_}"),
                     "inexactNumber" => format!(

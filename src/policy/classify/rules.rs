@@ -196,6 +196,10 @@ pub fn status(status: u16) -> Option<Verdict> {
         401 | 403 => Verdict::new(Unauthorized, "http.auth", false),
         // Wrong URL, disabled endpoint: this endpoint is unusable, another may work.
         404 => Verdict::new(Transient, "http.endpoint_config", true),
+        // A redirect the sender did not follow (301/302/303: a POST is never re-sent as
+        // a GET; too many hops; https down to http): the URL is out of date. Like a 404,
+        // this endpoint is unusable and another may work.
+        300..=399 => Verdict::new(Transient, "http.redirect", true),
         400..=499 => Verdict::new(Fatal, "http.4xx", false),
         500..=599 => Verdict::new(Transient, "http.5xx", true),
         _ => return None,

@@ -184,6 +184,18 @@ fn http_statuses() {
 }
 
 #[test]
+fn a_redirect_left_unfollowed_is_an_endpoint_out_of_date_not_a_garbled_body() {
+    for status in [301, 302, 303, 307, 308] {
+        let v = http(status, None, Reply::NotJson);
+        assert_eq!(
+            (v.class, v.rule.as_ref(), v.health_failure),
+            (ErrorClass::Transient, "http.redirect", true),
+            "HTTP {status}"
+        );
+    }
+}
+
+#[test]
 fn status_429_wins_over_the_body_and_retry_after_is_read() {
     let body = Reply::Error(RpcErrorInfo {
         code: Some(-32000),
