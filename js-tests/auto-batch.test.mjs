@@ -176,6 +176,50 @@ test('"too large" (HTTP 413, or an item saying so) halves the batch size for tha
   }
 });
 
+test('a node that answers its first 10 items and cuts off or refuses the rest: the limit learned is 10, not a halving below it', async () => {
+  const LIMIT = 10;
+  const tooLarge = (m) => ({ jsonrpc: '2.0', id: m.id, error: { code: -32005, message: 'Number of requests exceeds max batch size' } });
+  const cutting = await startNode((body) => [200, Array.isArray(body) ? body.slice(0, LIMIT).map(echo) : echo(body)]);
+  const saying = await startNode((body) => [200, Array.isArray(body) ? body.map((m, i) => (i < LIMIT ? echo(m) : tooLarge(m))) : echo(body)]);
+  for (const node of [cutting, saying]) {
+    const relayer = relayerOn(node, { batch: { maxSize: 64 } });
+    try {
+      await relayer.request({ method: 'eth_blockNumber' });
+      const settled = await reads(relayer, 300);
+      settled.forEach((s, i) => assert.equal(s.status === 'fulfilled' && s.value, address(i), `read ${i}: ${s.reason?.message}`));
+      const sizes = batches(node.bodies).map((b) => b.length);
+      const late = sizes.slice(-10);
+      assert.ok(late.every((n) => n <= LIMIT), `later batches fit the node: ${sizes}`);
+      // Halving from 64 settled at 8 (64, 32, 16, 8): the items a node answers are its limit.
+      assert.ok(late.slice(0, -1).filter((n) => n === LIMIT).length >= 5, `later batches of the node's own limit: ${sizes}`);
+    } finally {
+      await relayer.close();
+    }
+  }
+});
+
+test('a node that always leaves one read out of its batch answers: the others keep batching, that read fails typed or goes alone', async () => {
+  const odd = address(7);
+  const node = await startNode((body) => [200, Array.isArray(body) ? body.filter((m) => m.params[0] !== odd).map(echo).concat([{ jsonrpc: '2.0', id: 999999, result: '0x0' }]) : echo(body)]);
+  const relayer = relayerOn(node, { maxRetries: 2 });
+  try {
+    await relayer.request({ method: 'eth_blockNumber' });
+    let lastRound = 0;
+    for (let round = 0; round < 3; round += 1) {
+      lastRound = node.bodies.length;
+      const settled = await reads(relayer, 100);
+      settled.forEach((s, i) => {
+        if (address(i) === odd) assert.ok(s.status === 'fulfilled' ? s.value === odd : s.reason?.name, String(s.reason));
+        else assert.equal(s.status === 'fulfilled' && s.value, address(i), `read ${i}: ${s.reason?.message}`);
+      });
+    }
+    const sizes = batches(node.bodies.slice(lastRound)).map((b) => b.length);
+    assert.ok(sizes.some((n) => n > 8), `still batching in the third round: ${sizes} (${node.bodies.length - lastRound} HTTP requests)`);
+  } finally {
+    await relayer.close();
+  }
+});
+
 test('sends, abortable calls and unknown methods never ride in a batch; batch: false sends every read alone', async () => {
   const node = await startNode(perItem((m) => ({ jsonrpc: '2.0', id: m.id, result: m.method === 'eth_getBalance' ? m.params[0] : '0x1' })));
   const relayer = relayerOn(node);

@@ -10,7 +10,9 @@
 //!                  └─ otherwise ─► Queue; the queue at `max_size` ─► flush now
 //!   an exchange ends (in flight − 1) ── a queue ─► flush: up to `limit` items, one exchange
 //!   the first queued item's wait (`wait`, when set) ends ─► flush
-//!   "batch too large" (HTTP 413, or an item's error) ─► limit = half the batch; items again
+//!   HTTP 413, or the whole batch "too large" ─► limit = half the batch; items again
+//!   items answered "too large", or cut off (fewer replies than items) ─► limit = the items answered; those again
+//!   one item left out of a full answer ─► that item's reply is missing (its pipeline retries it)
 //!   a batch refused as a whole (a 200 that is no array; a 4xx but 401/403/408/429) ─► refused: alone from now on
 //! ```
 //!
@@ -175,13 +177,13 @@ pub enum BatchAnswer {
     /// Too large, or refused: its items go again (with the next flush, in
     /// smaller batches or alone).
     Again,
-    /// A reply per item: each item's own (see [`WireBatch::item_again`]).
+    /// A reply per item: each item's own (see [`WireBatch::items_answered`]).
     PerItem,
     /// A status for the whole (429, 503, …): every item sees it, as alone.
     Every,
 }
 
-/// Times an item may go again. Each time halves the endpoint's limit (a
+/// Times an item may go again. Each time lowers the endpoint's limit (a
 /// batch is at most the limit), so ten bring any limit down to one
 /// (alone); this only bounds it.
 pub const MAX_AGAIN: u32 = 12;
@@ -232,17 +234,52 @@ impl WireBatch {
         }
     }
 
-    /// Whether an item of a batch of `size` goes again: the node left it
-    /// out (`missing`), or its error says the batch was too large (both
-    /// halve the limit), and it went again fewer than [`MAX_AGAIN`] times;
-    /// otherwise its reply is its own.
-    pub fn item_again(&mut self, size: usize, missing: bool, error: Option<&str>, times: u32) -> bool {
-        let again = (missing || error.is_some_and(says_batch_too_large)) && times < MAX_AGAIN;
-        if again {
-            self.too_large(size);
+    /// A batch of `size` items answered with an array of `replies`
+    /// entries; `items`: what it said of each item, and how many times that
+    /// item already went again. Returns, per item, whether it goes again
+    /// (otherwise its reply, or its absence, is its own).
+    ///
+    /// A node over its batch limit either truncates its answer (fewer
+    /// replies than items) or answers the items past the limit with "batch
+    /// too large": the items it did answer *are* its limit, so the limit
+    /// becomes that count (halved only when fewer than two were answered).
+    /// Halving every time, a node limited to 10 settled at 8 after three
+    /// rounds of re-sends from 64. An item left out of a full answer (as
+    /// many replies as items) is no limit: that reply alone is missing
+    /// (`Reply::WrongId`, retried by its own pipeline); treated as a limit, one
+    /// item a node always leaves out turned batching off for the node.
+    /// Items go again at most [`MAX_AGAIN`] times.
+    pub fn items_answered(&mut self, size: usize, replies: usize, items: &[(ItemReply, u32)]) -> Vec<bool> {
+        let answered = items.iter().filter(|(reply, _)| *reply == ItemReply::Answered).count();
+        let truncated = replies < size;
+        let cut = items.iter().any(|(reply, _)| match reply {
+            ItemReply::TooLarge => true,
+            ItemReply::Missing => truncated,
+            ItemReply::Answered => false,
+        });
+        if cut {
+            let learned = if answered >= 2 { answered } else { size / 2 };
+            self.limit = learned.max(1).min(self.limit);
         }
-        again
+        items
+            .iter()
+            .map(|&(reply, times)| {
+                let cut_off = reply == ItemReply::TooLarge || (reply == ItemReply::Missing && truncated);
+                cut_off && times < MAX_AGAIN
+            })
+            .collect()
     }
+}
+
+/// What a batch's array of replies said of one item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ItemReply {
+    /// Its own reply (a result, or an error of its own).
+    Answered,
+    /// An error saying the batch was too large.
+    TooLarge,
+    /// No reply with its id.
+    Missing,
 }
 
 /// Whether a JSON-RPC error message (or an HTTP 413) says a batch was too

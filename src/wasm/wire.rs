@@ -9,12 +9,14 @@
 //!                 └── Queue ─► a waiter; its observation arrives with its batch
 //!   flush (an exchange ended, a full queue): a task sends the batch,
 //!     a reply per item ─► its waiter (by id: a shuffled reply cannot swap answers)
-//!     HTTP 413, an item "batch too large", an item left out ─► limit halved, queued again
+//!     HTTP 413 ─► limit halved, queued again
+//!     items "batch too large" or cut off ─► limit = the items answered; those queued again
+//!     one item left out of a full answer ─► that item's reply is missing (retried by its pipeline)
 //!     a 200 that is no array (one error, one object, no JSON) ─► no batches here: each alone
 //!     anything else (429, 503, a dead socket) ─► every item sees it, as alone
 //! ```
 //! A batch's timeout is the longest of its items'. Each time items go
-//! again the limit halves, down to one (alone). A caller gone (its attempt
+//! again the limit comes down, at worst to one (alone). A caller gone (its attempt
 //! dropped: a hedge won, a deadline) leaves the queue, or its answer is
 //! dropped when the batch comes back.
 
@@ -33,7 +35,7 @@ use super::keys::{self, Key};
 use super::observation::error_info;
 use super::reply::{json_parse, reply_id, summarise_value, transport_failure};
 use crate::policy::classify::{Observation, Reply, TransportFailure};
-use crate::policy::wire_batch::{BatchAnswer, Offer, WireBatch, WireBatchConfig};
+use crate::policy::wire_batch::{says_batch_too_large, BatchAnswer, ItemReply, Offer, WireBatch, WireBatchConfig};
 use crate::runtime::join::join_all;
 
 /// One queued attempt.
@@ -271,19 +273,26 @@ impl Wire {
                 by_id.push((id, reply));
             }
         }
-        let mut again = Vec::new();
-        for item in items {
+        let mut outcomes = Vec::with_capacity(size);
+        let mut found = Vec::with_capacity(size);
+        for item in &items {
             let (id, times) = {
                 let w = item.borrow();
                 (w.id, w.requeues)
             };
-            let found = by_id.iter().position(|(k, _)| *k == id).map(|i| by_id.swap_remove(i).1);
-            let reply = found.map(|reply| summarise_value(&reply, id));
-            let error = match &reply {
-                Some(Reply::Error(e)) => Some(e.message.as_str()),
-                _ => None,
+            let reply = by_id.iter().position(|(k, _)| *k == id).map(|i| summarise_value(&by_id.swap_remove(i).1, id));
+            let said = match &reply {
+                None => ItemReply::Missing,
+                Some(Reply::Error(e)) if says_batch_too_large(&e.message) => ItemReply::TooLarge,
+                Some(_) => ItemReply::Answered,
             };
-            if self.state.borrow_mut().0.item_again(size, reply.is_none(), error, times) {
+            outcomes.push((said, times));
+            found.push(reply);
+        }
+        let goes_again = self.state.borrow_mut().0.items_answered(size, replies.length() as usize, &outcomes);
+        let mut again = Vec::new();
+        for ((item, reply), go) in items.into_iter().zip(found).zip(goes_again) {
+            if go {
                 again.push(item);
             } else {
                 let reply = reply.unwrap_or(Reply::WrongId);

@@ -122,16 +122,44 @@ fn a_batchs_answer_decides_whether_its_items_go_again() {
 }
 
 #[test]
-fn an_item_goes_again_when_left_out_or_too_large_a_bounded_number_of_times() {
+fn items_cut_off_teach_the_limit_the_node_answered_and_only_they_go_again() {
+    use ItemReply::*;
     let mut w = wire(1, 64, 0);
-    assert!(!w.item_again(64, false, None, 0), "a result is its own");
-    assert!(!w.item_again(64, false, Some("execution reverted"), 0), "so is an error of its own");
+    // Replies of their own (results or errors) never go again and teach nothing.
+    assert_eq!(w.items_answered(3, 3, &[(Answered, 0), (Answered, 0), (Answered, 0)]), [false, false, false]);
     assert_eq!(w.limit(), 64);
-    assert!(w.item_again(64, true, None, 0), "left out");
-    assert_eq!(w.limit(), 32);
-    assert!(w.item_again(32, false, Some("batch too large"), 1));
-    assert_eq!(w.limit(), 16);
-    assert!(!w.item_again(16, true, None, MAX_AGAIN), "bounded");
+    // A node limited to 10 answers 10 of 64 and says "too large" for the rest: the limit is 10.
+    let mut items = vec![(Answered, 0); 10];
+    items.extend(vec![(TooLarge, 0); 54]);
+    let again = w.items_answered(64, 64, &items);
+    assert_eq!((w.limit(), again.iter().filter(|&&a| a).count()), (10, 54));
+    assert!(again[..10].iter().all(|&a| !a));
+    // Truncated (fewer replies than items): the same.
+    let mut w = wire(1, 64, 0);
+    let mut items = vec![(Answered, 0); 12];
+    items.extend(vec![(Missing, 0); 20]);
+    assert_eq!(w.items_answered(32, 12, &items).iter().filter(|&&a| a).count(), 20);
+    assert_eq!(w.limit(), 12);
+    // Nothing answered: half the batch.
+    let mut w = wire(1, 64, 0);
+    assert!(w.items_answered(8, 8, &[(TooLarge, 0); 8]).iter().all(|&a| a));
+    assert_eq!(w.limit(), 4);
+    // Bounded.
+    assert_eq!(w.items_answered(4, 4, &[(TooLarge, MAX_AGAIN); 4]), [false; 4]);
+}
+
+#[test]
+fn one_item_left_out_of_a_full_answer_is_that_items_failure_not_a_limit() {
+    use ItemReply::*;
+    let mut w = wire(1, 64, 0);
+    for _ in 0..20 {
+        let mut items = vec![(Answered, 0); 63];
+        items.push((Missing, 0));
+        // 64 entries (one with somebody else's id, or a duplicate): not a cut-off answer.
+        assert_eq!(w.items_answered(64, 64, &items), [false; 64]);
+    }
+    assert_eq!(w.limit(), 64, "a node that always leaves one read out keeps batching the others");
+    assert!(w.batches());
 }
 
 #[test]
