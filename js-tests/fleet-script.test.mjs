@@ -160,9 +160,25 @@ test('an unknown plan is granted and counted; a broken ask is an error, never qu
   s.fresh();
   const unknown = await s.ask('a', { want: 500, rate: 0, burst: 1 });
   assert.deepEqual([unknown.granted, unknown.share], [500, 0]);
-  assert.ok(unknown.fleetRate > 0, 'what the fleet takes is counted');
+  // Counted from the bucket's birth (never over less than a second): 500 CU in the first second is
+  // 500 CU/s, not the 50 a ten-second window would make of it (policy::fleet_bucket::fleet_rate).
+  assert.ok(Math.abs(unknown.fleetRate - 500) < 1, `what the fleet takes is counted: ${unknown.fleetRate}`);
   for (const bad of [{ want: -1 }, { want: 'x' }, { want: 1, held: -1 }, { want: 1, hold: 'soon' }]) {
     await assert.rejects(s.ask('a', bad), /bad lease ask/, JSON.stringify(bad));
   }
   await assert.rejects(s.ask('', { want: 1 }), /bad lease ask/, 'a member with no id');
+});
+
+test('a report of what a member spent alone (hold 0) is counted in full, below zero if need be, and holds nothing', async () => {
+  const s = await store();
+  s.fresh();
+  const report = await s.ask('slow', { want: 80, hold: 0, least: 80 }); // 80 CU spent alone, burst 50
+  assert.equal(report.granted, 80, 'counted in full');
+  assert.ok(Math.abs(report.fleetRate - 80) < 1, `the fleet's rate counts it: ${report.fleetRate}`);
+  const [tokens, held] = (await s.client.hmGet(s.bucket(), ['tokens', 'held'])).map(Number);
+  assert.ok(tokens <= -30 + 1e-6 && held === 0, `taken from the tokens (${tokens}), nothing held (${held})`);
+  // A member still leasing waits for what the slow one spent: 30 CU below zero at 100 CU/s.
+  const leasing = await s.ask('fast', { want: 20 });
+  assert.equal(leasing.granted, 0);
+  assert.ok(leasing.shortMs >= 400, `short until the bucket is back above zero: ${leasing.shortMs} ms`);
 });

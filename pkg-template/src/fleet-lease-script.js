@@ -3,10 +3,11 @@
 
 const LAYOUT = '2'; // the bucket hash's layout: another version's is started afresh
 const FAIRNESS_TAU_MS = 1000; // policy::fleet_bucket::FAIRNESS_TAU: over how long a member's grants count
+const RATE_TAU_S = 10; // policy::fleet_bucket::RATE_TAU: over how long the fleet's rate is counted
 
 // The fleet bucket of policy/fleet_bucket.rs (the contract: docs/coordination.md; exported for
 // js-tests/fleet-script.test.mjs, not by the package). KEYS[1]: the
-// group's bucket (a hash: tokens, at, spent, everything held, each member's hold as 'h:'..id, and
+// group's bucket (a hash: tokens, at, spent, when it was born, everything held, each member's hold as 'h:'..id, and
 // each short member's claim and its end as 'c:'..id, 'u:'..id, and what each was granted lately
 // and when as 's:'..id, 'w:'..id); KEYS[2]: when each member's hold
 // ends; KEYS[3]: the short members in the order they queued (by a counter: two asks in one
@@ -27,11 +28,12 @@ if not (want and rate and burst and held and hold and least) or want < 0 or rate
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local s = redis.call('HMGET', KEYS[1], 'tokens', 'at', 'spent', 'v', 'held')
+local s = redis.call('HMGET', KEYS[1], 'tokens', 'at', 'spent', 'v', 'held', 'born')
 local tokens, at, spent, total = tonumber(s[1]), tonumber(s[2]) or now, tonumber(s[3]) or 0, tonumber(s[5]) or 0
+local born = tonumber(s[6]) or (s[2] and now - 60000 or now) -- a bucket an older script made: long born
 if s[4] ~= '${LAYOUT}' then
   redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-  tokens, spent, total = nil, 0, 0
+  tokens, spent, total, born = nil, 0, 0, now
 end
 local function forget(id)
   total = total - (tonumber(redis.call('HGET', KEYS[1], 'h:' .. id)) or 0)
@@ -54,7 +56,13 @@ redis.call('ZREM', KEYS[2], member)
 local others = math.max(0, total)
 local dt = math.max(0, now - at)
 local granted, short, share = want, 0, 0
-if rate > 0 then
+if hold == 0 then
+  -- A report of what a member spent alone (policy::lease, its store too slow): counted in full,
+  -- taken from the tokens even below zero; nothing held.
+  tokens = math.min((tokens or burst) + dt * rate / 1000, math.max(0, burst - others)) - want
+  share = burst / (redis.call('ZCARD', KEYS[2]) + 1)
+  total = others
+elseif rate > 0 then
   local cap = math.max(0, math.max(burst, least) - others - held)
   local uncapped = (tokens or burst) + dt * rate / 1000 + released
   tokens = math.min(cap, uncapped)
@@ -94,9 +102,11 @@ else
   tokens, total = burst, others
 end
 spent = spent * math.exp(-dt / 10000) + granted
-redis.call('HSET', KEYS[1], 'tokens', tokens, 'at', now, 'spent', spent, 'v', '${LAYOUT}', 'held', total)
+redis.call('HSET', KEYS[1], 'tokens', tokens, 'at', now, 'spent', spent, 'v', '${LAYOUT}', 'held', total, 'born', born)
 redis.call('PEXPIRE', KEYS[1], 60000)
 redis.call('PEXPIRE', KEYS[2], 60000)
 redis.call('PEXPIRE', KEYS[3], 60000)
 local function text(x) return string.format('%.17g', x) end
-return { text(granted), text(short), text(spent / 10), text(share) }`;
+-- The fleet's rate: spent over the weight a rate kept since the bucket was born has (policy::fleet_bucket::fleet_rate).
+local weight = math.max(1, ${RATE_TAU_S} * (1 - math.exp(-(now - born) / (${RATE_TAU_S} * 1000))))
+return { text(granted), text(short), text(spent / weight), text(share) }`;

@@ -67,11 +67,30 @@ const CLAIM_GRACE: Duration = Duration::from_millis(250);
 /// Over how long what a member was served counts for its place in the queue.
 pub const FAIRNESS_TAU: Duration = Duration::from_secs(1);
 
+/// Over how long the fleet's rate is counted (what was granted, decayed).
+pub const RATE_TAU: Duration = Duration::from_secs(10);
+
+/// The fleet's rate (CU/s) from what was granted decayed over [`RATE_TAU`]
+/// (`spent`), for a bucket `age` old. A rate `g` kept for `age` decays to
+/// `g × τ × (1 − e^(−age/τ))`, so dividing by that (never by less than one
+/// second) reads `g` from the start, not `g × 0.1` after one second. Read as
+/// `spent / τ`, a fleet's rate 12 s after a start or a store restart was
+/// 0.7 of the truth: members spending alone at their share of it (own rate
+/// over the fleet's) took 1.4× their part, and four of them 151 % of a
+/// new user's plan while Redis was down.
+pub fn fleet_rate(spent: f64, age: Duration) -> f64 {
+    let tau = RATE_TAU.as_secs_f64();
+    let weight = tau * (1.0 - (-age.as_secs_f64() / tau).exp());
+    spent / weight.max(1.0)
+}
+
 /// One fleet bucket (see the module doc).
 #[derive(Clone, Debug, Default)]
 pub struct FleetBucket {
     tokens: Option<f64>,
     at: Option<Instant>,
+    /// The first ask (the rate's age: `fleet_rate`).
+    born: Option<Instant>,
     spent: f64,
     holds: Vec<Hold>,
     /// Oldest first.
@@ -91,7 +110,14 @@ impl FleetBucket {
         self.holds.retain(|h| h.member != member);
         let others: f64 = self.holds.iter().map(|h| h.amount).sum();
         let held = if ask.held.is_finite() { ask.held.max(0.0) } else { 0.0 };
-        let (granted, short_ms, share) = if ask.rate > 0.0 {
+        let (granted, short_ms, share) = if ask.hold.is_zero() {
+            // A report of what a member spent alone (its store too slow to spend from,
+            // `policy::lease`): counted in full, taken from the tokens even below zero, so members
+            // still leasing wait for what it spent, and the fleet's rate counts it.
+            let tokens = self.tokens.unwrap_or(ask.burst) + dt_ms * ask.rate / 1000.0;
+            self.tokens = Some(tokens.min((ask.burst - others).max(0.0)) - ask.want.max(0.0));
+            (ask.want.max(0.0), 0.0, ask.burst / (self.holds.len() + 1) as f64)
+        } else if ask.rate > 0.0 {
             // A charge above the burst is paid from a full bucket, as a token bucket does: a cap below
             // the asker's largest charge would never let it hold one (it waited for its deadline).
             let cap = (ask.burst.max(ask.least) - others - held).max(0.0);
@@ -147,10 +173,11 @@ impl FleetBucket {
         };
         self.spent = self.spent * (-dt_ms / 10_000.0).exp() + granted;
         self.at = Some(now);
+        let age = now.saturating_since(*self.born.get_or_insert(now));
         LeaseGrant {
             granted,
             short_for: Duration::from_secs_f64(short_ms / 1000.0),
-            fleet_rate: self.spent / 10.0,
+            fleet_rate: fleet_rate(self.spent, age),
             share: if share > 0.0 { share } else { f64::INFINITY },
         }
     }
@@ -204,245 +231,8 @@ fn member_id(member: &str) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    use crate::time::at;
-
-    fn ask(want: f64, held: f64) -> LeaseAsk {
-        LeaseAsk { want, rate: 100.0, burst: 50.0, held, hold: Duration::from_secs(2), least: 1.0, released: 0.0 }
-    }
-
-    #[test]
-    fn the_fleet_bucket_refills_at_the_asked_rate_and_counts_the_fleet() {
-        let mut bucket = FleetBucket::default();
-        assert_eq!(bucket.ask(at(0), 1, ask(30.0, 0.0)).granted, 30.0, "a new bucket starts full");
-        let short = bucket.ask(at(0), 1, ask(30.0, 0.0));
-        assert_eq!((short.granted, short.short_for), (20.0, Duration::from_millis(100)), "the rest in 100 ms");
-        assert_eq!(bucket.ask(at(100), 1, ask(30.0, 0.0)).granted, 10.0, "100 ms at 100/s");
-        assert_eq!(bucket.ask(at(10_000), 1, ask(80.0, 0.0)).granted, 50.0, "never past the burst");
-        let unknown = bucket.ask(at(10_000), 1, LeaseAsk { want: 500.0, rate: 0.0, burst: 1.0, ..ask(0.0, 0.0) });
-        assert_eq!((unknown.granted, unknown.share), (500.0, f64::INFINITY), "an unknown plan is only counted");
-        assert!((unknown.fleet_rate - 55.0).abs() < 3.0, "what the fleet took, decayed: {}", unknown.fleet_rate);
-    }
-
-    #[test]
-    fn what_members_hold_is_part_of_the_burst_so_a_fleet_never_has_more_than_one_burst() {
-        let mut bucket = FleetBucket::default();
-        // Member 1 alone: its share is the whole burst; it takes 40 ahead of need.
-        let one = bucket.ask(at(0), 1, ask(40.0, 0.0));
-        assert_eq!((one.granted, one.share), (40.0, 50.0));
-        // A second later the bucket would be full again; 40 are still held, so only 10 are there.
-        let two = bucket.ask(at(1000), 2, ask(40.0, 0.0));
-        assert_eq!(two.share, 25.0, "two members hold: half the burst each");
-        assert_eq!(two.granted, 10.0, "tokens + held stay within the burst");
-        assert!(bucket.held(at(1000)) <= 50.0);
-        // Member 1 spent its 40 and says so; what refilled is kept for member 2, short and queued first.
-        let queued = bucket.ask(at(1100), 1, ask(40.0, 0.0));
-        assert_eq!(queued.granted, 0.0, "10 refilled, 15 queued for member 2 before it");
-        let turn = bucket.ask(at(1150), 2, ask(40.0, 10.0));
-        assert_eq!(turn.granted, 15.0, "member 2's turn: its share (25) less the 10 it holds");
-        let lapsed = bucket.ask(at(2000), 1, ask(40.0, 0.0));
-        assert_eq!(lapsed.granted, 25.0, "its share; its own claim had lapsed, nobody else queued");
-        // Holds end: member 2's 25 ended at 3150, so member 1 alone again gets the whole burst.
-        let alone = bucket.ask(at(4000), 1, ask(50.0, 0.0));
-        assert_eq!((alone.share, alone.granted), (50.0, 50.0));
-    }
-
-    #[test]
-    fn a_share_below_one_charge_still_lets_a_member_hold_one() {
-        let mut bucket = FleetBucket::default();
-        for member in 0..10 {
-            bucket.ask(at(0), member, LeaseAsk { least: 0.0, ..ask(1.0, 0.0) });
-        }
-        let big = bucket.ask(at(1000), 99, LeaseAsk { least: 26.0, ..ask(26.0, 0.0) });
-        assert!(big.share < 26.0);
-        assert_eq!(big.granted, 26.0, "a member with a 26-CU call may hold 26");
-        assert!(bucket.held(at(1000)) <= 50.0, "and the burst still bounds the fleet");
-    }
-
-    #[test]
-    fn a_shortage_queues_so_the_refill_goes_to_who_was_short_first() {
-        let mut bucket = FleetBucket::default();
-        let ask = |want| LeaseAsk { burst: 30.0, ..ask(want, 0.0) };
-        assert_eq!(bucket.ask(at(0), 1, ask(30.0)).granted, 30.0, "member 1 takes the burst");
-        // Member 2, then 3, are short: they queue, each waiting for the refill of those ahead too.
-        let two = bucket.ask(at(0), 2, ask(5.0));
-        assert_eq!((two.granted, two.short_for), (0.0, Duration::from_millis(50)));
-        let three = bucket.ask(at(0), 3, ask(5.0));
-        assert_eq!((three.granted, three.short_for), (0.0, Duration::from_millis(100)), "behind member 2's 5");
-        // Member 1 spent its 30 and asks the moment it can (no round trip): the refill is kept for 2 and 3.
-        let eager = bucket.ask(at(30), 1, ask(5.0));
-        assert_eq!(eager.granted, 0.0, "3 CU refilled, 10 queued before it");
-        assert_eq!(eager.short_for, Duration::from_millis(120), "behind 10 queued, 5 missing, 3 there");
-        assert_eq!(bucket.ask(at(50), 2, ask(5.0)).granted, 5.0, "member 2's turn: first in the queue");
-        assert_eq!(bucket.ask(at(100), 3, ask(5.0)).granted, 5.0, "then member 3's");
-        assert_eq!(bucket.ask(at(150), 1, ask(5.0)).granted, 5.0, "then member 1's");
-        // A claim whose member never comes back lapses 250 ms after its wait.
-        let mut fresh = FleetBucket::default();
-        let brief = |want| LeaseAsk { hold: Duration::from_millis(100), ..ask(want) };
-        fresh.ask(at(0), 1, brief(30.0));
-        assert_eq!(fresh.ask(at(0), 4, brief(5.0)).short_for, Duration::from_millis(50), "member 4 queues");
-        assert_eq!(fresh.ask(at(200), 5, brief(30.0)).granted, 15.0, "20 refilled, 5 kept for member 4");
-        let mut again = FleetBucket::default();
-        again.ask(at(0), 1, brief(30.0));
-        again.ask(at(0), 4, brief(5.0));
-        assert_eq!(again.ask(at(1000), 5, brief(30.0)).granted, 30.0, "member 4 never came back: its claim lapsed");
-    }
-
-    #[test]
-    fn tokens_and_everything_held_never_exceed_the_burst_whatever_members_ask() {
-        let mut bucket = FleetBucket::default();
-        let mut x: u64 = 7;
-        let mut draw = |n: u64| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (x >> 33) % n
-        };
-        let mut holding = [0.0f64; 5];
-        let mut now = 0;
-        for _ in 0..2000 {
-            now += draw(80);
-            let member = draw(5) as usize;
-            // A member reports what it still holds (it may have spent some), asks for up to 30.
-            let held = holding[member] * draw(3) as f64 / 2.0;
-            let want = 1.0 + draw(30) as f64;
-            let least = 1.0 + draw(10) as f64;
-            let g = bucket.ask(at(now), member as u64, LeaseAsk { least, ..ask(want, held.min(holding[member])) });
-            holding[member] = held.min(holding[member]) + g.granted;
-            let total = bucket.tokens.unwrap_or(0.0) + bucket.held(at(now));
-            assert!(total <= 50.0 + 1e-9, "tokens + held = {total} at {now} ms");
-        }
-    }
-
-    #[test]
-    fn buckets_in_memory_are_kept_per_key_and_dropped_after_a_minute_unused() {
-        let mut buckets = FleetBuckets::default();
-        assert_eq!(buckets.ask(at(0), "a", "tab-1", ask(40.0, 0.0)).granted, 40.0);
-        let second = buckets.ask(at(500), "a", "tab-2", ask(40.0, 0.0));
-        assert_eq!(second.granted, 10.0, "the same bucket: tab-1 holds 40 of the burst");
-        assert_eq!(buckets.ask(at(500), "b", "tab-2", ask(40.0, 0.0)).granted, 40.0, "another key, another bucket");
-        assert_eq!(buckets.len(), 2);
-        buckets.ask(at(60_400), "b", "tab-2", ask(1.0, 0.0));
-        assert_eq!(buckets.len(), 2, "a unused for 59.9 s: kept");
-        buckets.ask(at(60_600), "b", "tab-2", ask(1.0, 0.0));
-        assert_eq!(buckets.len(), 1, "a unused for a minute: dropped");
-        assert_ne!(member_id("tab-1"), member_id("tab-2"));
-    }
-
-    #[test]
-    fn a_hold_counts_until_its_end_and_not_at_it() {
-        let mut bucket = FleetBucket::default();
-        bucket.ask(at(0), 1, ask(40.0, 0.0));
-        assert_eq!((bucket.held(at(0)), bucket.held(at(1999)), bucket.held(at(2000))), (40.0, 40.0, 0.0));
-        // At 2000 member 1's hold has ended: member 2 alone has the whole burst and share.
-        let two = bucket.ask(at(2000), 2, ask(50.0, 0.0));
-        assert_eq!((two.granted, two.share), (50.0, 50.0));
-    }
-
-    #[test]
-    fn a_claim_lapses_at_the_end_of_its_grace() {
-        let mut bucket = FleetBucket::default();
-        let brief = |want| LeaseAsk { burst: 30.0, hold: Duration::from_millis(100), ..ask(want, 0.0) };
-        bucket.ask(at(0), 1, brief(30.0));
-        assert_eq!(bucket.ask(at(0), 4, brief(5.0)).short_for, Duration::from_millis(50), "claim until 50 + 250 ms");
-        assert_eq!(bucket.ask(at(300), 5, brief(30.0)).granted, 30.0, "at 300 ms nothing is kept for member 4");
-    }
-
-    #[test]
-    fn the_fleet_rate_is_what_was_granted_decayed_over_ten_seconds() {
-        let mut bucket = FleetBucket::default();
-        assert_eq!(bucket.ask(at(0), 1, ask(30.0, 0.0)).fleet_rate, 3.0);
-        let later = bucket.ask(at(10_000), 1, LeaseAsk { rate: 0.0, ..ask(0.0, 0.0) });
-        assert!((later.fleet_rate - 3.0 * (-1.0f64).exp()).abs() < 1e-9, "{}", later.fleet_rate);
-    }
-
-    #[test]
-    fn a_bucket_unused_for_exactly_a_minute_is_dropped() {
-        let mut buckets = FleetBuckets::default();
-        assert!(buckets.is_empty());
-        buckets.ask(at(0), "a", "tab-1", ask(1.0, 0.0));
-        assert!(!buckets.is_empty());
-        buckets.ask(at(60_000), "b", "tab-1", ask(1.0, 0.0));
-        assert_eq!(buckets.len(), 1);
-    }
-
-    #[test]
-    fn member_ids_are_fnv_1a() {
-        assert_eq!(member_id(""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(member_id("a"), 0xaf63_dc4c_8601_ec8c);
-    }
-
-    #[test]
-    fn a_charge_above_the_burst_can_still_be_held_once_the_bucket_is_full() {
-        let mut bucket = FleetBucket::default();
-        // A 10-CU burst and eth_getBalance at 19 CU: the member gets its 19 from a full bucket.
-        let big = LeaseAsk { want: 19.0, rate: 20.0, burst: 10.0, least: 19.0, ..ask(19.0, 0.0) };
-        let first = bucket.ask(at(0), 1, big);
-        assert_eq!(first.granted, 0.0, "a new bucket holds its burst, 10: a part of the charge, which pays nothing");
-        assert_eq!(first.short_for, Duration::from_millis(450), "told when the whole charge is there");
-        let whole = bucket.ask(at(450), 1, big);
-        assert_eq!(whole.granted, 19.0, "refilled up to one charge, never above it");
-        assert_eq!(bucket.ask(at(1000), 2, LeaseAsk { held: 0.0, ..big }).granted, 0.0, "while member 1 holds it");
-        assert_eq!(
-            bucket.ask(at(2450), 2, LeaseAsk { held: 0.0, ..big }).granted,
-            19.0,
-            "its hold over, member 2's turn"
-        );
-    }
-
-    /// Four members of a 100 CU/s plan with a 20 CU burst (a per-second
-    /// plan's fleet terms), each holding part of a 26 CU charge: with parts
-    /// handed out, the holds filled the burst and no ask was granted again.
-    #[test]
-    fn only_whole_charges_are_handed_out_so_parts_never_fill_the_burst() {
-        let mut bucket = FleetBucket::default();
-        let call = LeaseAsk { want: 26.0, rate: 80.0, burst: 20.0, least: 26.0, ..ask(26.0, 0.0) };
-        let mut paid = 0;
-        let mut held = [0.0; 4];
-        for ms in (0..10_000).step_by(10) {
-            for (m, h) in held.iter_mut().enumerate() {
-                let grant = bucket.ask(at(ms), m as u64, LeaseAsk { held: *h, ..call });
-                *h += grant.granted;
-                assert!(*h == 0.0 || *h >= 26.0, "member {m} holds part of a charge: {h}");
-                if *h >= 26.0 {
-                    *h -= 26.0; // spent at once
-                    paid += 1;
-                }
-            }
-        }
-        assert!(paid >= 28, "about 80 CU/s in whole charges for 10 s: {paid}");
-    }
-
-    #[test]
-    fn what_a_member_gives_back_returns_to_the_tokens_up_to_its_hold() {
-        let mut bucket = FleetBucket::default();
-        let call = LeaseAsk { want: 26.0, rate: 80.0, burst: 30.0, least: 26.0, ..ask(26.0, 0.0) };
-        assert_eq!(bucket.ask(at(0), 1, LeaseAsk { want: 20.0, least: 1.0, ..call }).granted, 20.0);
-        assert_eq!(bucket.ask(at(0), 2, call).granted, 0.0, "10 left: no part of 26");
-        // Member 1 spent 1 and gives its 19 back: member 2's whole charge is there (10 + 19 ≥ 26).
-        let back = bucket.ask(at(0), 1, LeaseAsk { want: 1.0, least: 1.0, released: 19.0, ..call });
-        assert_eq!(back.granted, 1.0, "member 2's claim of 26 comes first; 1 of the 29 is beyond it");
-        assert_eq!(bucket.ask(at(0), 2, call).granted, 26.0);
-        // Nobody gives back more than its hold says, nor a hold the store forgot.
-        let mut fresh = FleetBucket::default();
-        fresh.ask(at(0), 1, LeaseAsk { want: 30.0, least: 1.0, ..call });
-        let inflated = fresh.ask(at(0), 2, LeaseAsk { released: 1_000.0, ..call });
-        assert_eq!(inflated.granted, 0.0, "member 2 held nothing: nothing to give back");
-        let forgot = fresh.ask(at(5_000), 1, LeaseAsk { want: 1.0, least: 1.0, released: 30.0, ..call });
-        assert!(forgot.granted <= 1.0);
-        assert!(fresh.held(at(5_000)) <= 30.0);
-    }
-
-    #[test]
-    fn what_a_member_holds_counts_against_its_share() {
-        let mut bucket = FleetBucket::default();
-        bucket.ask(at(0), 1, ask(5.0, 0.0));
-        assert_eq!(bucket.ask(at(0), 2, ask(10.0, 0.0)).granted, 10.0);
-        // 35 tokens are there, but member 2's share is 25 and it holds 10.
-        let more = bucket.ask(at(0), 2, ask(40.0, 10.0));
-        assert_eq!((more.share, more.granted), (25.0, 15.0));
-    }
-}
+#[path = "fleet_bucket/tests.rs"]
+mod tests;
 
 #[cfg(test)]
 #[path = "fleet_bucket/fairness_tests.rs"]

@@ -26,6 +26,18 @@
 //!                         the store had too little ─► wait until it said
 //! ```
 //!
+//! A store that answers, but slowly (a round trip over a quarter period,
+//! [`SLOW_STREAK`] times in a row), cannot pay requests: what a realm may
+//! hold is its share of the fleet's burst, so a fleet's rate through the
+//! store is at most that burst per round trip (a new user's four processes,
+//! Redis 300–600 ms away, got 26 % of their plan and failed 52 % of their
+//! reads). Such a store counts as failed for spending: the realm spends
+//! from its own bucket at its share (`quota::alone`: its rate over the
+//! fleet's, kept up to date while the store still answers), and its asks
+//! become reports of what it spent alone since the last (`want` that
+//! much, held for no time), so the store's bucket and fleet rate still
+//! count every member, until one is answered within a quarter period.
+//!
 //! Held compute units are part of the fleet's burst. Units a realm holds
 //! were taken from the bucket ahead of need; if the bucket refilled to its
 //! whole burst meanwhile, a fleet going from calm to busy (or starting)
@@ -58,6 +70,10 @@ use crate::time::Instant;
 
 /// How long an ask may stay unanswered, and a chunk's worth of sending.
 pub const DEFAULT_PERIOD: Duration = Duration::from_secs(1);
+
+/// Answers in a row slower than a quarter period after which a store
+/// counts as too slow to spend from (see the module doc).
+pub const SLOW_STREAK: u32 = 2;
 
 /// The most asks a realm has out for one group: one.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -140,6 +156,13 @@ pub struct Lease {
     /// Whether the store's last answer granted less than asked (its bucket
     /// was empty: the fleet takes all of its rate).
     short: bool,
+    /// Answers in a row that took over a quarter period.
+    slow: u32,
+    /// CU spent alone (the store slow) since the last report.
+    unreported: f64,
+    /// The ask out is such a report of this many CU (its grant is spent
+    /// already; counted again if the ask fails).
+    reporting: Option<f64>,
 }
 
 impl Lease {
@@ -160,7 +183,18 @@ impl Lease {
             need: 0.0,
             burst: f64::INFINITY,
             short: false,
+            slow: 0,
+            unreported: 0.0,
+            reporting: None,
         }
+    }
+
+    /// Whether the store answers, but too slowly to spend from (see the
+    /// module doc): the realm spends alone, and asks only to report what it
+    /// spent. Only for a known plan: an unknown one's asks are never waited
+    /// on (they only count), so a slow store costs it nothing.
+    pub fn slow(&self) -> bool {
+        self.slow >= SLOW_STREAK && self.burst.is_finite()
     }
 
     /// Whether spending goes through the lease (the store answered and has
@@ -222,6 +256,8 @@ impl Lease {
     pub fn spend(&mut self, now: Instant, cost: f64, limited: bool) {
         if self.up(now) && limited {
             self.held = (self.held(now) - cost).max(0.0);
+        } else if self.slow() {
+            self.unreported += cost; // the store counts it with the next ask
         }
     }
 
@@ -260,6 +296,13 @@ impl Lease {
         let held = held - released;
         self.out = Some(now);
         let rate = if rate.is_finite() { rate } else { 0.0 };
+        if self.slow() {
+            // A report of what was spent alone, taken from the bucket and held for no time.
+            let want = std::mem::take(&mut self.unreported);
+            self.reporting = Some(want);
+            return Some(LeaseAsk { want, rate, burst, held: 0.0, hold: Duration::ZERO, least: want, released: 0.0 });
+        }
+        self.reporting = None;
         Some(LeaseAsk { want: chunk, rate, burst, held, hold: self.hold(), least: self.largest, released })
     }
 
@@ -292,10 +335,12 @@ impl Lease {
         let Some(since) = self.out.take() else {
             return; // an answer after its ask was given up: the failure stands
         };
-        self.held = self.held(now) + grant.granted.max(0.0);
+        self.slow = if now.saturating_since(since) > self.period / 4 { self.slow.saturating_add(1) } else { 0 };
+        let granted = if self.reporting.take().is_some() { 0.0 } else { grant.granted.max(0.0) };
+        self.held = if self.slow() { 0.0 } else { self.held(now) + granted };
         self.need = 0.0;
         self.expires = since + self.hold();
-        self.up = true;
+        self.up = !self.slow();
         self.failures = 0;
         self.fleet_rate = grant.fleet_rate.max(0.0);
         self.share = if grant.share > 0.0 { grant.share } else { f64::INFINITY };
@@ -328,6 +373,7 @@ impl Lease {
     }
 
     fn fail(&mut self, now: Instant) {
+        self.unreported += self.reporting.take().unwrap_or(0.0);
         self.up = false;
         self.held = 0.0;
         self.failures = self.failures.saturating_add(1);

@@ -485,5 +485,8 @@ mod fleet;
 mod fleet_window_tests;
 #[cfg(test)]
 mod serving_rate_tests;
+
+#[cfg(test)]
+mod slow_store_tests;
 #[cfg(test)]
 mod tests;

@@ -60,3 +60,37 @@ fn a_share_of_zero_in_a_grant_sets_no_bound() {
     lease.spend(at(6), 10.0, true);
     assert_eq!(lease.ask(at(6), 90.0, 90.0, 10.0).map(|a| a.want), Some(10.0), "still the burst, not one charge");
 }
+
+#[test]
+fn a_store_slow_twice_in_a_row_is_spent_around_and_told_what_was_spent_until_it_is_fast_again() {
+    let mut lease = Lease::new(DEFAULT_PERIOD);
+    let first = lease.ask(at(0), 40.0, 100.0, 20.0).unwrap();
+    lease.granted(at(300), first.want, grant(20.0, 20.0)); // 300 ms: slow once
+    assert!(lease.up(at(300)) && !lease.slow(), "once is no streak");
+    assert_eq!(lease.check(at(300), 15.0, true), Ok(()));
+    lease.spend(at(300), 15.0, true);
+    let second = lease.ask(at(300), 40.0, 100.0, 20.0).unwrap();
+    lease.granted(at(600), second.want, grant(20.0, 20.0)); // slow again
+    assert!(lease.slow() && !lease.up(at(600)), "too slow to spend from: the own bucket governs");
+    assert_eq!(lease.held(at(600)), 0.0, "nothing held from a slow store");
+    assert_eq!(lease.check(at(600), 30.0, true), Ok(()), "never waited on");
+    lease.spend(at(600), 30.0, true);
+    lease.spend(at(610), 7.0, true);
+    let report = lease.ask(at(700), 40.0, 100.0, 20.0).unwrap();
+    assert_eq!((report.want, report.held, report.hold), (37.0, 0.0, Duration::ZERO), "a report of what was spent");
+    lease.granted(at(720), report.want, grant(37.0, 20.0)); // 20 ms: fast again
+    assert!(lease.up(at(720)) && !lease.slow(), "back on the lease");
+    let next = lease.ask(at(720), 40.0, 100.0, 20.0).unwrap();
+    assert!(next.want > 0.0 && next.hold > Duration::ZERO, "asks for CU again: {next:?}");
+}
+
+#[test]
+fn an_unknown_plans_store_is_never_too_slow() {
+    let mut lease = Lease::new(DEFAULT_PERIOD);
+    for k in 0..3 {
+        // Each ask after the last grant's hold ran out (2 s), each answered 350 ms later.
+        let ask = lease.ask(at(k * 2500), 40.0, f64::INFINITY, 20.0).unwrap();
+        lease.granted(at(k * 2500 + 350), ask.want, grant(ask.want, f64::INFINITY));
+    }
+    assert!(lease.up(at(5400)) && !lease.slow(), "its asks only count: slow answers cost it nothing");
+}

@@ -29,6 +29,7 @@
 use std::time::Duration;
 
 use super::QuotaGroup;
+use crate::policy::lease::Lease;
 use crate::time::Instant;
 
 /// How long a member that lost its store keeps to its share of the fleet.
@@ -42,6 +43,9 @@ pub const ALONE_RAMP: Duration = Duration::from_secs(30);
 /// that moves with how many members held at that instant (half the fleet
 /// with short holds), and four members each took half the plan.
 const ALONE_FLOOR: f64 = 0.05;
+
+/// How fast a share may grow while the store answers slowly (of the plan, per second).
+const SHARE_GROWTH: f64 = 0.05;
 
 /// The least change of the own bucket's rate worth applying as the ramp climbs.
 const RAMP_STEP: f64 = 0.02;
@@ -85,12 +89,34 @@ impl QuotaGroup {
             }
             return;
         }
-        if std::mem::take(&mut self.was_leased) && self.allowed.is_finite() {
+        let slow = self.lease.as_ref().is_some_and(Lease::slow);
+        // Fallen from a lease, or never on one while the store is too slow to lease from (a plan
+        // learned from a 429 meanwhile, spent alone by every member at once, was a 429 storm).
+        let fell = std::mem::take(&mut self.was_leased) || (slow && self.alone.is_none());
+        if fell && self.allowed.is_finite() {
             let share = share_of_fleet(self.observed_rate(now), self.fleet_rate(), ALONE_FLOOR);
             self.alone = Some(Alone { since: now, share, applied: f64::NAN });
             self.bucket.drain(now);
+            // What the lease paid in the last second still counts in the provider's second.
+            let paid: Vec<_> =
+                self.recent.iter().copied().filter(|&(t, _)| now.saturating_since(t) < Duration::from_secs(1)).collect();
+            self.bucket.seed(&paid);
         }
+        let share = slow.then(|| share_of_fleet(self.observed_rate(now), self.fleet_rate(), ALONE_FLOOR));
         let Some(alone) = self.alone.as_mut() else { return };
+        if let Some(share) = share {
+            // The store still answers, only too slowly to spend from: the fleet is there, so this
+            // member keeps to its share (the ramp is for a member alone for good), as the store's
+            // fleet rate (every member reports what it spends) says it now. A share is self-
+            // fulfilling only below the plan: at a fleet rate under it, own / fleet × plan is above
+            // the member's own rate, so a busier member's share grows.
+            // Lower at once; higher no faster than SHARE_GROWTH a second: the fleet's rate comes
+            // a round trip late, and members reading their own rates against it took 700 CU of a
+            // 600 CU/s plan in one second (a simulated fleet, its store 450 ms away).
+            let grown = alone.share + SHARE_GROWTH * now.saturating_since(alone.since).as_secs_f64();
+            alone.since = now;
+            alone.share = share.min(grown);
+        }
         let factor = alone.factor(now);
         if factor >= 1.0 {
             self.alone = None;

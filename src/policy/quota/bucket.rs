@@ -21,6 +21,11 @@ pub trait QuotaBucket {
     fn set_burst(&mut self, now: Instant, burst: f64);
     /// Empties the bucket (it refills at its rate).
     fn drain(&mut self, now: Instant);
+    /// Charges paid elsewhere (a fleet lease) within the last second, in
+    /// time order: a bucket that keeps every second counts them, so falling
+    /// from a lease does not spend a second's worth on top of what the
+    /// lease paid in it.
+    fn seed(&mut self, _charges: &[(Instant, f64)]) {}
     /// The charge of `cost` taken at `charged_at` was answered `now` (a
     /// bucket that counts by second counts it from its answer).
     fn answered(&mut self, _charged_at: Instant, _cost: f64, _now: Instant) {}
@@ -82,6 +87,11 @@ impl QuotaBucket for WindowedBucket {
     }
     fn drain(&mut self, now: Instant) {
         self.bucket.drain(now);
+    }
+    fn seed(&mut self, charges: &[(Instant, f64)]) {
+        for &(at, cost) in charges {
+            self.window.take(at, cost);
+        }
     }
     fn answered(&mut self, charged_at: Instant, cost: f64, now: Instant) {
         self.window.answered(charged_at, cost, now);
