@@ -78,6 +78,10 @@ test('the ES module build fails over and classifies errors inside Chromium', asy
   assert.deepEqual(out.events, ['failover', 'failover'], 'one failure does not trip the breaker: both requests fail over');
   assert.deepEqual(out.revert, { typed: true, code: 3, name: 'RpcError' });
   assert.equal(good.count(), 2, 'one success, one revert: no retries of the revert');
+  // A page that only reads downloads the relayer's module, never the transaction engine's.
+  const fetched = await page.evaluate(() => performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname));
+  assert.ok(fetched.includes('/pkg/breakwater_rpc_bg.wasm'), fetched.join(', '));
+  assert.ok(!fetched.some((f) => f.includes('breakwater_rpc_tx')), `the transaction module stays unloaded: ${fetched.join(', ')}`);
   await page.close();
 });
 

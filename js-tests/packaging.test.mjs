@@ -67,11 +67,36 @@ test('CommonJS require of the installed tarball makes a real call', async () => 
   assert.deepEqual(JSON.parse(out), { block: '0xbeef', failovers: 1, config: 'upstreams' });
 });
 
+test('reads never load the transaction module; the first transaction call does (ESM and CommonJS)', async () => {
+  // Node loads wasm-bindgen glue with require: its cache says which modules were loaded.
+  const probe = `
+    const loaded = () => Object.keys(require.cache).some((k) => k.endsWith('breakwater_rpc_tx_node.cjs'));
+    const relayer = new FaultTolerantRelayer([process.env.GOOD], { chainId: 1 });
+    await relayer.request({ method: 'eth_blockNumber' });
+    const afterReads = loaded();
+    const pending = relayer.pendingTransactions(1, '0x0000000000000000000000000000000000000001');
+    let bad = null;
+    try { relayer.pendingTransactions(1, 'nope'); } catch (e) { bad = e.name; }
+    console.log(JSON.stringify({ afterReads, afterTx: loaded(), pending, bad }));
+    await relayer.close();
+  `;
+  const expected = { afterReads: false, afterTx: true, pending: [], bad: 'InvalidTransactionError' };
+  const esm = await runNode('lazy.mjs', `import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
+import { FaultTolerantRelayer } from 'breakwater-rpc';
+${probe}`);
+  assert.deepEqual(JSON.parse(esm), expected);
+  const cjs = await runNode('lazy.cjs', `const { FaultTolerantRelayer } = require('breakwater-rpc');
+(async () => {${probe}})().catch((e) => { console.error(e); process.exit(1); });`);
+  assert.deepEqual(JSON.parse(cjs), expected);
+});
+
 test('the tarball holds only what users need', () => {
   const listing = execFileSync('npm', ['pack', join(root, 'pkg'), '--dry-run', '--json'], { encoding: 'utf8' });
   const files = JSON.parse(listing)[0].files.map((f) => f.path).sort();
   assert.deepEqual(files, [
     'README.md', 'dist/breakwater_rpc.js', 'dist/breakwater_rpc_bg.wasm', 'dist/breakwater_rpc_node.cjs',
+    'dist/breakwater_rpc_tx.js', 'dist/breakwater_rpc_tx_bg.wasm', 'dist/breakwater_rpc_tx_node.cjs',
     'dist/node.cjs', 'dist/node.mjs', 'dist/web.js', 'index.d.cts', 'index.d.mts', 'package.json',
     ...['errors', 'events', 'options', 'transactions'].flatMap((t) => [`types/${t}.d.cts`, `types/${t}.d.mts`]),
   ].sort());

@@ -1,6 +1,7 @@
 // Builds the npm package in pkg/ from the Rust crate and pkg-template/:
-// cargo (wasm32, release) → wasm-bindgen (web + nodejs glue from the same
-// .wasm) → wasm-opt -Oz (npm binaryen, never Debian's) → the wrapper's ES
+// cargo (wasm32, release; twice: the relayer's module and the transaction
+// module) → wasm-bindgen (web + nodejs glue from the same .wasm) → wasm-opt
+// -Oz (npm binaryen, never Debian's) → the wrapper's ES
 // modules bundled by esbuild, one file per entry point → sizes.
 // Usage: node scripts/build.mjs
 //   --profiling   keep the wasm function names (wasm-opt -g, no stripping), so
@@ -23,18 +24,27 @@ if (!wbVersion.endsWith(WASM_BINDGEN_VERSION)) {
   throw new Error(`wasm-bindgen CLI ${wbVersion} does not match the crate pin ${WASM_BINDGEN_VERSION}; run scripts/setup.sh`);
 }
 
-run('cargo', ['build', '--release', '--locked', '--target', 'wasm32-unknown-unknown']);
+// Two wasm modules from the one crate (docs/architecture.md): the relayer's, which every app
+// loads, and the transaction engine's (`--features tx-module`), loaded on the first transaction
+// call. Each gets web and nodejs glue; TX names the second's files.
+const TX = `${CRATE}_tx`;
 // cargo honours CARGO_TARGET_DIR (a worktree's own target directory); so does this script.
 const targetDir = process.env.CARGO_TARGET_DIR ? resolve(root, process.env.CARGO_TARGET_DIR) : join(root, 'target');
 const built = join(targetDir, 'wasm32-unknown-unknown/release', `${CRATE}.wasm`);
 const bindgen = join(root, 'target/bindgen');
 rmSync(bindgen, { recursive: true, force: true });
-for (const target of ['web', 'nodejs']) {
-  run('wasm-bindgen', ['--target', target, '--no-typescript', '--out-dir', join(bindgen, target), built]);
+mkdirSync(bindgen, { recursive: true });
+for (const [name, features] of [[CRATE, []], [TX, ['--features', 'tx-module']]]) {
+  run('cargo', ['build', '--release', '--locked', '--target', 'wasm32-unknown-unknown', ...features]);
+  const copy = join(bindgen, `${name}.wasm`);
+  cpSync(built, copy);
+  for (const target of ['web', 'nodejs']) {
+    run('wasm-bindgen', ['--target', target, '--no-typescript', '--out-dir', join(bindgen, target), copy]);
+  }
+  const webWasm = readFileSync(join(bindgen, 'web', `${name}_bg.wasm`));
+  const nodeWasm = readFileSync(join(bindgen, 'nodejs', `${name}_bg.wasm`));
+  if (!webWasm.equals(nodeWasm)) throw new Error(`web and nodejs targets produced different .wasm files for ${name}`);
 }
-const webWasm = readFileSync(join(bindgen, 'web', `${CRATE}_bg.wasm`));
-const nodeWasm = readFileSync(join(bindgen, 'nodejs', `${CRATE}_bg.wasm`));
-if (!webWasm.equals(nodeWasm)) throw new Error('web and nodejs targets produced different .wasm files');
 
 const pkg = join(root, 'pkg');
 const dist = join(pkg, 'dist');
@@ -47,11 +57,12 @@ const features = ['bulk-memory', 'bulk-memory-opt', 'nontrapping-float-to-int', 
   'reference-types', 'multivalue', 'call-indirect-overlong'].map((f) => `--enable-${f}`);
 const profiling = process.argv.includes('--profiling');
 if (profiling) console.log('profiling build: wasm function names kept');
-run(wasmOpt, ['-Oz', ...features, ...(profiling ? ['-g'] : ['--strip-debug', '--strip-producers']),
-  join(bindgen, 'web', `${CRATE}_bg.wasm`), '-o', join(dist, `${CRATE}_bg.wasm`)]);
-
-cpSync(join(bindgen, 'web', `${CRATE}.js`), join(dist, `${CRATE}.js`));
-cpSync(join(bindgen, 'nodejs', `${CRATE}.js`), join(dist, `${CRATE}_node.cjs`));
+for (const name of [CRATE, TX]) {
+  run(wasmOpt, ['-Oz', ...features, ...(profiling ? ['-g'] : ['--strip-debug', '--strip-producers']),
+    join(bindgen, 'web', `${name}_bg.wasm`), '-o', join(dist, `${name}_bg.wasm`)]);
+  cpSync(join(bindgen, 'web', `${name}.js`), join(dist, `${name}.js`));
+  cpSync(join(bindgen, 'nodejs', `${name}.js`), join(dist, `${name}_node.cjs`));
+}
 
 // One wrapper source (pkg-template/src, ES modules), bundled by esbuild into
 // each entry point; the wasm-bindgen glue stays beside them in dist/, not
@@ -71,7 +82,7 @@ for (const [file, entry, format, platform] of entries) {
     bundle: true,
     format,
     platform,
-    external: [`./${CRATE}.js`, `./${CRATE}_node.cjs`],
+    external: [`./${CRATE}.js`, `./${CRATE}_node.cjs`, `./${TX}.js`, `./${TX}_node.cjs`],
     // The source is ES modules, strict by definition; as CommonJS it must say so.
     banner: { js: format === 'cjs' ? `${banner}\n'use strict';` : banner },
     charset: 'utf8', // readable as written: no \u escapes
@@ -98,8 +109,10 @@ for (const file of declarations) {
   }
 }
 
-// What a browser downloads: the web entry, its glue and the wasm.
+// What a browser downloads: the web entry, its glue and the wasm; then, on the first
+// transaction call, the transaction module's glue and wasm.
 const shipped = ['web.js', `${CRATE}.js`, `${CRATE}_bg.wasm`].map((f) => [f, readFileSync(join(dist, f))]);
+const later = [`${TX}.js`, `${TX}_bg.wasm`].map((f) => [f, readFileSync(join(dist, f))]);
 let raw = 0; let gz = 0; let br = 0;
 console.log('\nbrowser payload            raw      gzip    brotli');
 for (const [name, bytes] of shipped) {
@@ -109,4 +122,8 @@ for (const [name, bytes] of shipped) {
   console.log(`${name.padEnd(22)} ${String(bytes.length).padStart(8)} ${String(g).padStart(9)} ${String(b).padStart(9)}`);
 }
 console.log(`${'total'.padEnd(22)} ${String(raw).padStart(8)} ${String(gz).padStart(9)} ${String(br).padStart(9)}`);
+console.log('on the first transaction call');
+for (const [name, bytes] of later) {
+  console.log(`${name.padEnd(22)} ${String(bytes.length).padStart(8)} ${String(gzipSync(bytes, { level: 9 }).length).padStart(9)} ${String(brotliCompressSync(bytes).length).padStart(9)}`);
+}
 console.log(`\npackage assembled in ${pkg}`);

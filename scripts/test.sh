@@ -14,6 +14,7 @@ node scripts/check-layers.mjs
 echo "== cargo clippy (native and wasm32)"
 cargo clippy --locked --all-targets -- -D warnings
 cargo clippy --locked --target wasm32-unknown-unknown -- -D warnings
+cargo clippy --locked --target wasm32-unknown-unknown --features tx-module -- -D warnings
 echo "== cargo test (native, simulated clock)"
 cargo test --locked
 echo "== build the npm package"

@@ -83,7 +83,7 @@ function readStoreOptions(fleet) {
  * release. A store the relayer did not name (its origin's tabs, the default) is joined only
  * when the realm has no other; the realm's groups lease from whichever is attached.
  */
-export function fleetStores(wasm, news) {
+export function fleetStores(wasm, news, txModule) {
   let current = null;
   return {
     use(spec, named = true, onState = null) {
@@ -105,7 +105,7 @@ export function fleetStores(wasm, news) {
           state.last = up ? { type: 'fleetStore', state: 'up' } : { type: 'fleetStore', state: 'down', reason };
           for (const watch of [...watchers]) watch(state.last);
         };
-        const store = spec.tabs ? tabStore(wasm) : redisStore(wasm, news, spec, report);
+        const store = spec.tabs ? tabStore(wasm) : redisStore(wasm, news, txModule, spec, report);
         current = { identity: spec.identity, users: 0, store, watchers, state };
       }
       current.users += 1;
@@ -144,7 +144,7 @@ function storeReason(error, options) {
   return words.slice(0, 200);
 }
 
-function redisStore(wasm, news, { prefix, client: given, options }, report = () => {}) {
+function redisStore(wasm, news, txModule, { prefix, client: given, options }, report = () => {}) {
   const channel = `${prefix}news`;
   const from = realmId();
   let client = given;
@@ -280,7 +280,7 @@ function redisStore(wasm, news, { prefix, client: given, options }, report = () 
   }
   // The account nonce book (fleet-nonces.js) for relayers that named this store: a send waits
   // for the first connection, then needs the store up; never a guessed nonce.
-  wasm.attachFleetNonces(async (op, account, member, n, record = '', owner = '', leaseMs = 0) => {
+  txModule.attachBook(async (op, account, member, n, record = '', owner = '', leaseMs = 0) => {
     // The store's connections never keep a process alive (unref'd), but a send waiting on its
     // nonce must: its caller awaits it.
     const alive = setInterval(() => {}, 60000);
@@ -305,7 +305,7 @@ function redisStore(wasm, news, { prefix, client: given, options }, report = () 
       clearTimeout(firstGiveUp);
       removeOutlet();
       wasm.detachRealmStore(); // groups still leasing fall back to their own buckets
-      wasm.detachFleetNonces(); // shared sends fail from now on: no guessed nonce
+      txModule.detachBook(); // shared sends fail from now on: no guessed nonce
       const end = (c) => { if (c) Promise.resolve().then(() => (c.isReady ? c.close() : c.destroy?.())).catch(quiet); };
       end(subscriber);
       if (!given) end(client);

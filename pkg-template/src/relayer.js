@@ -3,18 +3,19 @@
 // validates arguments, turns descriptors into typed errors and dispatches
 // events; it never decides whether or when to retry.
 
-import { ClosedError, ConfigError, NonceStateError } from './errors.js';
+import { ClosedError, ConfigError } from './errors.js';
 import { engineCall, raise, toError } from './descriptors.js';
 import { abortable, callSignal, invalid } from './calls.js';
 import { FORWARDED_EVENTS, KNOWN_EVENTS, LOG_LEVELS, checkLogger, describe, emittingUpstreams, firstToLog } from './events.js';
 import { httpSender } from './http.js';
 import { wrapUpstreams } from './upstreams.js';
-import { adaptSigner, knownSigner } from './signers.js';
 import { runAttempt } from './attempt.js';
 import { newsHub, realmId } from './realm-news.js';
 import { fleetStores, splitFleetOptions } from './fleet-store.js';
 import { indexedDbBook, tabMember } from './idb-nonces.js';
 import { Connection, connectionRealm } from './connection.js';
+import { txModuleHub } from './tx-module.js';
+import { txSideFor } from './tx-calls.js';
 
 /** Checks a `wrap` option: a function from the bound EIP-1193 provider to the client `op` receives. */
 function checkWrap(wrap, field) {
@@ -28,20 +29,23 @@ function checkWrap(wrap, field) {
 
 /**
  * The FaultTolerantRelayer class bound to one wasm-bindgen glue module
- * (web or nodejs target) and one HTTP exchange (`fetch`, or Node's own:
- * node-http.js): each entry point creates it once.
+ * (web or nodejs target), one HTTP exchange (`fetch`, or Node's own:
+ * node-http.js) and one loader of the transaction module's glue
+ * (tx-module.js): each entry point creates it once.
  */
-export function createRelayerClass(wasm, sender = httpSender) {
+export function createRelayerClass(wasm, sender = httpSender, loadTx) {
   // The HTTP exchange of URL endpoints, delivering results to this wasm instance.
   const senderFor = (url, headers, maxBytes) => sender(url, headers, maxBytes, wasm.deliverHttp);
   const news = newsHub(wasm);
-  const stores = fleetStores(wasm, news);
+  const txModule = txModuleHub(loadTx);
+  const stores = fleetStores(wasm, news, txModule);
   let idbBook = null; // the origin's IndexedDB book, attached once the first relayer asks for it
   let idbRelayers = 0;
   const connections = connectionRealm(); // EIP-1193 connection news across shared breakers
 
   class FaultTolerantRelayer {
     #engine;
+    #tx; // the transaction engine (tx-module.js), made on the first transaction call
     #listeners = new Map();
     #closed = false;
     #logger;
@@ -87,17 +91,20 @@ export function createRelayerClass(wasm, sender = httpSender) {
         throw error;
       }
       this.#releaseStore = release;
+      // Made outside this scope: a closure here holding the engine would be kept by the engine's
+      // own listener (which shares this scope), and a dropped relayer's wasm never freed.
+      this.#tx = txSideFor(txModule, this.#engine, listener, engineOptions);
       // A Redis store this relayer named keeps its accounts' nonces too (docs/transactions.md),
       // under a random name of this relayer's own (realmId() draws a new one each call).
-      if (split.named && split.store && !split.store.tabs) this.#engine.shareNonces(realmId());
+      if (split.named && split.store && !split.store.tabs) this.#tx.shareNonces(realmId());
       // Or the origin's IndexedDB (fleet.indexedDB): its tabs share nonces and a reloaded page
       // finishes what it left pending, under a name the tab keeps across reloads.
       if (split.indexedDB) {
         if (!idbBook) {
           idbBook = indexedDbBook();
-          wasm.attachFleetNonces(idbBook);
+          txModule.attachBook(idbBook);
         }
-        this.#engine.shareNonces(tabMember(idbRelayers++, realmId));
+        this.#tx.shareNonces(tabMember(idbRelayers++, realmId));
       }
       this.#emitters = emittingUpstreams(rpcUrls);
       // Through `self` too, never `this`: these closures share the constructor's scope with the
@@ -185,16 +192,7 @@ export function createRelayerClass(wasm, sender = httpSender) {
      * `{ hash, hashes, nonce, outcome, replaced, cancelled, confirmations }`.
      */
     sendTransactionWithSpeedup(signer, tx, maxWaitBlockCount = 3, options) {
-      // Not async: the engine takes this call's place in the account's nonce
-      // order now, before the signer's address is read (which may await), so
-      // nonces follow the order of the calls.
-      const adapted = adaptSigner(signer);
-      adapted.catch(() => {}); // the engine may refuse the request before it awaits the signer
-      try {
-        return engineCall(() => this.#engine.sendTransaction(adapted, tx, maxWaitBlockCount, options));
-      } catch (error) {
-        return Promise.reject(error);
-      }
+      return this.#tx.send(signer, tx, maxWaitBlockCount, options);
     }
 
     /**
@@ -204,31 +202,8 @@ export function createRelayerClass(wasm, sender = httpSender) {
      * with `chainId`. If a speed-up is in flight, the cancel goes right
      * after it and wins; both calls resolve to the same outcome.
      */
-    async cancelTransaction(signer, target, options) {
-      if (target === null || typeof target !== 'object') throw invalid('cancelTransaction() takes { nonce } or { hash }', 'target');
-      // Hand the cancel to the nonce's watcher before anything awaits, so a
-      // speed-up being signed right now is dropped unsent and the cancel wins.
-      const early = knownSigner(signer);
-      if (early && Number.isSafeInteger(target.nonce)) {
-        this.#engine.requestCancel(early.address, target.nonce, target.chainId ?? Number.NaN);
-      }
-      const adapted = await adaptSigner(signer);
-      let chainId = target.chainId;
-      if (chainId === undefined) {
-        chainId = await engineCall(() => this.#engine.signingChain());
-      }
-      let { nonce } = target;
-      if (nonce === undefined && typeof target.hash === 'string') {
-        const wanted = target.hash.toLowerCase();
-        const entry = this.#engine.pendingTransactions(chainId, adapted.address).find((p) => p.hashes.includes(wanted));
-        if (!entry) {
-          throw new NonceStateError({ kind: 'nonceState', code: -32602, hash: target.hash,
-            message: `no pending transaction with hash ${target.hash} is tracked by this relayer` });
-        }
-        nonce = entry.nonce;
-      }
-      if (!Number.isSafeInteger(nonce) || nonce < 0) throw invalid('`nonce` must be a non-negative integer', 'nonce');
-      return engineCall(() => this.#engine.cancelTransaction(adapted, chainId, nonce, options));
+    cancelTransaction(signer, target, options) {
+      return this.#tx.cancel(signer, target, options);
     }
 
     /**
@@ -236,9 +211,8 @@ export function createRelayerClass(wasm, sender = httpSender) {
      * resolves to `{ hash, status: 'accepted' | 'unknown' | 'mined' }`
      * (unknown: looked up and re-broadcast; watch the hash).
      */
-    async submitRaw(raw) {
-      if (typeof raw !== 'string') throw invalid('submitRaw() takes signed 0x hex bytes', 'raw');
-      return engineCall(() => this.#engine.submitRaw(raw));
+    submitRaw(raw) {
+      return this.#tx.submitRaw(raw);
     }
 
     /**
@@ -246,12 +220,8 @@ export function createRelayerClass(wasm, sender = httpSender) {
      * jitter; a reorg that drops it emits `reorg` and the wait goes on.
      * `timeoutMs` bounds the wait (DeadlineError naming the hash).
      */
-    async waitForReceipt(hash, options = {}) {
-      if (typeof hash !== 'string') throw invalid('waitForReceipt() takes a transaction hash', 'hash');
-      if (options === null || typeof options !== 'object') throw invalid('options must be an object', 'options');
-      const { timeoutMs = 0, ...rest } = options;
-      if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) throw invalid('`timeoutMs` must be a non-negative number', 'timeoutMs');
-      return engineCall(() => this.#engine.waitForReceipt(hash, rest, timeoutMs));
+    waitForReceipt(hash, options) {
+      return this.#tx.waitForReceipt(hash, options);
     }
 
     /**
@@ -265,27 +235,18 @@ export function createRelayerClass(wasm, sender = httpSender) {
      * settles as sendTransactionWithSpeedup would. `options`: `chainId`
      * (default: the relayer's), `maxWaitBlockCount` (3), transaction options.
      */
-    async resumeTransactions(account, options = {}) {
-      if (options === null || typeof options !== 'object') throw invalid('options must be an object', 'options');
-      const { chainId = Number.NaN, maxWaitBlockCount = 3, ...rest } = options;
-      const target = typeof account === 'string' ? { address: account } : await adaptSigner(account);
-      const found = await engineCall(() => this.#engine.resumeTransactions(target, chainId, maxWaitBlockCount, rest));
-      for (const entry of found.adopted) {
-        entry.outcome = entry.outcome.then(undefined, raise);
-        entry.outcome.catch(() => {}); // the caller may never ask
-      }
-      return found;
+    resumeTransactions(account, options) {
+      return this.#tx.resume(account, options);
     }
 
     /** The outcome of a tracked nonce, by `{ nonce, from, chainId? }` or `{ hash }` (sent here or resumed). */
-    async waitForTransaction(target) {
-      if (target === null || typeof target !== 'object') throw invalid('waitForTransaction() takes { nonce, from } or { hash }', 'target');
-      return engineCall(() => this.#engine.waitForTransaction(target));
+    waitForTransaction(target) {
+      return this.#tx.waitForTransaction(target);
     }
 
     /** Pending nonces and their hashes for an account (what the relayer still watches). */
     pendingTransactions(chainId, address) {
-      return engineCall(() => this.#engine.pendingTransactions(chainId, address));
+      return this.#tx.pending(chainId, address);
     }
 
     /** Subscribes to an event (see RelayerEventMap); returns the relayer (EIP-1193, Node EventEmitter). */

@@ -1,11 +1,13 @@
-//! The transaction layer's node: its calls go through the relayer's
-//! pipeline (retry, breakers, quota), bypassing the read cache and dedup
-//! so every poll sees the chain as it is now.
+//! The relayer's side of the transaction module's node (`tx_node.rs` in
+//! the `tx-module` build, docs/architecture.md): the calls the engine
+//! makes go through this relayer's pipeline (retry, breakers, quota),
+//! bypassing the read cache and dedup so every poll sees the chain as it
+//! is now. Exported as promise-returning methods the engine's instance
+//! calls through JS; values cross as JS (`0x` strings, descriptors).
 
 use std::rc::Rc;
 
-use alloy_primitives::{hex, Address, B256};
-use js_sys::{Array, Object, Reflect};
+use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
 use super::contract::kind;
@@ -14,43 +16,14 @@ use crate::pool::SuccessValue;
 use crate::runtime::join::join_all;
 use crate::runtime::parse_quantity;
 use crate::tx::chain;
-use crate::tx::engine::{SendOutcome, TxNode};
-use crate::tx::fees::FeeSample;
-use crate::tx::receipt::ReceiptInfo;
+use crate::tx::engine::SendOutcome;
 use crate::tx::send_outcome::classify_send;
-use crate::tx::UnsignedTx;
 
-/// [`TxNode`] over a relayer's core.
+/// The transaction engine's node over a relayer's core.
 pub struct CoreNode {
     pub(super) core: Rc<Core>,
     /// The chain every answering endpoint reported, once asked (no `chainId` option).
     pub(super) verified_chain: std::cell::Cell<Option<u64>>,
-}
-
-fn get(target: &JsValue, key: &str) -> JsValue {
-    Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
-}
-
-/// A `0x` quantity of up to 128 bits.
-pub fn quantity128(value: &JsValue) -> Option<u128> {
-    let s = value.as_string()?;
-    let digits = s.strip_prefix("0x")?;
-    if digits.is_empty() || digits.len() > 32 {
-        return None;
-    }
-    u128::from_str_radix(digits, 16).ok()
-}
-
-fn b256(value: &JsValue) -> Option<B256> {
-    let s = value.as_string()?;
-    let mut out = [0u8; 32];
-    hex::decode_to_slice(s.strip_prefix("0x")?, &mut out).ok()?;
-    Some(B256::from(out))
-}
-
-/// Hex of a quantity as JSON-RPC wants it (no leading zeros).
-pub fn hex_quantity(v: u128) -> String {
-    format!("{v:#x}")
 }
 
 fn params(items: &[JsValue]) -> JsValue {
@@ -123,23 +96,13 @@ impl CoreNode {
         }
     }
 
-    async fn call(&self, method: &str, items: &[JsValue]) -> Result<JsValue, JsValue> {
+    /// `method(items)` through the pipeline: the result, `null` for "already known".
+    pub async fn call(&self, method: &str, items: &[JsValue]) -> Result<JsValue, JsValue> {
         match self.core.call(method, &params(items)).await {
             Ok(SuccessValue::Result(v)) => Ok(v),
             Ok(SuccessValue::AlreadyKnown) => Ok(JsValue::NULL),
             Err(f) => Err(self.core.call_error(&f)),
         }
-    }
-
-    async fn quantity(&self, method: &str, items: &[JsValue]) -> Result<u64, JsValue> {
-        let v = self.call(method, items).await?;
-        v.as_string().as_deref().and_then(parse_quantity).ok_or_else(|| {
-            super::descriptors::simple_error(kind::INVALID_RESPONSE, -32603, &format!("{method} returned no quantity"))
-        })
-    }
-
-    fn raw_param(raw: &[u8]) -> JsValue {
-        JsValue::from_str(&format!("0x{}", hex::encode(raw)))
     }
 
     fn send_outcome(&self, failure: CallFailure) -> SendOutcome<JsValue> {
@@ -149,72 +112,26 @@ impl CoreNode {
     }
 }
 
-impl TxNode for CoreNode {
-    type Receipt = JsValue;
-    type Error = JsValue;
-
-    async fn block_number(&self) -> Result<u64, JsValue> {
-        self.quantity("eth_blockNumber", &[]).await
+impl CoreNode {
+    /// A node the pipeline answers.
+    pub fn new(core: Rc<Core>) -> Self {
+        CoreNode { core, verified_chain: None.into() }
     }
 
-    async fn transaction_count(&self, address: Address, pending: bool) -> Result<u64, JsValue> {
-        let tag = if pending { "pending" } else { "latest" };
-        self.quantity("eth_getTransactionCount", &[format!("{address:#x}").into(), tag.into()]).await
-    }
-
-    async fn fee_sample(&self) -> FeeSample {
-        let mut sample = FeeSample::default();
-        let history = self.call("eth_feeHistory", &["0x5".into(), "latest".into(), params(&[50.into()])]).await;
-        if let Ok(history) = history {
-            let bases = get(&history, "baseFeePerGas");
-            if Array::is_array(&bases) {
-                let bases = Array::from(&bases);
-                sample.next_base_fee = quantity128(&bases.get(bases.length().saturating_sub(1)));
-            }
-            let rewards = get(&history, "reward");
-            if Array::is_array(&rewards) {
-                let mut tips: Vec<u128> = Array::from(&rewards)
-                    .iter()
-                    .filter_map(|row| quantity128(&Reflect::get_u32(&row, 0).ok()?))
-                    .collect();
-                tips.sort_unstable();
-                sample.reward_median = tips.get(tips.len() / 2).copied().filter(|_| !tips.is_empty());
-            }
-        }
-        if sample.next_base_fee.is_some() {
-            sample.tip_hint = self.call("eth_maxPriorityFeePerGas", &[]).await.ok().and_then(|v| quantity128(&v));
-        } else {
-            sample.gas_price = self.call("eth_gasPrice", &[]).await.ok().and_then(|v| quantity128(&v));
-        }
-        sample
-    }
-
-    async fn estimate_gas(&self, tx: &UnsignedTx) -> Result<u64, JsValue> {
-        let request = Object::new();
-        let set = |k: &str, v: JsValue| {
-            let _ = Reflect::set(&request, &k.into(), &v);
-        };
-        set("from", format!("{:#x}", tx.from).into());
-        if let Some(to) = tx.to {
-            set("to", format!("{to:#x}").into());
-        }
-        set("value", format!("{:#x}", tx.value).into());
-        set("data", format!("0x{}", hex::encode(&tx.data)).into());
-        self.quantity("eth_estimateGas", &[request.into()]).await
-    }
-
-    async fn send_raw(&self, raw: &[u8]) -> SendOutcome<JsValue> {
-        match self.core.call("eth_sendRawTransaction", &params(&[Self::raw_param(raw)])).await {
+    /// `eth_sendRawTransaction` of `raw` (`0x` hex) through the pipeline, classified.
+    pub async fn send_raw(&self, raw: JsValue) -> SendOutcome<JsValue> {
+        match self.core.call("eth_sendRawTransaction", &params(&[raw])).await {
             Ok(_) => SendOutcome::Accepted,
             Err(failure) => self.send_outcome(failure),
         }
     }
 
-    async fn rebroadcast(&self, raw: &[u8]) {
+    /// The same signed bytes to every endpoint, best effort.
+    pub async fn rebroadcast(&self, raw: JsValue) {
         let count = self.core.pipeline.config().endpoints.len();
         let sends = (0..count).map(|endpoint| {
             let core = self.core.clone();
-            let params = params(&[Self::raw_param(raw)]);
+            let params = params(std::slice::from_ref(&raw));
             async move {
                 let _ = core.attempt_once(endpoint, "eth_sendRawTransaction".into(), params, None).await;
             }
@@ -222,37 +139,17 @@ impl TxNode for CoreNode {
         join_all(sends.collect()).await;
     }
 
-    async fn receipt(&self, hash: B256) -> Result<Option<(ReceiptInfo, JsValue)>, JsValue> {
-        let receipt = self.call("eth_getTransactionReceipt", &[format!("{hash:#x}").into()]).await?;
-        if receipt.is_null() || receipt.is_undefined() || !receipt.is_object() {
-            return Ok(None);
-        }
-        let number = get(&receipt, "blockNumber").as_string().as_deref().and_then(parse_quantity);
-        let block_hash = b256(&get(&receipt, "blockHash"));
-        Ok(match (number, block_hash) {
-            (Some(block_number), Some(block_hash)) => Some((ReceiptInfo { hash, block_number, block_hash }, receipt)),
-            _ => None, // a pending receipt (some nodes) is not an inclusion
-        })
-    }
-
-    async fn known(&self, hash: B256) -> bool {
+    /// Whether any endpoint (up to three asked) knows the hash.
+    pub async fn known(&self, hash: JsValue) -> bool {
         let count = self.core.pipeline.config().endpoints.len().min(3);
         let lookups = (0..count).map(|endpoint| {
             let core = self.core.clone();
-            let params = params(&[format!("{hash:#x}").into()]);
+            let params = params(std::slice::from_ref(&hash));
             async move {
                 let found = core.attempt_once(endpoint, "eth_getTransactionByHash".into(), params, None).await;
                 found.is_ok_and(|v| v.is_object())
             }
         });
         join_all(lookups.collect()).await.into_iter().any(|found| found)
-    }
-
-    async fn closing(&self) {
-        self.core.pipeline.closing().await;
-    }
-
-    fn is_closed(&self) -> bool {
-        self.core.closed()
     }
 }

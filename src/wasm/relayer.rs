@@ -18,16 +18,15 @@ use super::descriptors::{self, Redactor};
 use super::fetch::{FetchEndpoint, FetchTransport};
 use super::js_runtime::JsRuntime;
 use super::news::with_realm;
+use super::node_bridge::CoreNode;
 use super::stats;
 use super::tx_fields;
-use super::tx_node::CoreNode;
 use crate::config::{ConfigError, RelayerConfig};
 
 use crate::policy::Classifier;
 use crate::pool::request::Front;
 use crate::pool::Pipeline;
 use crate::runtime::Runtime;
-use crate::tx::engine::TxEngine;
 use crate::tx::TxOptions;
 
 /// The relayer core exposed to JS. Use the `FaultTolerantRelayer` wrapper;
@@ -35,9 +34,8 @@ use crate::tx::TxOptions;
 #[wasm_bindgen]
 pub struct WasmRelayer {
     pub(super) core: Rc<Core>,
-    pub(super) tx: Rc<TxEngine<CoreNode>>,
-    /// Signers given, and the orphan sweep's clock (`tx_journal.rs`).
-    pub(super) adoption: Rc<super::tx_signer::Adoption>,
+    /// What the transaction module's engine calls (`node_bridge.rs`).
+    pub(super) node: Rc<CoreNode>,
 }
 
 #[wasm_bindgen]
@@ -56,13 +54,12 @@ impl WasmRelayer {
         let (specs, providers): (Vec<_>, Vec<_>) =
             config::upstreams(&upstreams).map_err(|e| descriptors::config_error(&e))?.into_iter().unzip();
         let (raw, rules) = config::options(&options).map_err(|e| descriptors::config_error(&e))?;
-        let tx_defaults = if options.is_object() {
+        // The transaction module reads `transactions` when it loads; a bad one is refused here, at once.
+        if options.is_object() {
             let value = js_sys::Reflect::get(&options, &"transactions".into()).unwrap_or(JsValue::UNDEFINED);
             tx_fields::tx_options(&value, TxOptions::default(), "transactions")
-                .map_err(|e| descriptors::config_error(&ConfigError::new(&e.field, e.reason)))?
-        } else {
-            TxOptions::default()
-        };
+                .map_err(|e| descriptors::config_error(&ConfigError::new(&e.field, e.reason)))?;
+        }
         let relayer_config = RelayerConfig::build(specs, raw).map_err(|e| descriptors::config_error(&e))?;
         let http_sender = http_sender.dyn_into::<Function>().map_err(|_| {
             descriptors::config_error(&ConfigError::new("httpSender", "the engine needs the wrapper's HTTP sender"))
@@ -93,7 +90,7 @@ impl WasmRelayer {
             front,
         };
         let core = Rc::new(core);
-        Ok(WasmRelayer { tx: tx_fields::engine(core.clone(), tx_defaults), core, adoption: Rc::default() })
+        Ok(WasmRelayer { node: Rc::new(CoreNode::new(core.clone())), core })
     }
 
     /// One logical JSON-RPC request under every policy. Resolves to the

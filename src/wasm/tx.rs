@@ -1,4 +1,4 @@
-//! The transaction entry points of `WasmRelayer`: JS signers, request and
+//! The transaction entry points of `WasmTxEngine`: JS signers, request and
 //! option parsing, outcomes, typed failures and events.
 //!
 //! The JS wrapper turns an ethers signer, a viem account or an EIP-1193
@@ -15,10 +15,10 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use super::contract::kind;
 use super::descriptors::{simple_error, Obj, CODE_INVALID_PARAMS};
 use super::js_runtime::JsRuntime;
-use super::relayer::WasmRelayer;
 use super::tx_fields::{field_error, js_fields, tx_options};
 use super::tx_journal::{sweep_if_due, sweeping_emitter};
-use super::tx_node::CoreNode;
+use super::tx_module::WasmTxEngine;
+use super::tx_node::JsNode;
 use super::tx_outcome::{emitter, failure_js, hashes_js, outcome_js};
 use super::tx_signer::{JsSigner, WasmSigner};
 use crate::tx::chain;
@@ -28,14 +28,14 @@ use crate::tx::request::{self, FieldValue, TxFieldError};
 use crate::tx::TxOptions;
 
 #[wasm_bindgen]
-impl WasmRelayer {
+impl WasmTxEngine {
     /// Sends `tx` from `signer` (an adapted signer, or a promise of one),
     /// speeds it up after `maxWaitBlocks` blocks without inclusion, resolves
     /// to the outcome. Its place in the account's nonce order is taken here,
     /// synchronously, before anything awaits: nonces follow call order.
     #[wasm_bindgen(js_name = sendTransaction)]
     pub fn send_transaction(&self, signer: JsValue, tx: JsValue, max_wait_blocks: f64, options: JsValue) -> Promise {
-        let (engine, listener, adoption) = (self.tx.clone(), self.core.listener(), self.adoption.clone());
+        let (engine, listener, adoption) = (self.tx.clone(), self.listener.clone(), self.adoption.clone());
         let ticket = engine.ticket();
         future_to_promise(async move {
             let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
@@ -64,17 +64,10 @@ impl WasmRelayer {
         })
     }
 
-    /// The chain this relayer signs for (see `signing_chain`), as a number.
-    #[wasm_bindgen(js_name = signingChain)]
-    pub fn signing_chain(&self) -> Promise {
-        let engine = self.tx.clone();
-        future_to_promise(async move { engine.node().signing_chain().await.map(|id| JsValue::from(id as f64)) })
-    }
-
     /// Cancels the tracked transaction of `signer`'s account with `nonce`.
     #[wasm_bindgen(js_name = cancelTransaction)]
     pub fn cancel_transaction(&self, signer: JsValue, chain_id: f64, nonce: f64, options: JsValue) -> Promise {
-        let (engine, listener, adoption) = (self.tx.clone(), self.core.listener(), self.adoption.clone());
+        let (engine, listener, adoption) = (self.tx.clone(), self.listener.clone(), self.adoption.clone());
         future_to_promise(async move {
             let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
             let signer = JsSigner::from_js(&signer)?;
@@ -117,7 +110,7 @@ impl WasmRelayer {
     /// jitter and noticing reorgs; `timeoutMs` (0: none) bounds the wait.
     #[wasm_bindgen(js_name = waitForReceipt)]
     pub fn wait_for_receipt(&self, hash: String, options: JsValue, timeout_ms: f64) -> Promise {
-        let (engine, listener) = (self.tx.clone(), self.core.listener());
+        let (engine, listener) = (self.tx.clone(), self.listener.clone());
         future_to_promise(async move {
             let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
             let mut bytes = [0u8; 32];
@@ -174,7 +167,7 @@ impl WasmRelayer {
 /// under the ceiling, until one is mined or the relayer closes. Its end is
 /// reported through events; a cancel for the nonce joins it.
 fn keep_in_background(
-    engine: Rc<TxEngine<CoreNode>>,
+    engine: Rc<TxEngine<JsNode>>,
     signer: WasmSigner,
     chain_id: u64,
     nonce: u64,

@@ -2,17 +2,14 @@
 //! to a [`FieldValue`] the core parses (`tx::request`, `tx::option_fields`),
 //! and a field error back to the descriptor the wrapper throws.
 
-use std::rc::Rc;
-
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::config::absent;
+#[cfg(feature = "tx-module")]
 use super::contract::kind;
-use super::core::Core;
+#[cfg(feature = "tx-module")]
 use super::descriptors::{Obj, CODE_INVALID_PARAMS};
-use super::tx_node::CoreNode;
-use crate::tx::engine::TxEngine;
 use crate::tx::request::{FieldValue, TxFieldError};
 use crate::tx::TxOptions;
 
@@ -46,6 +43,7 @@ pub fn js_fields(value: &JsValue) -> Result<Vec<(String, FieldValue)>, TxFieldEr
 }
 
 /// The descriptor of a bad transaction field (`InvalidTransactionError` in JS).
+#[cfg(feature = "tx-module")]
 pub fn field_error(e: &TxFieldError) -> JsValue {
     Obj::new()
         .set("kind", kind::INVALID_TRANSACTION)
@@ -63,9 +61,4 @@ pub fn tx_options(value: &JsValue, base: TxOptions, path: &str) -> Result<TxOpti
     }
     let not_object = |_| TxFieldError { field: format!("{path}."), reason: "must be an object".into() };
     base.with_fields(path, &js_fields(value).map_err(not_object)?)
-}
-
-/// The engine a relayer owns.
-pub fn engine(core: Rc<Core>, options: TxOptions) -> Rc<TxEngine<CoreNode>> {
-    Rc::new(TxEngine::new(CoreNode { core, verified_chain: None.into() }, options))
 }

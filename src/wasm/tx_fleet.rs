@@ -12,7 +12,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-use super::relayer::WasmRelayer;
+use super::tx_module::WasmTxEngine;
 use std::time::Duration;
 
 use crate::tx::fleet_nonce::journal::{JournalCall, JournalOp, JournalReply};
@@ -118,7 +118,7 @@ fn read_reply(reply: &JsValue) -> Option<FleetReply> {
 }
 
 #[wasm_bindgen]
-impl WasmRelayer {
+impl WasmTxEngine {
     /// This relayer's sends take their nonces from the attached store's
     /// book (`member`: a random name for this relayer).
     #[wasm_bindgen(js_name = shareNonces)]

@@ -1,4 +1,4 @@
-//! The journal's entry points on `WasmRelayer`: adopting the unfinished
+//! The journal's entry points on `WasmTxEngine`: adopting the unfinished
 //! nonces of a worker that died (`tx::engine_journal`), and waiting for a
 //! tracked nonce's outcome. Conversions only.
 
@@ -15,9 +15,9 @@ use wasm_bindgen_futures::future_to_promise;
 use super::contract::kind;
 use super::descriptors::{simple_error, Obj, CODE_INVALID_PARAMS};
 use super::js_runtime::JsRuntime;
-use super::relayer::WasmRelayer;
 use super::tx_fields::{field_error, tx_options};
-use super::tx_node::CoreNode;
+use super::tx_module::WasmTxEngine;
+use super::tx_node::JsNode;
 use super::tx_outcome::{emitter, failure_js, hashes_js, outcome_js};
 use super::tx_signer::{Adoption, JsSigner, WasmSigner};
 use crate::runtime::Runtime;
@@ -32,7 +32,7 @@ const SWEEP_EVERY: Duration = Duration::from_secs(5);
 /// Takes over `address`'s orphaned nonces on `chain` and starts a loop on
 /// each with `start(nonce, its loop)`; emits `txAdopted` per nonce.
 async fn adopt_and_keep(
-    engine: &Rc<TxEngine<CoreNode>>,
+    engine: &Rc<TxEngine<JsNode>>,
     adoption: &Rc<Adoption>,
     listener: &Option<Function>,
     chain: u64,
@@ -64,7 +64,7 @@ async fn adopt_and_keep(
 /// emitting (re-broadcasts, the gap below it), so it finds that nonce once
 /// its lease ran out. Nothing pending, no events, no looks.
 pub(super) fn sweeping_emitter(
-    engine: &Rc<TxEngine<CoreNode>>,
+    engine: &Rc<TxEngine<JsNode>>,
     adoption: &Rc<Adoption>,
     listener: Option<Function>,
 ) -> impl Fn(TxEvent) {
@@ -82,7 +82,7 @@ pub(super) fn sweeping_emitter(
 /// its own keeps a process alive. Only a signer's accounts: a relayer that could merely watch
 /// a dead worker's nonces must not take them from one that can speed
 /// them up (that one asks with `resumeTransactions`).
-pub(super) fn sweep_if_due(engine: &Rc<TxEngine<CoreNode>>, adoption: &Rc<Adoption>, listener: &Option<Function>) {
+pub(super) fn sweep_if_due(engine: &Rc<TxEngine<JsNode>>, adoption: &Rc<Adoption>, listener: &Option<Function>) {
     if !engine.shares_nonces() {
         return;
     }
@@ -115,7 +115,7 @@ fn address_of(value: &JsValue, field: &str) -> Result<Address, JsValue> {
 }
 
 #[wasm_bindgen]
-impl WasmRelayer {
+impl WasmTxEngine {
     /// Takes over the journaled nonces of `signer`'s account (an adapted
     /// signer, or `{ address }` to watch only) whose owner stopped renewing,
     /// and drives each in the background. Resolves to `{ adopted: [{ nonce,
@@ -128,7 +128,7 @@ impl WasmRelayer {
         max_wait_blocks: f64,
         options: JsValue,
     ) -> Promise {
-        let (engine, listener, adoption) = (self.tx.clone(), self.core.listener(), self.adoption.clone());
+        let (engine, listener, adoption) = (self.tx.clone(), self.listener.clone(), self.adoption.clone());
         future_to_promise(async move {
             let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
             if !(max_wait_blocks.is_finite() && max_wait_blocks >= 1.0 && max_wait_blocks.fract() == 0.0) {

@@ -8,5 +8,7 @@ import { createRelayerClass } from '../relayer.js';
 import { nodeHttpSender } from '../node-http.js';
 
 const wasm = require('./breakwater_rpc_node.cjs');
+// The transaction module, loaded (synchronously) on the first transaction call.
+const loadTx = () => require('./breakwater_rpc_tx_node.cjs');
 
-module.exports = { FaultTolerantRelayer: createRelayerClass(wasm, nodeHttpSender), ...errors, ready: Promise.resolve() };
+module.exports = { FaultTolerantRelayer: createRelayerClass(wasm, nodeHttpSender, loadTx), ...errors, ready: Promise.resolve() };

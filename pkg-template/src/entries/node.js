@@ -1,6 +1,7 @@
 // Entry of dist/node.mjs (Node's `import`): the wasm-bindgen `nodejs` glue,
-// a CommonJS file that loads the wasm synchronously. The glue path is
-// relative to dist/, where scripts/build.mjs puts it (it is not bundled).
+// a CommonJS file that loads the wasm synchronously, and the transaction
+// module's, loaded the same way on the first transaction call. The glue
+// paths are relative to dist/, where scripts/build.mjs puts them (not bundled).
 
 import { createRequire } from 'node:module';
 import { createRelayerClass } from '../relayer.js';
@@ -8,12 +9,15 @@ import { nodeHttpSender } from '../node-http.js';
 
 export * from '../errors.js';
 
-const wasm = createRequire(import.meta.url)('./breakwater_rpc_node.cjs');
+const require = createRequire(import.meta.url);
+const wasm = require('./breakwater_rpc_node.cjs');
+// The transaction module, loaded (synchronously) on the first transaction call.
+const loadTx = () => require('./breakwater_rpc_tx_node.cjs');
 
 /** Already resolved: the wasm was loaded synchronously. */
 export const ready = Promise.resolve();
 
 // Exported under its name, bound under another: a top-level binding named
 // FaultTolerantRelayer would make the bundler rename the class (and its `name`).
-const Relayer = createRelayerClass(wasm, nodeHttpSender);
+const Relayer = createRelayerClass(wasm, nodeHttpSender, loadTx);
 export { Relayer as FaultTolerantRelayer };

@@ -14,5 +14,11 @@ await ready;
 
 // Exported under its name, bound under another: a top-level binding named
 // FaultTolerantRelayer would make the bundler rename the class (and its `name`).
-const Relayer = createRelayerClass(wasm);
+// The transaction module, imported and compiled on the first transaction call: a page that
+// only reads never downloads it.
+const loadTx = () => import('./breakwater_rpc_tx.js').then(async (tx) => {
+  await tx.default({ module_or_path: new URL('./breakwater_rpc_tx_bg.wasm', import.meta.url) });
+  return tx;
+});
+const Relayer = createRelayerClass(wasm, undefined, loadTx);
 export { Relayer as FaultTolerantRelayer };

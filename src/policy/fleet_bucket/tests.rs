@@ -192,11 +192,7 @@ fn a_charge_above_the_burst_can_still_be_held_once_the_bucket_is_full() {
     let whole = bucket.ask(at(450), 1, big);
     assert_eq!(whole.granted, 19.0, "refilled up to one charge, never above it");
     assert_eq!(bucket.ask(at(1000), 2, LeaseAsk { held: 0.0, ..big }).granted, 0.0, "while member 1 holds it");
-    assert_eq!(
-        bucket.ask(at(2450), 2, LeaseAsk { held: 0.0, ..big }).granted,
-        19.0,
-        "its hold over, member 2's turn"
-    );
+    assert_eq!(bucket.ask(at(2450), 2, LeaseAsk { held: 0.0, ..big }).granted, 19.0, "its hold over, member 2's turn");
 }
 
 /// Four members of a 100 CU/s plan with a 20 CU burst (a per-second

@@ -98,8 +98,12 @@ impl QuotaGroup {
             self.alone = Some(Alone { since: now, share, applied: f64::NAN });
             self.bucket.drain(now);
             // What the lease paid in the last second still counts in the provider's second.
-            let paid: Vec<_> =
-                self.recent.iter().copied().filter(|&(t, _)| now.saturating_since(t) < Duration::from_secs(1)).collect();
+            let paid: Vec<_> = self
+                .recent
+                .iter()
+                .copied()
+                .filter(|&(t, _)| now.saturating_since(t) < Duration::from_secs(1))
+                .collect();
             self.bucket.seed(&paid);
         }
         let share = slow.then(|| share_of_fleet(self.observed_rate(now), self.fleet_rate(), ALONE_FLOOR));

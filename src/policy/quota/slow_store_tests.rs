@@ -83,10 +83,12 @@ fn a_slow_store_leaves_each_member_its_share_and_the_fleet_its_plan() {
     // A fast store sustains 80 % of a per-second plan (its burst is the rest: `fleet_terms`), so at
     // 75 % requests queue there too (p90 480 ms here).
     let (slow_p90, fast_p90) = (p90(&slow_waits), p90(&fast_waits));
-    assert!(slow_p90 <= 700 && slow_p90 * 2 <= fast_p90 * 3, "slow store: p90 wait {slow_p90} ms (fast: {fast_p90} ms)");
+    assert!(
+        slow_p90 <= 700 && slow_p90 * 2 <= fast_p90 * 3,
+        "slow store: p90 wait {slow_p90} ms (fast: {fast_p90} ms)"
+    );
     // Each at its share, in its own per-second window: the fleet near the plan in its busiest
     // second (own rates over ten seconds against the store's decayed fleet rate: measured 660).
     assert!(busiest_second(&slow) <= 690, "slow store: {} CU in one second", busiest_second(&slow));
     assert!(fast_rate >= 0.9 * 450.0, "fast store: {fast_rate:.0} CU/s");
 }
-

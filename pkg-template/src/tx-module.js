@@ -1,0 +1,44 @@
+// The transaction module (docs/architecture.md): the engine is its own wasm
+// instance, loaded on a relayer's first transaction call, so an app that
+// only reads never downloads it. Each entry point gives its loader: Node
+// loads the module synchronously (the first call goes on at once), pages
+// import it (the first call waits for it; later calls find it loaded).
+
+/**
+ * The module of one entry point, loaded at most once, and the fleet's
+ * nonce book (`attachFleetNonces`), which a store may attach before the
+ * module is loaded: it is handed over when it is.
+ */
+export function txModuleHub(load) {
+  let module = null;
+  let loading = null;
+  let book = null;
+  const loaded = (m) => {
+    module = m;
+    if (book) m.attachFleetNonces(book);
+    return m;
+  };
+  return {
+    /** The module (loaded now), or a promise of it. */
+    load() {
+      if (module) return module;
+      if (!loading) {
+        const got = load();
+        if (typeof got?.then !== 'function') return loaded(got);
+        loading = got.then(loaded);
+        loading.catch(() => { loading = null; }); // a failed import is tried again by the next call
+      }
+      return loading;
+    },
+    /** A store's nonce book: shared sends take their nonces from it. */
+    attachBook(call) {
+      book = call;
+      module?.attachFleetNonces(call);
+    },
+    /** The store closed: shared sends fail from now on (never a guessed nonce). */
+    detachBook() {
+      book = null;
+      module?.detachFleetNonces();
+    },
+  };
+}

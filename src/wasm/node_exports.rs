@@ -1,0 +1,85 @@
+//! The transaction module's calls into this relayer (`node_bridge.rs`),
+//! exported on `WasmRelayer`: promise-returning methods the engine's own
+//! wasm instance calls through JS (`tx_node.rs` in the `tx-module` build).
+
+use js_sys::{Array, Promise};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use super::descriptors::Obj;
+use super::relayer::WasmRelayer;
+use crate::tx::engine::SendOutcome;
+
+/// A send's outcome as the transaction module reads it (`tx_node.rs`).
+fn outcome_js(outcome: SendOutcome<JsValue>) -> JsValue {
+    let (name, error, certain) = match outcome {
+        SendOutcome::Accepted => ("accepted", JsValue::UNDEFINED, false),
+        SendOutcome::Unknown(e) => ("unknown", e, false),
+        SendOutcome::NonceTooLow { certain, error } => ("nonceTooLow", error, certain),
+        SendOutcome::Underpriced(e) => ("underpriced", e, false),
+        SendOutcome::FeeTooLow(e) => ("feeTooLow", e, false),
+        SendOutcome::Rejected(e) => ("rejected", e, false),
+    };
+    Obj::new().set("outcome", name).set("error", error).set("certain", certain).build()
+}
+
+#[wasm_bindgen]
+impl WasmRelayer {
+    /// The transaction module's read: `method(params)` through the
+    /// pipeline, no cache, no dedup. Resolves to the result (`null` for
+    /// "already known"); rejects with a failure descriptor.
+    #[wasm_bindgen(js_name = nodeCall)]
+    pub fn node_call(&self, method: String, params: JsValue) -> Promise {
+        let node = self.node.clone();
+        future_to_promise(async move { node.call(&method, &Array::from(&params).to_vec()).await })
+    }
+
+    /// The transaction module's broadcast of signed `0x` bytes: resolves to
+    /// `{ outcome, error, certain }` (`SendOutcome`, classified here, where
+    /// the attempts' verdicts are).
+    #[wasm_bindgen(js_name = nodeSendRaw)]
+    pub fn node_send_raw(&self, raw: String) -> Promise {
+        let node = self.node.clone();
+        future_to_promise(async move { Ok(outcome_js(node.send_raw(raw.into()).await)) })
+    }
+
+    /// The same signed bytes to every endpoint, best effort.
+    #[wasm_bindgen(js_name = nodeRebroadcast)]
+    pub fn node_rebroadcast(&self, raw: String) -> Promise {
+        let node = self.node.clone();
+        future_to_promise(async move {
+            node.rebroadcast(raw.into()).await;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Whether any endpoint (up to three asked) knows the hash.
+    #[wasm_bindgen(js_name = nodeKnown)]
+    pub fn node_known(&self, hash: String) -> Promise {
+        let node = self.node.clone();
+        future_to_promise(async move { Ok(node.known(hash.into()).await.into()) })
+    }
+
+    /// The chain signatures are bound to (`CoreNode::signing_chain`), as a number.
+    #[wasm_bindgen(js_name = signingChain)]
+    pub fn signing_chain(&self) -> Promise {
+        let node = self.node.clone();
+        future_to_promise(async move { node.signing_chain().await.map(|id| JsValue::from(id as f64)) })
+    }
+
+    /// Resolves when the relayer closes.
+    #[wasm_bindgen(js_name = nodeClosing)]
+    pub fn node_closing(&self) -> Promise {
+        let core = self.core.clone();
+        future_to_promise(async move {
+            core.pipeline.closing().await;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Whether the relayer is closed.
+    #[wasm_bindgen(js_name = nodeIsClosed)]
+    pub fn node_is_closed(&self) -> bool {
+        self.core.closed()
+    }
+}
