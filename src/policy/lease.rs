@@ -73,7 +73,17 @@ pub const DEFAULT_PERIOD: Duration = Duration::from_secs(1);
 
 /// Answers in a row slower than a quarter period after which a store
 /// counts as too slow to spend from (see the module doc).
-pub const SLOW_STREAK: u32 = 2;
+///
+/// Counted only once the lease has been up [`SLOW_GRACE`]: a process
+/// starting (its wasm compiling, its connections opening, beside three
+/// others on two cores) reads every answer late for a second or two. Two
+/// such answers sent a starting member alone at a share its first
+/// second's rate made tiny, and it turned reads away (a fleet test,
+/// under CPU load).
+pub const SLOW_STREAK: u32 = 3;
+
+/// How long a lease is up before slow answers count (see [`SLOW_STREAK`]).
+pub const SLOW_GRACE: Duration = Duration::from_secs(2);
 
 /// The most asks a realm has out for one group: one.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -158,6 +168,8 @@ pub struct Lease {
     short: bool,
     /// Answers in a row that took over a quarter period.
     slow: u32,
+    /// Since when the lease has been up without a failure (slow answers count after [`SLOW_GRACE`]).
+    up_since: Option<Instant>,
     /// CU spent alone (the store slow) since the last report.
     unreported: f64,
     /// The ask out is such a report of this many CU (its grant is spent
@@ -184,6 +196,7 @@ impl Lease {
             burst: f64::INFINITY,
             short: false,
             slow: 0,
+            up_since: None,
             unreported: 0.0,
             reporting: None,
         }
@@ -335,7 +348,16 @@ impl Lease {
         let Some(since) = self.out.take() else {
             return; // an answer after its ask was given up: the failure stands
         };
-        self.slow = if now.saturating_since(since) > self.period / 4 { self.slow.saturating_add(1) } else { 0 };
+        let up_since = *self.up_since.get_or_insert(now);
+        let settled = now.saturating_since(up_since) >= SLOW_GRACE;
+        let late = now.saturating_since(since) > self.period / 4;
+        self.slow = if late && settled {
+            self.slow.saturating_add(1)
+        } else if late {
+            self.slow
+        } else {
+            0
+        };
         let granted = if self.reporting.take().is_some() { 0.0 } else { grant.granted.max(0.0) };
         self.held = if self.slow() { 0.0 } else { self.held(now) + granted };
         self.need = 0.0;
@@ -374,6 +396,7 @@ impl Lease {
 
     fn fail(&mut self, now: Instant) {
         self.unreported += self.reporting.take().unwrap_or(0.0);
+        self.up_since = None;
         self.up = false;
         self.held = 0.0;
         self.failures = self.failures.saturating_add(1);

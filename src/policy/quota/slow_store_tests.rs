@@ -10,10 +10,10 @@ use crate::policy::fleet_bucket::FleetBucket;
 use crate::runtime::SeededRandom;
 use crate::time::at;
 
-/// What four members paid, by millisecond (one entry per CU), and how
-/// long each charge waited (ms): `demand` CU/s in all, 20 CU a charge, for
-/// `ms`, each ask answered `store_ms` later.
-fn fleet_on_store(plan: f64, demand: f64, ms: u64, store_ms: u64) -> (Vec<u64>, Vec<u64>) {
+/// What four members paid, by millisecond (one entry per CU), and each
+/// charge's arrival and wait (ms): `demand` CU/s in all, 20 CU a charge,
+/// for `ms`, each ask answered `store_ms` later.
+fn fleet_on_store(plan: f64, demand: f64, ms: u64, store_ms: u64) -> (Vec<u64>, Vec<(u64, u64)>) {
     let config = QuotaConfig { cu_per_second: plan, ..QuotaConfig::default() };
     let mut members: Vec<QuotaGroup> = (0..4).map(|_| QuotaGroup::new(config, at(0))).collect();
     let mut waiting: Vec<VecDeque<u64>> = vec![VecDeque::new(); 4];
@@ -39,7 +39,7 @@ fn fleet_on_store(plan: f64, demand: f64, ms: u64, store_ms: u64) -> (Vec<u64>, 
                     break;
                 }
                 paid.extend(std::iter::repeat_n(now, 20));
-                waits.push(now - since);
+                waits.push((since, now - since));
                 waiting[i].pop_front();
             }
             if let Some(ask) = m.take_lease_ask() {
@@ -70,11 +70,14 @@ fn a_slow_store_leaves_each_member_its_share_and_the_fleet_its_plan() {
     let (fast, fast_waits) = fleet_on_store(600.0, 450.0, 40_000, 2);
     let (slow, slow_waits) = fleet_on_store(600.0, 450.0, 40_000, 450);
     let late = |paid: &[u64]| paid.iter().filter(|&&t| t >= 10_000).count() as f64 / 30.0;
-    let p90 = |waits: &[u64]| {
-        let mut w = waits.to_vec();
+    // Arrivals after the first 10 s: a store slow from the start is leased from until the lease has
+    // been up `SLOW_GRACE` and three answers came late (~3.4 s here), and that backlog drains first.
+    let pct = |waits: &[(u64, u64)], from: u64, p: usize| {
+        let mut w: Vec<u64> = waits.iter().filter(|(t, _)| *t >= from).map(|(_, w)| *w).collect();
         w.sort_unstable();
-        w[w.len() * 9 / 10]
+        w[w.len() * p / 100]
     };
+    let p90 = |waits: &[(u64, u64)]| pct(waits, 10_000, 90);
     let (fast_rate, slow_rate) = (late(&fast), late(&slow));
     // Before: every charge waited for a round trip (a member may hold only its share of the
     // fleet's burst), and the fleet got a burst per round trip: a new user's four processes, Redis
@@ -87,8 +90,11 @@ fn a_slow_store_leaves_each_member_its_share_and_the_fleet_its_plan() {
         slow_p90 <= 700 && slow_p90 * 2 <= fast_p90 * 3,
         "slow store: p90 wait {slow_p90} ms (fast: {fast_p90} ms)"
     );
+    let whole = pct(&slow_waits, 0, 99);
+    assert!(whole <= 4_000, "slow store: p99 wait over the whole run {whole} ms");
     // Each at its share, in its own per-second window: the fleet near the plan in its busiest
-    // second (own rates over ten seconds against the store's decayed fleet rate: measured 660).
+    // second (own rates over ten seconds against the store's decayed fleet rate, which comes a round
+    // trip late; shares grow at most 2 % of the plan a second: measured 660, 720 at 5 %).
     assert!(busiest_second(&slow) <= 690, "slow store: {} CU in one second", busiest_second(&slow));
     assert!(fast_rate >= 0.9 * 450.0, "fast store: {fast_rate:.0} CU/s");
 }
