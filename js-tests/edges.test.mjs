@@ -55,6 +55,12 @@ test('a refused key (401) with a single endpoint rejects at once with an AuthErr
   assert.equal(n.requests.length, 1, 'kept out: not asked again');
   const shown = JSON.stringify([first.message, second.message, first.history, relayer.endpoints]);
   assert.ok(!/hunter2secret|9aa3d95b/.test(shown), shown);
+  // Alchemy's way: a 401 with a JSON-RPC error body. The error keeps both the status and the code.
+  const alchemy = await node([{ status: 401, body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Must be authenticated!' } }), headers: { 'content-type': 'application/json' }, chainCheckToo: true }]);
+  const { relayer: r2 } = relayerOf([alchemy.url]);
+  const refused = await r2.request({ method: 'eth_blockNumber' }).then(() => null, (e) => e);
+  assert.ok(isAuthError(refused), `${refused && refused.name}: ${refused && refused.message}`);
+  assert.deepEqual([refused.status, refused.rpcCode], [401, -32600]);
 });
 
 test('a provider body that says the key is invalid (HTTP 200) fails over and keeps the endpoint out', async () => {

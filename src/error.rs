@@ -52,8 +52,10 @@ impl StopReason {
 /// What the last failed attempt showed, payloads kept untouched.
 #[derive(Clone, Debug)]
 pub enum FailureDetail<P> {
-    /// A JSON-RPC error object from the node.
-    Rpc(RpcErrorInfo<P>),
+    /// A JSON-RPC error object from the node, and the HTTP status it came
+    /// with when that was an error status (a 401 with a JSON-RPC body: the
+    /// caller's error still says 401).
+    Rpc(RpcErrorInfo<P>, Option<u16>),
     /// An HTTP status without a usable JSON-RPC error.
     Http {
         /// Status code.

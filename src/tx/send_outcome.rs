@@ -41,7 +41,7 @@ fn certain(record: &AttemptRecord) -> bool {
 /// minimum", Besu "below configured minimum" / "below current base fee",
 /// Erigon "fee too low", Nethermind "FeeTooLow"): a speed-up, not a drop.
 fn fee_too_low<P>(f: &Failure<P>) -> bool {
-    let Some(FailureDetail::Rpc(info)) = &f.last else { return false };
+    let Some(FailureDetail::Rpc(info, _)) = &f.last else { return false };
     let message = info.message.to_ascii_lowercase();
     [
         "less than block base fee",

@@ -194,10 +194,11 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
     let n = f.attempts.len();
     let upstream = f.last.as_ref().map(|last| {
         let (kind, code, message, obj) = match last {
-            FailureDetail::Rpc(e) => {
+            FailureDetail::Rpc(e, status) => {
                 let message = redactor.scrub(&e.message);
                 let obj = Obj::new()
                     .maybe("data", e.data.as_ref().map(|d| redactor.scrub_value(d)))
+                    .maybe("status", status.map(f64::from))
                     .set("rpcCode", e.code.map_or(JsValue::NULL, |c| (c as f64).into()));
                 (kind::RPC, e.code.unwrap_or(-32603), message, obj)
             }

@@ -91,7 +91,7 @@ fn an_item_refused_for_good_keeps_its_own_error_and_is_not_sent_again() {
     assert_eq!(failure.reason, StopReason::NotRetryable);
     assert_eq!(failure.attempts.len(), 1);
     assert_eq!(failure.attempts[0].verdict.class, ErrorClass::Fatal);
-    assert!(matches!(&failure.last, Some(crate::error::FailureDetail::Rpc(info)) if info.code == Some(3)));
+    assert!(matches!(&failure.last, Some(crate::error::FailureDetail::Rpc(info, _)) if info.code == Some(3)));
     assert_eq!((answered(&out.items[0]), answered(&out.items[2])), (Some("0x1"), Some("0x3")));
     assert_eq!(h.rounds.borrow().len(), 1);
 }

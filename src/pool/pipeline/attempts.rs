@@ -32,8 +32,8 @@ impl<P> Attempts<P> {
     /// Keeps the most informative failure: a node's JSON-RPC answer is not
     /// replaced by a later transport or HTTP failure elsewhere.
     pub(super) fn failed(&mut self, detail: FailureDetail<P>) {
-        let answered = matches!(self.last, Some(FailureDetail::Rpc(_)));
-        if answered && !matches!(detail, FailureDetail::Rpc(_)) {
+        let answered = matches!(self.last, Some(FailureDetail::Rpc(..)));
+        if answered && !matches!(detail, FailureDetail::Rpc(..)) {
             return;
         }
         self.last = Some(detail);
@@ -94,7 +94,7 @@ pub fn detail<P>(observation: Observation<P>) -> FailureDetail<P> {
         Observation::Transport(t) => FailureDetail::Transport(t),
         Observation::Answered(_) => FailureDetail::Http { status: 200, body: "result" },
         Observation::Http { status, reply, .. } => match reply {
-            Reply::Error(e) => FailureDetail::Rpc(e),
+            Reply::Error(e) => FailureDetail::Rpc(e, (status >= 400).then_some(status)),
             Reply::Result(_) => FailureDetail::Http { status, body: "result" },
             Reply::NotJson => FailureDetail::Http { status, body: "notJson" },
             Reply::WrongId => FailureDetail::Http { status, body: "wrongId" },

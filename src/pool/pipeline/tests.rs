@@ -87,7 +87,7 @@ fn a_revert_costs_exactly_one_attempt() {
     let h = harness(vec![vec![RpcError(3, "execution reverted: nope")], vec![Answer("0x1")]], opts());
     let err = h.run("eth_call").unwrap_err();
     assert_eq!(err.reason, StopReason::NotRetryable);
-    assert!(matches!(err.last, Some(FailureDetail::Rpc(ref e)) if e.code == Some(3)));
+    assert!(matches!(err.last, Some(FailureDetail::Rpc(ref e, _)) if e.code == Some(3)));
     assert_eq!((h.net.calls(0), h.net.calls(1), h.now_ms()), (1, 0, 0));
     assert!(h.events.borrow().is_empty());
 }
@@ -308,7 +308,7 @@ fn a_nodes_answer_is_reported_rather_than_a_later_failure_to_reach_another() {
     let h = harness(vec![vec![RpcError(-32601, "the method x does not exist")], vec![Refuse]], opts());
     let err = h.run("x_unknown").unwrap_err();
     assert_eq!(err.attempts.len(), 2, "the capability gap sends it to the other endpoint, which is down");
-    assert!(matches!(err.last, Some(FailureDetail::Rpc(ref e)) if e.code == Some(-32601)));
+    assert!(matches!(err.last, Some(FailureDetail::Rpc(ref e, _)) if e.code == Some(-32601)));
     assert_eq!(err.last_endpoint(), Some(0));
     assert_eq!(err.last_verdict().map(|v| v.class), Some(ErrorClass::Capability));
 }
