@@ -63,9 +63,10 @@ export declare class ConfigError extends BreakwaterError { readonly kind: 'confi
 /**
  * A node's JSON-RPC error. `code` is the node's, except when the relayer retried it, gave up, and the code is one a
  * wrapper would retry (-32603, -32005, unknown codes): then -32002 (viem and ethers do not retry it) and
- * `stopReason: 'attemptsExhausted'`. `rpcCode` is always the node's.
+ * `stopReason: 'attemptsExhausted'`. `rpcCode` is always the node's; `status`, the HTTP error status it came with
+ * (absent for the usual 200).
  */
-export declare class RpcError extends BreakwaterError { readonly kind: 'rpc'; readonly data?: unknown; readonly rpcCode?: number; }
+export declare class RpcError extends BreakwaterError { readonly kind: 'rpc'; readonly data?: unknown; readonly rpcCode?: number; readonly status?: number; }
 export declare class HttpError extends BreakwaterError { readonly kind: 'http'; readonly status: number; }
 export declare class TransportError extends BreakwaterError {
   readonly kind: 'transport';
