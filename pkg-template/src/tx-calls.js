@@ -61,7 +61,10 @@ export class TxSide {
     if (this.#engine) return use(this.#engine);
     const got = this.#hub.load();
     if (typeof got?.then !== 'function') return use(this.#build(got));
-    if (!this.#pending) this.#pending = got.then((m) => this.#engine ?? this.#build(m));
+    if (!this.#pending) {
+      this.#pending = got.then((m) => this.#engine ?? this.#build(m));
+      this.#pending.catch(() => { this.#pending = null; }); // a failed load is tried again by the next call
+    }
     return this.#pending.then(use);
   }
 
