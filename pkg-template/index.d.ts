@@ -127,5 +127,8 @@ export declare class FaultTolerantRelayer implements Eip1193Provider {
   close(): Promise<void>;
 }
 
-/** Resolves once the WebAssembly module is ready (already resolved in Node). */
+/**
+ * Resolves once the relayer's WebAssembly module is ready (already resolved in Node). The transaction engine's
+ * module is loaded on a relayer's first transaction call, not by this.
+ */
 export declare const ready: Promise<void>;

@@ -145,7 +145,7 @@ export class TxSide {
     if (engine) return engineCall(() => engine.pendingTransactions(chainId, address));
     if (typeof address !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(address)) {
       throw new InvalidTransactionError({ kind: 'invalidTransaction', code: -32602, field: 'address',
-        message: 'address: must be a 0x-prefixed 20-byte address' });
+        message: 'transaction field `address` must be a 0x-prefixed 20-byte hex string' });
     }
     return [];
   }

@@ -16,9 +16,15 @@ await ready;
 // FaultTolerantRelayer would make the bundler rename the class (and its `name`).
 // The transaction module, imported and compiled on the first transaction call: a page that
 // only reads never downloads it.
-const loadTx = () => import('./breakwater_rpc_tx.js').then(async (tx) => {
-  await tx.default({ module_or_path: new URL('./breakwater_rpc_tx_bg.wasm', import.meta.url) });
-  return tx;
-});
+// Its .wasm is fetched beside its glue, not after it: one round trip, not two (450 ms more on a
+// new user's throttled link).
+const loadTx = () => {
+  const binary = fetch(new URL('./breakwater_rpc_tx_bg.wasm', import.meta.url));
+  binary.catch(() => {}); // a failed import reports first
+  return import('./breakwater_rpc_tx.js').then(async (tx) => {
+    await tx.default({ module_or_path: binary });
+    return tx;
+  });
+};
 const Relayer = createRelayerClass(wasm, undefined, loadTx);
 export { Relayer as FaultTolerantRelayer };
