@@ -1,0 +1,245 @@
+//! One logical request's walk (`Pipeline::execute`): the state machine in
+//! `pipeline.rs`'s doc, step by step.
+
+use super::*;
+
+impl Pipeline {
+    /// Runs one logical request; `attempt` performs one try against the
+    /// endpoint, timeout and purpose it is given.
+    pub async fn execute<R, P, F, Fut>(
+        &self,
+        runtime: &R,
+        call: Call<'_>,
+        attempt: F,
+        emit: &dyn Fn(PipelineEvent),
+    ) -> Result<Success<P>, Failure<P>>
+    where
+        R: Runtime,
+        P: Payload,
+        F: Fn(AttemptTarget) -> Fut,
+        Fut: Future<Output = Observation<P>>,
+    {
+        let start = runtime.now();
+        let cx = RequestContext::new(runtime, &attempt, call, (start, start + self.config.deadline), emit);
+        let (info, deadline) = (cx.info, cx.deadline);
+        self.budget.borrow_mut().deposit(start);
+        self.router.borrow_mut().note_arrival(start);
+        let n = self.config.endpoints.len();
+        let mut state =
+            Attempts { records: Vec::new(), tried: vec![false; n], last: None, reported: None, unknown: None };
+        // Signed for another chain than the relayer's: no node of its chain to send it to.
+        if call.signed_chain.is_some_and(|chain| !self.router.borrow_mut().pin_chain(chain)) {
+            return Err(state.stop(StopReason::NoEndpoint));
+        }
+        let mut previous_delay = Duration::ZERO;
+        let mut after: Option<usize> = None;
+        let mut only_untried = false;
+        // A failover reserved before the retry decision (given back unused if
+        // the loop ends first: permits release themselves on drop).
+        let mut preselected: Option<Permit<'_>> = None;
+        // Its place in the recovery pacer's line while that is what holds it.
+        let mut turn: Option<PacedTurn> = None;
+        // Its place in its plans' line while it waits for one (given back when served or gone);
+        // it is shed when joining would put it past its deadline.
+        let mut in_line: Option<crate::pool::router::backlog::InLine> = None;
+
+        loop {
+            if self.shutdown.is_triggered() {
+                return Err(state.stop(StopReason::Closed));
+            }
+            let now = runtime.now();
+            let request = route(&call, &info, &state.tried, (only_untried, after), (start, deadline));
+            let reservation = if let Some(permit) = preselected.take() {
+                permit
+            } else {
+                let draws = (runtime.random_unit(), runtime.random_unit());
+                let selection = self.select(emit, now, &request, draws);
+                if !matches!(selection, Selection::Wait { paced: true, .. }) {
+                    turn = None; // served, or held by something else: out of the pacer's line
+                }
+                match selection {
+                    Selection::Reserved(r) => {
+                        drop(in_line.take()); // out of the plans' line
+                        Permit::new(self, r)
+                    }
+                    Selection::NoEndpoint => {
+                        let reason =
+                            if state.records.is_empty() { StopReason::NoEndpoint } else { StopReason::NotRetryable };
+                        return Err(state.stop(reason));
+                    }
+                    Selection::Wait { until, quota, paced } => {
+                        if paced && turn.is_none() {
+                            turn = Some(self.router.borrow().pace_turn(start));
+                        }
+                        if let Some(u) = until.filter(|&u| u >= deadline) {
+                            if quota {
+                                return Err(state.stop(StopReason::RateLimited));
+                            }
+                            let early = (now < deadline).then(|| u.saturating_since(now));
+                            return Err(Failure { next_chance_in: early, ..state.stop(StopReason::Deadline) });
+                        }
+                        if now >= deadline {
+                            return Err(state.stop(StopReason::Deadline));
+                        }
+                        if self.waiting.get() >= self.config.pool.max_queue {
+                            emit(PipelineEvent::Overload { waiting: self.waiting.get() });
+                            return Err(state.stop(StopReason::Overload));
+                        }
+                        // Until it has a place in its plans' line: a request first held by
+                        // something else (a fresh node's chain check, a slot) joins the line
+                        // when the plans are what holds it, at the back (shed if that is past
+                        // its deadline).
+                        if in_line.is_none() {
+                            match self.behind_its_plans(now, &request, deadline) {
+                                Err(()) => return Err(state.stop(StopReason::RateLimited)), // told now, not at its deadline
+                                Ok(place) => in_line = place,
+                            }
+                        }
+                        self.waiting.set(self.waiting.get() + 1);
+                        // Waiting for a slot only: no timer but the deadline's (a release wakes us).
+                        let wake = until.unwrap_or(deadline);
+                        either(
+                            either(
+                                either(runtime.sleep(wake.saturating_since(now)), self.slots.notified()),
+                                self.realm_woken(),
+                            ),
+                            self.shutdown.wait(),
+                        )
+                        .await;
+                        self.waiting.set(self.waiting.get().saturating_sub(1));
+                        if self.shutdown.is_triggered() {
+                            return Err(state.stop(StopReason::Closed));
+                        }
+                        continue;
+                    }
+                }
+            };
+            let endpoint = reservation.endpoint();
+            if let Some(from) = after.filter(|&f| f != endpoint) {
+                emit(PipelineEvent::Failover { from, to: endpoint });
+            }
+            // No await since `now`: the clock is read once per step (a read is a
+            // call into the host, the hot path's most frequent one).
+            let began = now;
+            let remaining = deadline.saturating_since(began);
+            if remaining.is_zero() {
+                return Err(state.stop(StopReason::Deadline)); // the permit goes back unused
+            }
+            let timeout = self.attempt_timeout(endpoint, &info, remaining);
+            let lone = FirstAttempt { reservation, timeout };
+            // `None`: the endpoint turned out to serve another chain (disabled,
+            // released); select again. `close()` drops the attempt in flight
+            // (aborting its fetch) instead of waiting for its timeout.
+            let step = {
+                let mut step = std::pin::pin!(self.attempt_or_hedge(&cx, &mut state, lone));
+                unless_closed(&self.shutdown, step.as_mut()).await
+            };
+            let Some(step) = step else {
+                return Err(state.stop(StopReason::Closed));
+            };
+            let Some(done) = step else {
+                continue;
+            };
+            let Decided { reservation, began, observation, verdict } = done;
+            let endpoint = reservation.endpoint();
+            let ended = runtime.now();
+            self.settle(&cx, ended, reservation, began, &verdict, &mut state);
+
+            if matches!(verdict.class, ErrorClass::Success | ErrorClass::AlreadyKnown) {
+                let value = match observation {
+                    Observation::Http { reply: Reply::Result(p), .. } | Observation::Answered(p) => {
+                        if call.method == "eth_blockNumber" {
+                            if let Some(head) = p.quantity() {
+                                self.router.borrow_mut().observe_head(endpoint, head, ended);
+                            }
+                        }
+                        SuccessValue::Result(p)
+                    }
+                    _ => SuccessValue::AlreadyKnown,
+                };
+                return Ok(Success { value, endpoint, attempts: state.records });
+            }
+            // Nothing reached a node (refused, unresolved) or the key was
+            // refused: the retry elsewhere costs no upstream any work, so it
+            // draws nothing from the retry budget.
+            let undelivered = verdict.undelivered || verdict.class == ErrorClass::Unauthorized;
+            let unknown_answer = verdict.once_elsewhere.then(|| answer_of(&observation));
+            state.failed(detail(observation));
+
+            // Decide on a retry.
+            let retryable = verdict.class.retryable();
+            if !retryable {
+                return Err(state.stop(StopReason::NotRetryable));
+            }
+            if let Some(answer) = unknown_answer {
+                if !self.unknown_answers.borrow_mut().retry_elsewhere(&mut state.unknown, endpoint, answer) {
+                    return Err(state.stop(StopReason::NotRetryable));
+                }
+            }
+            if state.records.len() as u32 >= self.config.max_attempts() {
+                return Err(state.stop(StopReason::AttemptsExhausted));
+            }
+            // A capability gap, a refused key or a quota limit says nothing
+            // against the other endpoints: the limited group is already cooling
+            // (and the router waits for it if nothing else is free), so no
+            // backoff on top. An answer we do not recognise goes elsewhere at
+            // once: the same endpoint would say the same.
+            let delay = if matches!(verdict.class, ErrorClass::Capability | ErrorClass::Unauthorized)
+                || verdict.once_elsewhere
+            {
+                only_untried = true;
+                Duration::ZERO
+            } else if verdict.class == ErrorClass::RateLimited {
+                Duration::ZERO
+            } else {
+                let retry_index = (state.records.len() - 1) as u32;
+                let d = self.config.backoff.delay(retry_index, previous_delay, runtime.random_unit());
+                previous_delay = d;
+                d
+            };
+            if only_untried && state.tried.iter().all(|t| *t) {
+                // Every endpoint was tried: no retry to announce, no token to spend.
+                return Err(state.stop(StopReason::NotRetryable));
+            }
+            let free = undelivered && state.tried.iter().any(|t| !t);
+            // A retry off a node whose breaker is open now (it hung or died
+            // under this request) always goes, into debt if need be: see
+            // `pipeline/extra.rs`.
+            let stranded = self.router.borrow_mut().stranded_on(endpoint, ended);
+            if !free && !self.budget.borrow_mut().try_withdraw_retry(ended, stranded) {
+                return Err(state.stop(StopReason::Budget));
+            }
+            // The backoff protects the endpoint that failed. An endpoint not
+            // yet tried in this request, free right now, can take the retry at
+            // once: failing over costs no waiting, only the attempt.
+            if !delay.is_zero() && state.tried.iter().any(|t| !t) {
+                let request = route(&call, &info, &state.tried, (true, Some(endpoint)), (start, deadline));
+                let draws = (runtime.random_unit(), runtime.random_unit());
+                let selection = self.select(emit, ended, &request, draws);
+                if let Selection::Reserved(r) = selection {
+                    preselected = Some(Permit::new(self, r));
+                }
+            }
+            let delay = if preselected.is_some() { Duration::ZERO } else { delay };
+            if ended + delay >= deadline {
+                // Stopped now, before the deadline: the retry would come after it.
+                let early = (ended < deadline).then_some(delay);
+                return Err(Failure { next_chance_in: early, ..state.stop(StopReason::Deadline) });
+            }
+            emit(PipelineEvent::Retry {
+                attempt: state.records.len() as u32,
+                delay,
+                from: endpoint,
+                class: verdict.class.as_str(),
+                rule: verdict.rule.to_string(),
+            });
+            if !delay.is_zero() {
+                either(runtime.sleep(delay), self.shutdown.wait()).await;
+                if self.shutdown.is_triggered() {
+                    return Err(state.stop(StopReason::Closed));
+                }
+            }
+            after = Some(endpoint);
+        }
+    }
+}
