@@ -17,54 +17,20 @@ mod keys;
 mod timers;
 mod tx_fields;
 
+/// Declares modules compiled into one of the two builds only.
+macro_rules! modules_when {
+    ($cfg:meta: $($name:ident),* $(,)?) => { $(#[cfg($cfg)] mod $name;)* };
+}
+
 // The relayer's module (every app loads it): the pool, its transport and
 // coordination, and the node the transaction module calls (`node_bridge`).
-#[cfg(not(feature = "tx-module"))]
-mod batch;
-#[cfg(not(feature = "tx-module"))]
-mod core;
-#[cfg(not(feature = "tx-module"))]
-mod delivery;
-#[cfg(not(feature = "tx-module"))]
-mod fetch;
-#[cfg(not(feature = "tx-module"))]
-mod head_poll;
-#[cfg(not(feature = "tx-module"))]
-mod news;
-#[cfg(not(feature = "tx-module"))]
-mod node_bridge;
-#[cfg(not(feature = "tx-module"))]
-mod node_exports;
-#[cfg(not(feature = "tx-module"))]
-mod observation;
-#[cfg(not(feature = "tx-module"))]
-mod relayer;
-#[cfg(not(feature = "tx-module"))]
-mod reply;
-#[cfg(not(feature = "tx-module"))]
-mod stats;
-#[cfg(not(feature = "tx-module"))]
-mod store;
-#[cfg(not(feature = "tx-module"))]
-mod tab_buckets;
-#[cfg(not(feature = "tx-module"))]
-mod wire;
+modules_when!(not(feature = "tx-module"):
+    batch, core, delivery, fetch, head_poll, news, node_bridge, node_exports, observation, relayer, reply, stats,
+    store, tab_buckets, wire,
+);
 
 // The transaction module (loaded on the first transaction call): the
 // engine, its signers, journal and fleet nonces, over the relayer's node.
-#[cfg(feature = "tx-module")]
-mod tx;
-#[cfg(feature = "tx-module")]
-mod tx_events;
-#[cfg(feature = "tx-module")]
-mod tx_fleet;
-#[cfg(feature = "tx-module")]
-mod tx_journal;
-#[cfg(feature = "tx-module")]
-mod tx_module;
-#[cfg(feature = "tx-module")]
-mod tx_node;
-#[cfg(feature = "tx-module")]
-mod tx_outcome;
-#[cfg(feature = "tx-module")]
-mod tx_signer;
+modules_when!(feature = "tx-module":
+    tx, tx_events, tx_fleet, tx_journal, tx_module, tx_node, tx_outcome, tx_signer,
+);
