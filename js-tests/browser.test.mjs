@@ -78,7 +78,16 @@ test('the ES module build fails over and classifies errors inside Chromium', asy
   assert.deepEqual(out.events, ['failover', 'failover'], 'one failure does not trip the breaker: both requests fail over');
   assert.deepEqual(out.revert, { typed: true, code: 3, name: 'RpcError' });
   assert.equal(good.count(), 2, 'one success, one revert: no retries of the revert');
-  // A page that only reads downloads the relayer's module, never the transaction engine's.
+  // A page that only reads downloads the relayer's module, never the transaction engine's, even
+  // when it asks what is pending (nothing, before a transaction call).
+  assert.deepEqual(await page.evaluate(async () => {
+    const { FaultTolerantRelayer } = await import('/pkg/web.js');
+    const relayer = new FaultTolerantRelayer(['http://127.0.0.1:9']);
+    const pending = relayer.pendingTransactions(1, '0x0000000000000000000000000000000000000001');
+    await new Promise((r) => setTimeout(r, 200));
+    await relayer.close();
+    return pending;
+  }), []);
   const fetched = await page.evaluate(() => performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname));
   assert.ok(fetched.includes('/pkg/breakwater_rpc_bg.wasm'), fetched.join(', '));
   assert.ok(!fetched.some((f) => f.includes('breakwater_rpc_tx')), `the transaction module stays unloaded: ${fetched.join(', ')}`);

@@ -31,13 +31,14 @@ function checkWrap(wrap, field) {
  * The FaultTolerantRelayer class bound to one wasm-bindgen glue module
  * (web or nodejs target), one HTTP exchange (`fetch`, or Node's own:
  * node-http.js) and one loader of the transaction module's glue
- * (tx-module.js): each entry point creates it once.
+ * (tx-module.js; `txSynchronous`: it loads at once, as in Node): each entry
+ * point creates it once.
  */
-export function createRelayerClass(wasm, sender = httpSender, loadTx) {
+export function createRelayerClass(wasm, sender = httpSender, loadTx, txSynchronous = false) {
   // The HTTP exchange of URL endpoints, delivering results to this wasm instance.
   const senderFor = (url, headers, maxBytes) => sender(url, headers, maxBytes, wasm.deliverHttp);
   const news = newsHub(wasm);
-  const txModule = txModuleHub(loadTx);
+  const txModule = txModuleHub(loadTx, txSynchronous);
   const stores = fleetStores(wasm, news, txModule);
   let idbBook = null; // the origin's IndexedDB book, attached once the first relayer asks for it
   let idbRelayers = 0;

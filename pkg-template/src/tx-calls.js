@@ -39,11 +39,11 @@ export class TxSide {
     return this.#engine;
   }
 
-  /** The engine if it is made or can be made now (its module loads synchronously); else `null`. */
+  /** The engine if it is made or can be made now (its module loaded, or loading synchronously); else `null`. */
   sync() {
     if (this.#engine) return this.#engine;
-    const got = this.#hub.load();
-    return typeof got?.then === 'function' ? null : this.#build(got);
+    const module = this.#hub.now();
+    return module ? this.#build(module) : null;
   }
 
   /** This relayer's sends take their nonces from the store's book, under `member`. */

@@ -9,7 +9,7 @@
  * nonce book (`attachFleetNonces`), which a store may attach before the
  * module is loaded: it is handed over when it is.
  */
-export function txModuleHub(load) {
+export function txModuleHub(load, synchronous = false) {
   let module = null;
   let loading = null;
   let book = null;
@@ -19,6 +19,10 @@ export function txModuleHub(load) {
     return m;
   };
   return {
+    /** The module if it is loaded, or loads synchronously (Node); else `null`, and nothing starts. */
+    now() {
+      return module ?? (synchronous ? this.load() : null);
+    },
     /** The module (loaded now), or a promise of it. */
     load() {
       if (module) return module;

@@ -11,4 +11,4 @@ const wasm = require('./breakwater_rpc_node.cjs');
 // The transaction module, loaded (synchronously) on the first transaction call.
 const loadTx = () => require('./breakwater_rpc_tx_node.cjs');
 
-module.exports = { FaultTolerantRelayer: createRelayerClass(wasm, nodeHttpSender, loadTx), ...errors, ready: Promise.resolve() };
+module.exports = { FaultTolerantRelayer: createRelayerClass(wasm, nodeHttpSender, loadTx, true), ...errors, ready: Promise.resolve() };

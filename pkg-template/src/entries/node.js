@@ -19,5 +19,5 @@ export const ready = Promise.resolve();
 
 // Exported under its name, bound under another: a top-level binding named
 // FaultTolerantRelayer would make the bundler rename the class (and its `name`).
-const Relayer = createRelayerClass(wasm, nodeHttpSender, loadTx);
+const Relayer = createRelayerClass(wasm, nodeHttpSender, loadTx, true);
 export { Relayer as FaultTolerantRelayer };
