@@ -34,11 +34,6 @@ export class TxSide {
     this.#signingChain = signingChain;
   }
 
-  /** The engine, if made already (`null`: no transaction call yet). */
-  get current() {
-    return this.#engine;
-  }
-
   /** The engine if it is made or can be made now (its module loaded, or loading synchronously); else `null`. */
   sync() {
     if (this.#engine) return this.#engine;

@@ -122,6 +122,21 @@ mod tests {
     }
 
     #[test]
+    fn charges_a_lease_paid_in_the_last_second_count_in_the_window() {
+        // Falling from a lease at 1,000 ms with 15 CU paid by it at 600 ms: a 20 CU/s window has 5
+        // left until 1,600 ms, when they leave it.
+        let mut b = WindowedBucket::new(20.0, 20.0, at(0));
+        b.seed(&[(at(600), 15.0)]);
+        let taken = (0..20).filter(|_| b.try_take(at(1000), 1.0).is_ok()).count();
+        assert_eq!(taken, 5);
+        assert!(b.try_take(at(1600), 1.0).is_ok(), "the seeded charges left the second");
+        // A token bucket keeps no second: seeding it changes nothing.
+        let mut t = TokenBucket::new(20.0, 20.0, at(0), true);
+        QuotaBucket::seed(&mut t, &[(at(600), 15.0)]);
+        assert_eq!((0..20).filter(|_| QuotaBucket::try_take(&mut t, at(1000), 1.0).is_ok()).count(), 20);
+    }
+
+    #[test]
     fn a_lower_rate_lowers_the_second() {
         let mut b = WindowedBucket::new(20.0, 20.0, at(0));
         b.set_rate(at(0), 10.0);
