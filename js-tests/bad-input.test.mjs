@@ -110,6 +110,43 @@ test('a typo is refused with the option it most likely meant; a refused value is
   assert.doesNotMatch(typed.message, /sk-live-123/);
 });
 
+test('options are read as JS writes them: Maps, bigints, getters and class instances, nothing iterable', () => {
+  const refusal = (urls, options) => { try { new FaultTolerantRelayer(urls, options).close(); } catch (e) { return e; } return null; };
+  const stats = (urls, options) => { const r = new FaultTolerantRelayer(urls, options); try { return r.stats(); } finally { r.close(); } };
+  // A Map is an object of entries (headers, costs, quota); a bigint within 64 bits is a number.
+  assert.equal(refusal([{ url: URL_OK, headers: new Map([['x-key', 'abc']]) }]), null);
+  assert.equal(refusal([{ url: URL_OK, costs: new Map([['eth_call', 3n]]) }]), null);
+  assert.equal(refusal([URL_OK], { maxRetries: 2n, chainId: 2n ** 62n, checkChainId: false }), null);
+  assert.equal(refusal([URL_OK], { quota: new Map([['k', { cuPerSecond: 5 }]]) })?.field, 'quota.k', 'read as a map: its group is named');
+  // Getters and class instances are read by their own enumerable fields.
+  class Settings { constructor() { this.openMs = 100; } }
+  assert.equal(refusal([URL_OK], { breaker: new Settings() }), null);
+  const withGetter = {};
+  Object.defineProperty(withGetter, 'maxRetries', { get: () => 'x', enumerable: true });
+  assert.equal(refusal([URL_OK], withGetter).field, 'maxRetries');
+  // Sets, typed arrays and functions are not objects; a key that is not a string is not a map's.
+  for (const [options, field, reason] of [
+    [{ budget: new Set([1]) }, 'budget', /must be an object/],
+    [{ breaker: new Uint8Array(2) }, 'breaker', /must be an object/],
+    [{ cache: () => true }, 'cache', /must be a boolean or an object/],
+    [{ classify: new Set() }, 'classify', /must be an array/],
+    [{ quota: new Map([[1, { cuPerSecond: 5 }]]) }, 'quota', /must be an object/],
+    [{ maxRetries: 2n ** 70n }, 'maxRetries', /bigint out of range/],
+    [{ maxRetries: Symbol('x') }, 'maxRetries', /must be a number/],
+  ]) {
+    const e = refusal([URL_OK], options);
+    assert.ok(isConfigError(e), `${field}: ${e}`);
+    assert.equal(e.field, field);
+    assert.match(e.message, reason);
+  }
+  // What the wrapper reads itself is never walked (a cycle or a throwing getter there is harmless).
+  const logger = { debug() {}, info() {}, warn() {}, error() {} };
+  logger.self = logger;
+  Object.defineProperty(logger, 'boom', { get: () => { throw new Error('walked'); }, enumerable: true });
+  assert.equal(refusal([URL_OK], { logger }), null);
+  assert.equal(stats([URL_OK], { maxRetries: undefined, breaker: null }).endpoints.length, 1, 'null and undefined: the defaults');
+});
+
 test('switches that also take settings say both; duplicates name the twin', () => {
   for (const field of ['cache', 'hedge', 'adaptiveTimeout']) {
     const error = (() => { try { new FaultTolerantRelayer([URL_OK], { [field]: 'yes' }); } catch (e) { return e; } })();

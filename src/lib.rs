@@ -9,7 +9,7 @@
 //! - [`runtime`]: the seam to the outside world (clock, sleep, randomness);
 //!   a deterministic simulated runtime lives here for native tests.
 //! - [`rpc`]: what the library knows about JSON-RPC methods and replies.
-//! - [`input`]: the options contract, decoded with serde and resolved into
+//! - [`input`]: the options contract, read from JS values (JSON in tests) and resolved into
 //!   the [`config`] types.
 //! - [`pool`]: the request pipeline that combines the policies per request.
 //! - [`tx`]: nonces, fees, outcome-unknown submission, speed-up and cancel.

@@ -1,26 +1,35 @@
 //! The small shapes the options are made of, each with the words a
-//! refusal uses ("must be a number", "must be a boolean or an object"):
-//! serde's own visitors would say "f64" or "a sequence".
+//! refusal uses ("must be a number", "must be a boolean or an object").
 //!
-//! Every shape is read through `deserialize_any`: an object as a map, so
-//! all of its keys are seen (`serde-wasm-bindgen` reads only a struct's
-//! known fields, so an unknown key would pass unnoticed); an array as a
-//! sequence, and nothing else as one (a JS string is iterable, not a list).
-//! Objects are decoded by the structs `input_struct!` declares, without
-//! serde's derive: one small visitor each, which also tracks the path.
+//! Every shape reads a host value through [`Source::shape`]: an object's
+//! entries are all seen (an unknown key is refused with a hint), an array
+//! is a list and nothing else is (a JS string is iterable, not a list).
+//! Objects are decoded by the structs `input_struct!` declares. A refusal
+//! ([`Refusal`]) carries its path up: each level that decodes a nested
+//! value adds its segment (`.breaker`, `[2]`) on the way out.
 
-use std::fmt;
-use std::marker::PhantomData;
-
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-
-use super::path;
+use super::errors::Refusal;
+use super::source::{Shape, Source};
 use super::EndpointInput;
 
-/// An object decoded from a map's entries (what `input_struct!` makes).
-pub trait FromMap: Sized {
-    /// Reads every entry of `map`, refusing keys it does not know.
-    fn from_map<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error>;
+/// Decodes `f`'s value one level down, at `segment` (`.key` or `[i]`).
+pub fn within<T>(segment: impl FnOnce() -> String, decoded: Result<T, Refusal>) -> Result<T, Refusal> {
+    decoded.map_err(|mut refusal| {
+        refusal.segments.push(segment());
+        refusal
+    })
+}
+
+/// A shape of the options contract, read from any host value.
+pub trait Decode: Sized {
+    /// Reads `value`, or says why not.
+    fn decode<S: Source>(value: S) -> Result<Self, Refusal>;
+}
+
+/// An object decoded from its entries (what `input_struct!` makes).
+pub trait FromEntries: Sized {
+    /// Reads every entry, refusing keys it does not know.
+    fn from_entries<S: Source>(entries: Vec<(String, S)>) -> Result<Self, Refusal>;
 }
 
 /// Declares an input struct (every field optional) and its decoding: the
@@ -33,13 +42,15 @@ macro_rules! input_struct {
             $($(#[$fmeta])* #[allow(missing_docs)] pub $field: Option<$ty>,)*
         }
 
-        impl $crate::input::decode::FromMap for $name {
-            fn from_map<'de, A: serde::de::MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        impl $crate::input::decode::FromEntries for $name {
+            fn from_entries<S: $crate::input::source::Source>(
+                entries: Vec<(String, S)>,
+            ) -> Result<Self, $crate::input::Refusal> {
                 const FIELDS: &[&str] = &[$($js),*];
                 let mut out = $name::default();
-                while let Some(key) = map.next_key::<String>()? {
+                for (key, value) in entries {
                     match key.as_str() {
-                        $($js => out.$field = $crate::input::path::within(format!(".{key}"), || map.next_value())?,)*
+                        $($js => out.$field = $crate::input::decode::field(&key, value)?,)*
                         _ => return Err($crate::input::decode::unknown(key, FIELDS)),
                     }
                 }
@@ -47,61 +58,98 @@ macro_rules! input_struct {
             }
         }
 
-        impl<'de> serde::Deserialize<'de> for $name {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                d.deserialize_any($crate::input::decode::ObjectVisitor(std::marker::PhantomData))
+        impl $crate::input::decode::Decode for $name {
+            fn decode<S: $crate::input::source::Source>(value: S) -> Result<Self, $crate::input::Refusal> {
+                $crate::input::decode::object(value)
             }
         }
     };
 }
 pub(crate) use input_struct;
 
+/// Decodes an object's field `key`: absent is `None`, a refusal names the key.
+/// Never inlined: one copy per field type, not one per field (the contract
+/// has ~80 fields, 54 of them numbers).
+#[inline(never)]
+pub fn field<T: Decode, S: Source>(key: &str, value: S) -> Result<Option<T>, Refusal> {
+    within(|| format!(".{key}"), Option::<T>::decode(value))
+}
+
 /// Refuses an unknown key, naming the known one it most likely meant.
-pub fn unknown<E: serde::de::Error>(key: String, known: &[&str]) -> E {
+pub fn unknown(key: String, known: &[&str]) -> Refusal {
     let reason = match super::errors::nearest(&key, known) {
         Some(name) => format!("unknown option (did you mean `{name}`?)"),
         None => "unknown option".to_string(),
     };
     // The path names the unknown key itself.
-    path::within(format!(".{key}"), || Err::<(), E>(path::refuse(reason))).unwrap_err()
+    Refusal { segments: vec![format!(".{key}")], reason }
 }
 
-/// Reads a plain object into a `FromMap` type.
-pub struct ObjectVisitor<T>(pub PhantomData<T>);
-
-impl<'de, T: FromMap> Visitor<'de> for ObjectVisitor<T> {
-    type Value = T;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-        T::from_map(map)
+/// Reads a plain object into a `FromEntries` type.
+pub fn object<T: FromEntries, S: Source>(value: S) -> Result<T, Refusal> {
+    match value.shape() {
+        Shape::Object(entries) => T::from_entries(entries),
+        _ => Err(Refusal::expected("an object")),
     }
 }
 
-/// A JS number (NaN and the infinities included: the range checks refuse them).
+/// A field: absent (`undefined` or `null`) is `None`, its default.
+impl<T: Decode> Decode for Option<T> {
+    fn decode<S: Source>(value: S) -> Result<Self, Refusal> {
+        if value.is_absent() {
+            return Ok(None);
+        }
+        T::decode(value).map(Some)
+    }
+}
+
+/// A JS number (NaN and the infinities included: the range checks refuse
+/// them), or a bigint within 64 bits.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Num(pub f64);
 
-impl<'de> Deserialize<'de> for Num {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = Num;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a number")
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<Num, E> {
-                Ok(Num(v))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Num, E> {
-                Ok(Num(v as f64))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Num, E> {
-                Ok(Num(v as f64))
-            }
+impl Decode for Num {
+    fn decode<S: Source>(value: S) -> Result<Self, Refusal> {
+        match value.shape() {
+            Shape::Number(n) => Ok(Num(n)),
+            Shape::BigInt(digits) => bigint(&digits).map(Num),
+            _ => Err(Refusal::expected("a number")),
         }
-        d.deserialize_f64(V)
+    }
+}
+
+/// A bigint's value as a JS number, if it is within 64 bits.
+fn bigint(digits: &str) -> Result<f64, Refusal> {
+    let fits = digits.parse::<i64>().map(|v| v as f64).or_else(|_| digits.parse::<u64>().map(|v| v as f64));
+    fits.map_err(|_| Refusal::new("is a bigint out of range"))
+}
+
+impl Decode for String {
+    fn decode<S: Source>(value: S) -> Result<Self, Refusal> {
+        match value.shape() {
+            Shape::Text(s) => Ok(s),
+            _ => Err(Refusal::expected("a string")),
+        }
+    }
+}
+
+impl Decode for bool {
+    fn decode<S: Source>(value: S) -> Result<Self, Refusal> {
+        match value.shape() {
+            Shape::Bool(b) => Ok(b),
+            _ => Err(Refusal::expected("a boolean")),
+        }
+    }
+}
+
+/// A value the JS wrapper reads itself (`logger`, `fleet.redis`, a
+/// wrapped provider): only its presence counts here, and it is never walked.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Ignored;
+
+impl Decode for Ignored {
+    fn decode<S: Source>(_: S) -> Result<Self, Refusal> {
+        Ok(Ignored)
     }
 }
 
@@ -109,24 +157,14 @@ impl<'de> Deserialize<'de> for Num {
 #[derive(Debug, Default, PartialEq)]
 pub struct Entries<T>(pub Vec<(String, T)>);
 
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Entries<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<T>(PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
-            type Value = Entries<T>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entries<T>, A::Error> {
-                let mut out = Vec::new();
-                while let Some(key) = map.next_key::<String>()? {
-                    let value = path::within(format!(".{key}"), || map.next_value())?;
-                    out.push((key, value));
-                }
-                Ok(Entries(out))
-            }
-        }
-        d.deserialize_any(V(PhantomData))
+impl<T: Decode> Decode for Entries<T> {
+    fn decode<S: Source>(value: S) -> Result<Self, Refusal> {
+        let Shape::Object(entries) = value.shape() else { return Err(Refusal::expected("an object")) };
+        let decoded = entries.into_iter().map(|(key, v)| {
+            let value = within(|| format!(".{key}"), T::decode(v))?;
+            Ok((key, value))
+        });
+        decoded.collect::<Result<_, _>>().map(Entries)
     }
 }
 
@@ -134,27 +172,17 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Entries<T> {
 #[derive(Debug, Default, PartialEq)]
 pub struct List<T>(pub Vec<T>);
 
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ListVisitor("an array", PhantomData)).map(List)
+impl<T: Decode> Decode for List<T> {
+    fn decode<S: Source>(value: S) -> Result<Self, Refusal> {
+        list(value, "an array").map(List)
     }
 }
 
-/// Collects a sequence; `.0` is what a refusal says was expected.
-struct ListVisitor<T>(&'static str, PhantomData<T>);
-
-impl<'de, T: Deserialize<'de>> Visitor<'de> for ListVisitor<T> {
-    type Value = Vec<T>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.0)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
-        let mut out = Vec::new();
-        while let Some(item) = path::within(format!("[{}]", out.len()), || seq.next_element())? {
-            out.push(item);
-        }
-        Ok(out)
-    }
+/// Reads an array's items; `expected` is what a refusal says it must be.
+fn list<T: Decode, S: Source>(value: S, expected: &str) -> Result<Vec<T>, Refusal> {
+    let Shape::List(items) = value.shape() else { return Err(Refusal::expected(expected)) };
+    let decoded = items.into_iter().enumerate().map(|(i, item)| within(|| format!("[{i}]"), T::decode(item)));
+    decoded.collect()
 }
 
 /// An option that takes `true`/`false` or an object of settings
@@ -167,56 +195,34 @@ pub enum Switch<T> {
     Settings(T),
 }
 
-impl<'de, T: FromMap> Deserialize<'de> for Switch<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<T>(PhantomData<T>);
-        impl<'de, T: FromMap> Visitor<'de> for V<T> {
-            type Value = Switch<T>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a boolean or an object")
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<Switch<T>, E> {
-                Ok(Switch::On(v))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Switch<T>, A::Error> {
-                T::from_map(map).map(Switch::Settings)
-            }
+impl<T: FromEntries> Decode for Switch<T> {
+    fn decode<S: Source>(value: S) -> Result<Self, Refusal> {
+        match value.shape() {
+            Shape::Bool(b) => Ok(Switch::On(b)),
+            Shape::Object(entries) => T::from_entries(entries).map(Switch::Settings),
+            _ => Err(Refusal::expected("a boolean or an object")),
         }
-        d.deserialize_any(V(PhantomData))
     }
 }
 
 /// `chainId` as written: a number or bigint, or a decimal or `0x` string.
 #[derive(Debug, PartialEq)]
 pub enum ChainIdInput {
-    /// A number, or a bigint up to 2^63.
+    /// A number, or a negative bigint.
     Number(f64),
-    /// A string, or a bigint beyond 2^63 (its decimal digits).
+    /// A string, or a bigint's decimal digits (exact, up to 2^64 − 1).
     Text(String),
 }
 
-impl<'de> Deserialize<'de> for ChainIdInput {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = ChainIdInput;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a positive integer: a number, a bigint, or a decimal or 0x hex string")
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<ChainIdInput, E> {
-                Ok(ChainIdInput::Number(v))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<ChainIdInput, E> {
-                Ok(ChainIdInput::Number(v as f64))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<ChainIdInput, E> {
-                Ok(ChainIdInput::Text(v.to_string()))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<ChainIdInput, E> {
-                Ok(ChainIdInput::Text(v.to_string()))
-            }
+impl Decode for ChainIdInput {
+    fn decode<S: Source>(value: S) -> Result<Self, Refusal> {
+        match value.shape() {
+            Shape::Number(n) => Ok(ChainIdInput::Number(n)),
+            Shape::BigInt(digits) if digits.parse::<u64>().is_ok() => Ok(ChainIdInput::Text(digits)),
+            Shape::BigInt(digits) => bigint(&digits).map(ChainIdInput::Number),
+            Shape::Text(s) => Ok(ChainIdInput::Text(s)),
+            _ => Err(Refusal::expected("a positive integer: a number, a bigint, or a decimal or 0x hex string")),
         }
-        d.deserialize_any(V)
     }
 }
 
@@ -229,22 +235,15 @@ pub enum UpstreamInput {
     Endpoint(Box<EndpointInput>),
 }
 
-impl<'de> Deserialize<'de> for UpstreamInput {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = UpstreamInput;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an http(s) URL string, an endpoint object or an EIP-1193 provider")
+impl Decode for UpstreamInput {
+    fn decode<S: Source>(value: S) -> Result<Self, Refusal> {
+        match value.shape() {
+            Shape::Text(url) => Ok(UpstreamInput::Url(url)),
+            Shape::Object(entries) => {
+                EndpointInput::from_entries(entries).map(|e| UpstreamInput::Endpoint(Box::new(e)))
             }
-            fn visit_str<E>(self, v: &str) -> Result<UpstreamInput, E> {
-                Ok(UpstreamInput::Url(v.to_string()))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<UpstreamInput, A::Error> {
-                EndpointInput::from_map(map).map(|e| UpstreamInput::Endpoint(Box::new(e)))
-            }
+            _ => Err(Refusal::expected("an http(s) URL string, an endpoint object or an EIP-1193 provider")),
         }
-        d.deserialize_any(V)
     }
 }
 
@@ -252,9 +251,8 @@ impl<'de> Deserialize<'de> for UpstreamInput {
 #[derive(Debug)]
 pub struct UpstreamList(pub Vec<UpstreamInput>);
 
-impl<'de> Deserialize<'de> for UpstreamList {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let expected = "an array of RPC URLs, endpoint objects or providers";
-        d.deserialize_any(ListVisitor(expected, PhantomData)).map(UpstreamList)
+impl Decode for UpstreamList {
+    fn decode<S: Source>(value: S) -> Result<Self, Refusal> {
+        list(value, "an array of RPC URLs, endpoint objects or providers").map(UpstreamList)
     }
 }

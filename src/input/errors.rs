@@ -1,60 +1,45 @@
 //! A decoding failure as the `ConfigError` a user can act on: the full
-//! option path (`path.rs`), what was expected in plain words, and for an
-//! unknown key the known name it most likely meant (`nearest`).
-//!
-//! Refusals this contract makes itself are recorded whole (`path::refuse`).
-//! Type mismatches are reported by serde through the host format's error,
-//! in the words serde's default constructor writes ("invalid type: …,
-//! expected …"), whose expected part is this contract's own wording. The
-//! value that was refused is never repeated: it may be a secret in the
-//! wrong field.
+//! option path (the refusal's segments under its root), what was expected
+//! in plain words, and for an unknown key the known name it most likely
+//! meant (`nearest`). The value that was refused is never repeated: it
+//! may be a secret in the wrong field.
 
-use std::fmt::Display;
-
-use serde::{Deserialize, Deserializer};
-
-use super::path;
 use crate::config_error::ConfigError;
 
-/// Decodes `T` from `d`; a failure names its path under `root`
-/// (`""` for the options object, `"upstreams"` for the list).
-pub fn decode<'de, T, D>(d: D, root: &str) -> Result<T, ConfigError>
-where
-    T: Deserialize<'de>,
-    D: Deserializer<'de>,
-    D::Error: Display,
-{
-    path::reset();
-    T::deserialize(d).map_err(|e| {
-        let error = path::take_refusal(root).unwrap_or_else(|| refusal(path::current(root), &e.to_string()));
-        path::reset();
-        error
-    })
+/// Why a value was refused, and where: the path's segments, innermost first.
+#[derive(Debug)]
+pub struct Refusal {
+    /// Segments, each already written (`.breaker`, `[2]`), innermost first.
+    pub segments: Vec<String>,
+    /// What a user reads: "must be a number", "unknown option (…)".
+    pub reason: String,
 }
 
-/// The error for `message` (serde's wording) at `path`.
-fn refusal(path: String, message: &str) -> ConfigError {
-    // A JS `Error` turned to text starts with its name.
-    let message = message.strip_prefix("Error: ").unwrap_or(message);
-    for kind in ["invalid type: ", "invalid value: "] {
-        if let Some((_, expected)) = message.strip_prefix(kind).and_then(|m| m.rsplit_once(", expected ")) {
-            return ConfigError::new(field(path), format!("must be {expected}"));
-        }
+impl Refusal {
+    /// A refusal of the value being decoded.
+    pub fn new(reason: impl Into<String>) -> Refusal {
+        Refusal { segments: Vec::new(), reason: reason.into() }
     }
-    if message.contains("BigInt outside") {
-        // serde-wasm-bindgen's own words for a bigint past 64 bits.
-        return ConfigError::new(field(path), "is a bigint out of range");
+
+    /// The refusal for a value that is not `expected` (a value refused is never
+    /// repeated: it may be a secret in the wrong field).
+    pub fn expected(expected: &str) -> Refusal {
+        Refusal::new(format!("must be {expected}"))
     }
-    ConfigError::new(field(path), message)
 }
 
-/// The options object itself has no path of its own.
-fn field(path: String) -> String {
+/// The error for `refusal` under `root` (`""` for the options object,
+/// `"upstreams"` for the list).
+pub(super) fn config_error(refusal: Refusal, root: &str) -> ConfigError {
+    let mut path = root.to_string();
+    for segment in refusal.segments.iter().rev() {
+        path.push_str(if path.is_empty() { segment.trim_start_matches('.') } else { segment });
+    }
+    // The options object itself has no path of its own.
     if path.is_empty() {
-        "options".into()
-    } else {
-        path
+        path = "options".into();
     }
+    ConfigError::new(path, refusal.reason)
 }
 
 /// The known name a typo most likely meant: the closest by edits (case
@@ -119,13 +104,14 @@ mod tests {
     }
 
     #[test]
-    fn serde_messages_become_reasons_without_the_refused_value() {
-        let e = refusal("x".into(), "Error: invalid type: string \"sk-secret\", expected a number");
-        assert_eq!((e.field(), e.reason()), ("x", "must be a number"));
-        assert!(!e.to_string().contains("secret"));
-        let e = refusal("".into(), "invalid type: string \"fast\", expected an object");
-        assert_eq!((e.field(), e.reason()), ("options", "must be an object"));
-        let e = refusal("a".into(), "something else");
-        assert_eq!((e.field(), e.reason()), ("a", "something else"));
+    fn a_refusal_is_named_by_its_path_under_its_root() {
+        let at = |segments: &[&str], root| {
+            let refusal = Refusal { segments: segments.iter().map(|s| s.to_string()).collect(), reason: "r".into() };
+            config_error(refusal, root).field().to_string()
+        };
+        assert_eq!(at(&[".ratio", ".budget"], ""), "budget.ratio");
+        assert_eq!(at(&[".url", "[1]"], "upstreams"), "upstreams[1].url");
+        assert_eq!(at(&[], ""), "options", "the options object itself");
+        assert_eq!(at(&[], "upstreams"), "upstreams");
     }
 }

@@ -1,7 +1,7 @@
 //! The options object and the upstream list exactly as a user writes them
-//! (JS names, every field optional), decoded with serde from whatever the
-//! host hands over (`serde-wasm-bindgen` in the package, JSON in tests),
-//! then resolved into the core's typed configuration (`resolve.rs`).
+//! (JS names, every field optional), decoded from whatever the host hands
+//! over (a JS value in the package, JSON in tests: `source.rs`), then
+//! resolved into the core's typed configuration (`resolve.rs`).
 //!
 //! Why it is shaped like this:
 //! - One declared contract: the field names live on these structs, once;
@@ -15,25 +15,25 @@
 //!   `true`/`false` or settings; a chain id as a number, bigint or string)
 //!   are their own small types in `decode.rs`.
 //!
-//! The structs are declared by `input_struct!` (`decode.rs`) rather than
-//! serde's derive: `serde-wasm-bindgen` reads a derived struct's known
-//! fields only (an unknown key would never be seen), and one small visitor
-//! per struct also keeps the path (`path.rs`) and costs less wasm than the
-//! derive with a path-tracking wrapper did.
+//! The structs are declared by `input_struct!` (`decode.rs`): one small
+//! decoder per struct that sees every key and names the path of a refusal.
+//! No serde: see `source.rs` for what it cost.
 
 mod decode;
 mod errors;
-mod path;
 mod resolve;
+mod source;
 
-use std::fmt::Display;
+use decode::{input_struct, Ignored};
+pub use decode::{ChainIdInput, Decode, Entries, FromEntries, List, Num, Switch, UpstreamInput, UpstreamList};
+pub use errors::{nearest, Refusal};
+pub use source::{Shape, Source};
 
-use serde::de::IgnoredAny;
-use serde::Deserializer;
-
-use decode::input_struct;
-pub use decode::{ChainIdInput, Entries, FromMap, List, Num, Switch, UpstreamInput, UpstreamList};
-pub use errors::{decode, nearest};
+/// Decodes `T` from `value`; a failure names its path under `root`
+/// (`""` for the options object, `"upstreams"` for the list).
+pub fn decode<T: Decode, S: Source>(value: S, root: &str) -> Result<T, ConfigError> {
+    T::decode(value).map_err(|refusal| errors::config_error(refusal, root))
+}
 
 use crate::config::RawOptions;
 use crate::config_error::ConfigError;
@@ -41,12 +41,8 @@ use crate::options::EndpointSpec;
 use crate::policy::classify::UserRule;
 
 /// The options object (absent or `null`: every default), resolved.
-pub fn options<'de, D>(d: D) -> Result<(RawOptions, Vec<UserRule>), ConfigError>
-where
-    D: Deserializer<'de>,
-    D::Error: Display,
-{
-    match decode::<Option<OptionsInput>, D>(d, "")? {
+pub fn options<S: Source>(value: S) -> Result<(RawOptions, Vec<UserRule>), ConfigError> {
+    match decode::<Option<OptionsInput>, S>(value, "")? {
         Some(input) => input.resolve(),
         None => Ok((RawOptions::default(), Vec::new())),
     }
@@ -54,12 +50,8 @@ where
 
 /// The upstream list, resolved: each endpoint's spec, and whether it is a
 /// wrapped provider (whose call function the host keeps).
-pub fn upstreams<'de, D>(d: D) -> Result<Vec<(EndpointSpec, bool)>, ConfigError>
-where
-    D: Deserializer<'de>,
-    D::Error: Display,
-{
-    decode::<UpstreamList, D>(d, "upstreams")?.resolve()
+pub fn upstreams<S: Source>(value: S) -> Result<Vec<(EndpointSpec, bool)>, ConfigError> {
+    decode::<UpstreamList, S>(value, "upstreams")?.resolve()
 }
 
 input_struct! {
@@ -95,12 +87,12 @@ input_struct! {
         /// `false`: this relayer learns alone instead of sharing with the
         /// relayers of its JS realm (`coord`); settings: how it shares.
         fleet: Switch<FleetInput> = "fleet",
-        transactions: IgnoredAny = "transactions",
+        transactions: Ignored = "transactions",
         /// The JS wrapper's own (`logger`, `wrap`): known here so that a typo
         /// of them gets its hint too.
-        logger: IgnoredAny = "logger",
+        logger: Ignored = "logger",
         #[allow(missing_docs)]
-        wrap: IgnoredAny = "wrap",
+        wrap: Ignored = "wrap",
     }
 }
 
@@ -191,13 +183,13 @@ input_struct! {
         /// The JS wrapper's own (the store: `redis`, `prefix`, `tabs`,
         /// `indexedDB`): known here so that a typo of them gets its hint too.
         #[allow(missing_docs)]
-        redis: IgnoredAny = "redis",
+        redis: Ignored = "redis",
         #[allow(missing_docs)]
-        prefix: IgnoredAny = "prefix",
+        prefix: Ignored = "prefix",
         #[allow(missing_docs)]
-        tabs: IgnoredAny = "tabs",
+        tabs: Ignored = "tabs",
         #[allow(missing_docs)]
-        indexed_db: IgnoredAny = "indexedDB",
+        indexed_db: Ignored = "indexedDB",
     }
 }
 
@@ -223,7 +215,7 @@ input_struct! {
         url: String = "url",
         /// A wrapped provider: the host reads the value itself (a JS function
         /// the wrapper made); here only its presence counts.
-        provider: IgnoredAny = "provider",
+        provider: Ignored = "provider",
         label: String = "label",
         headers: Entries<String> = "headers",
         quota_group: String = "quotaGroup",
