@@ -169,6 +169,22 @@ test('an unknown plan is granted and counted; a broken ask is an error, never qu
   await assert.rejects(s.ask('', { want: 1 }), /bad lease ask/, 'a member with no id');
 });
 
+test('a member that only reports (hold 0) counts among the members for two seconds after its last report', async () => {
+  const s = await store();
+  s.fresh();
+  await s.ask('r1', { want: 5, hold: 0 });
+  await s.ask('r2', { want: 5, hold: 0 });
+  const leasing = await s.ask('l', { want: 5 });
+  assert.ok(Math.abs(leasing.share - 50 / 3) < 1e-9, `the burst over three members: ${leasing.share}`);
+  const again = await s.ask('r1', { want: 5, hold: 0 });
+  assert.ok(Math.abs(again.share - 50 / 3) < 1e-9, `a reporter counts the others too: ${again.share}`);
+  const [held] = (await s.client.hmGet(s.bucket(), ['held'])).map(Number);
+  assert.equal(held, 5, 'reporters hold nothing');
+  await new Promise((resolve) => setTimeout(resolve, 2100));
+  const alone = await s.ask('l', { want: 5, held: 5 });
+  assert.equal(alone.share, 50, 'their reports stopped: alone again');
+});
+
 test('a report of what a member spent alone (hold 0) is counted in full, below zero if need be, and holds nothing', async () => {
   const s = await store();
   s.fresh();

@@ -4,6 +4,7 @@
 const LAYOUT = '2'; // the bucket hash's layout: another version's is started afresh
 const FAIRNESS_TAU_MS = 1000; // policy::fleet_bucket::FAIRNESS_TAU: over how long a member's grants count
 const RATE_TAU_S = 10; // policy::fleet_bucket::RATE_TAU: over how long the fleet's rate is counted
+const REPORT_PRESENCE_MS = 2000; // policy::fleet_bucket::REPORT_PRESENCE: a reporting member still counts
 
 // The fleet bucket of policy/fleet_bucket.rs (the contract: docs/coordination.md; exported for
 // js-tests/fleet-script.test.mjs, not by the package). KEYS[1]: the
@@ -61,6 +62,9 @@ if hold == 0 then
   -- taken from the tokens even below zero; nothing held.
   tokens = math.min((tokens or burst) + dt * rate / 1000, math.max(0, burst - others)) - want
   share = burst / (redis.call('ZCARD', KEYS[2]) + 1)
+  -- Still a member, holding nothing, for REPORT_PRESENCE_MS: each one's share counts it.
+  redis.call('HSET', KEYS[1], 'h:' .. member, 0, 's:' .. member, mine + want, 'w:' .. member, now)
+  redis.call('ZADD', KEYS[2], now + ${REPORT_PRESENCE_MS}, member)
   total = others
 elseif rate > 0 then
   local cap = math.max(0, math.max(burst, least) - others - held)

@@ -11,6 +11,8 @@
 //!     share   = burst / (members holding, the asker included)
 //!     granted = min(want, tokens, max(share, least) − held)     (never below 0)
 //!     the asker now holds held + granted, until now + hold
+//!   a report (hold 0: spent alone, the store slow): taken from the tokens in
+//!     full (even below 0); the asker holds 0 for REPORT_PRESENCE (still a member)
 //!   a shortage queues: tokens are kept for the short members ahead of the
 //!   asker: those granted less in the last second or so (of two alike, the
 //!   one queued first), so
@@ -60,6 +62,10 @@ struct Claim {
     amount: f64,
     until: Instant,
 }
+
+/// How long a member that reported what it spent (its store slow) still
+/// counts among the members: two periods of its reports.
+pub const REPORT_PRESENCE: Duration = Duration::from_secs(2);
 
 /// How long a claim outlives its wait (a member that never comes back).
 const CLAIM_GRACE: Duration = Duration::from_millis(250);
@@ -116,7 +122,12 @@ impl FleetBucket {
             // still leasing wait for what it spent, and the fleet's rate counts it.
             let tokens = self.tokens.unwrap_or(ask.burst) + dt_ms * ask.rate / 1000.0;
             self.tokens = Some(tokens.min((ask.burst - others).max(0.0)) - ask.want.max(0.0));
-            (ask.want.max(0.0), 0.0, ask.burst / (self.holds.len() + 1) as f64)
+            let share = ask.burst / (self.holds.len() + 1) as f64;
+            // It holds nothing, but it is a member: counted among the members for
+            // REPORT_PRESENCE, so each one's share says how many spend (`Lease::members`).
+            let served = mine + ask.want.max(0.0);
+            self.holds.push(Hold { member, amount: 0.0, until: now + REPORT_PRESENCE, served, asked: now });
+            (ask.want.max(0.0), 0.0, share)
         } else if ask.rate > 0.0 {
             // A charge above the burst is paid from a full bucket, as a token bucket does: a cap below
             // the asker's largest charge would never let it hold one (it waited for its deadline).

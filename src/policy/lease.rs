@@ -237,6 +237,15 @@ impl Lease {
         self.share
     }
 
+    /// How many members spend from the group, as the store last counted them
+    /// (its share is the burst over them, this realm included; members that
+    /// only report count too: `FleetBucket`'s `REPORT_PRESENCE`). `None`
+    /// before the store said a bound.
+    pub fn members(&self) -> Option<f64> {
+        (self.share.is_finite() && self.share > 0.0 && self.burst.is_finite())
+            .then(|| (self.burst / self.share).round().max(1.0))
+    }
+
     /// Whether the store's last answer granted less than was asked: the
     /// fleet leaves nothing of its rate unused now (what the store's
     /// 10-second fleet rate says only after seconds).

@@ -258,3 +258,22 @@ fn a_report_of_what_a_member_spent_alone_is_counted_in_full_and_holds_nothing() 
     let leasing = bucket.ask(at(0), 2, ask(20.0, 0.0));
     assert_eq!((leasing.granted, leasing.short_for), (0.0, Duration::from_millis(500)));
 }
+
+#[test]
+fn a_member_that_only_reports_still_counts_among_the_members_for_a_while() {
+    let mut bucket = FleetBucket::default();
+    let report = |bucket: &mut FleetBucket, ms: u64, member: u64| {
+        bucket.ask(at(ms), member, LeaseAsk { hold: Duration::ZERO, ..ask(5.0, 0.0) })
+    };
+    report(&mut bucket, 0, 1);
+    report(&mut bucket, 100, 2);
+    // Two members report, a third leases: its share is the burst (50) over the three of them.
+    assert_eq!(bucket.ask(at(200), 3, ask(5.0, 0.0)).share, 50.0 / 3.0);
+    // A reporter sees the others too (the share is how a member counts the fleet: `Lease::members`).
+    assert_eq!(report(&mut bucket, 300, 1).share, 50.0 / 3.0);
+    assert_eq!(bucket.held(at(300)), 5.0, "reporters hold nothing; the leasing member its 5");
+    // Reports stop: two seconds after its last, a member no longer counts.
+    assert_eq!(bucket.ask(at(2_099), 3, ask(5.0, 5.0)).share, 50.0 / 3.0, "member 2 reported at 100 ms");
+    assert_eq!(bucket.ask(at(2_200), 3, ask(5.0, 5.0)).share, 25.0, "member 1 still counts");
+    assert_eq!(bucket.ask(at(2_301), 3, ask(5.0, 5.0)).share, 50.0, "and member 1 at 300 ms: alone now");
+}

@@ -106,3 +106,18 @@ fn an_unknown_plans_store_is_never_too_slow() {
     }
     assert!(lease.up(at(5400)) && !lease.slow(), "its asks only count: slow answers cost it nothing");
 }
+
+#[test]
+fn the_members_are_the_burst_over_the_share_the_store_last_said() {
+    let mut lease = Lease::new(DEFAULT_PERIOD);
+    assert_eq!(lease.members(), None, "the store said nothing yet");
+    let ask = lease.ask(at(0), 90.0, 90.0, 100.0).unwrap();
+    lease.granted(at(5), ask.want, grant(10.0, 25.0));
+    assert_eq!(lease.members(), Some(4.0), "a burst of 100 in shares of 25");
+    let ask = lease.ask(at(2_000), 90.0, 90.0, 100.0).unwrap();
+    lease.granted(at(2_005), ask.want, grant(10.0, 30.0));
+    assert_eq!(lease.members(), Some(3.0), "rounded: 3.33 members is three");
+    let ask = lease.ask(at(4_000), 90.0, 90.0, 100.0).unwrap();
+    lease.granted(at(4_005), ask.want, LeaseGrant { share: f64::INFINITY, ..grant(10.0, 0.0) });
+    assert_eq!(lease.members(), None, "no bound said (an unknown plan)");
+}
