@@ -58,7 +58,8 @@ const features = ['bulk-memory', 'bulk-memory-opt', 'nontrapping-float-to-int', 
 const profiling = process.argv.includes('--profiling');
 if (profiling) console.log('profiling build: wasm function names kept');
 for (const name of [CRATE, TX]) {
-  run(wasmOpt, ['-Oz', ...features, ...(profiling ? ['-g'] : ['--strip-debug', '--strip-producers']),
+  // --converge: -Oz again until nothing shrinks (1.5 KB gzip of the relayer's module, 2026-12-03).
+  run(wasmOpt, ['-Oz', '--converge', ...features, ...(profiling ? ['-g'] : ['--strip-debug', '--strip-producers']),
     join(bindgen, 'web', `${name}_bg.wasm`), '-o', join(dist, `${name}_bg.wasm`)]);
   cpSync(join(bindgen, 'web', `${name}.js`), join(dist, `${name}.js`));
   cpSync(join(bindgen, 'nodejs', `${name}.js`), join(dist, `${name}_node.cjs`));
