@@ -13,7 +13,7 @@ after(() => Promise.all(servers.map((s) => new Promise((r) => { s.closeAllConnec
 
 /**
  * A node answering with `handle(body, exchange#)` → [status, payload] (payload: an object, or text),
- * after `delayMs`; it records every HTTP body, and the relayer's chain check (id 0) is answered
+ * after `delayMs` (or what `delayMs()` says at each request); it records every HTTP body, and the relayer's chain check (id 0) is answered
  * with chain 1 whatever `handle` says.
  */
 async function startNode(handle, delayMs = 3) {
@@ -36,7 +36,7 @@ async function startNode(handle, delayMs = 3) {
         if (checked && status === 200 && typeof payload === 'object') payload = [check, payload];
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(typeof payload === 'string' ? payload : JSON.stringify(payload));
-      }, delayMs);
+      }, typeof delayMs === 'function' ? delayMs() : delayMs);
     });
   });
   servers.push(server);
@@ -260,6 +260,39 @@ test('a batch the node fails as a whole (503, then a 429) is each read\'s failur
     await relayer.request({ method: 'eth_blockNumber' });
     const settled = await reads(relayer, 60);
     settled.forEach((s, i) => assert.equal(s.status === 'fulfilled' && s.value, address(i), `read ${i}: ${s.reason?.message}`));
+  } finally {
+    await relayer.close();
+  }
+});
+
+test('reads batched on a node that turned slow are hedged to another: each answered once, with its own result', async () => {
+  let slow = false;
+  const tagged = (tag) => perItem((m) => ({ jsonrpc: '2.0', id: m.id, result: `${m.params[0]}:${tag}` }));
+  const a = await startNode(tagged('a'), () => (slow ? 1500 : 5));
+  const b = await startNode(tagged('b'));
+  const relayer = new FaultTolerantRelayer([{ url: a.url, priority: 0 }, { url: b.url, priority: 1 }],
+    { chainId: 1, cache: false, hedge: { initialDelayMs: 100, minDelayMs: 50 } });
+  const hedges = [];
+  relayer.on('hedge', (e) => hedges.push(e));
+  try {
+    // The first node answers in 5 ms for a while (its usual speed), then takes 1.5 s.
+    for (let i = 0; i < 20; i += 1) await relayer.request({ method: 'eth_getBalance', params: [address(900 + i), 'latest'] });
+    const [fromA, fromB] = [a.bodies.length, b.bodies.length];
+    slow = true;
+    const settled = await reads(relayer, 12);
+    settled.forEach((s, i) => assert.equal(s.status === 'fulfilled' && s.value, `${address(i)}:b`, `read ${i}: ${s.reason?.message ?? s.value}`));
+    const sentA = a.bodies.slice(fromA);
+    assert.ok(batches(sentA).length >= 1, 'reads queued behind the four in flight went to the slow node as a batch');
+    assert.ok(hedges.length >= 8, `the batched reads were hedged too: ${hedges.length} hedges`);
+    const items = (bodies) => bodies.flatMap((body) => (Array.isArray(body) ? body : [body])).filter((m) => m.method === 'eth_getBalance');
+    for (const [name, sent] of [['slow', items(sentA)], ['other', items(b.bodies.slice(fromB))]]) {
+      const once = new Set(sent.map((m) => m.params[0]));
+      assert.equal(once.size, sent.length, `no read went to the ${name} node twice`);
+    }
+    // The slow node's answers arrive after the reads were answered: dropped, nothing held.
+    await new Promise((resolve) => setTimeout(resolve, 1700));
+    assert.deepEqual(relayer.stats().endpoints.map((e) => e.inFlight), [0, 0]);
+    assert.match(await relayer.request({ method: 'eth_getBalance', params: [address(77), 'latest'] }), /^0x0+4d:/);
   } finally {
     await relayer.close();
   }
