@@ -84,10 +84,21 @@ test('the ES module build fails over and classifies errors inside Chromium', asy
     const { FaultTolerantRelayer } = await import('/pkg/web.js');
     const relayer = new FaultTolerantRelayer(['http://127.0.0.1:9']);
     const pending = relayer.pendingTransactions(1, '0x0000000000000000000000000000000000000001');
+    // A bad address is refused in the engine's words before the engine is loaded too: a
+    // mixed-case address with a wrong EIP-55 checksum, a number; a padded one is taken.
+    const refusal = (address) => { try { relayer.pendingTransactions(1, address); return null; } catch (e) { return `${e.name} ${e.field}: ${e.message}`; } };
+    const refusals = [refusal('0xAbCdEf0000000000000000000000000000000001'), refusal(42), refusal(' 0x52908400098527886E0F7030069857D2E4169EE7 ')];
     await new Promise((r) => setTimeout(r, 200));
     await relayer.close();
-    return pending;
-  }), []);
+    return { pending, refusals };
+  }), {
+    pending: [],
+    refusals: [
+      'InvalidTransactionError address: transaction field `address` has mixed case but an invalid EIP-55 checksum (a typo?)',
+      'InvalidTransactionError address: transaction field `address` must be a 0x-prefixed 20-byte hex string',
+      null,
+    ],
+  });
   const fetched = await page.evaluate(() => performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname));
   assert.ok(fetched.includes('/pkg/breakwater_rpc_bg.wasm'), fetched.join(', '));
   assert.ok(!fetched.some((f) => f.includes('breakwater_rpc_tx')), `the transaction module stays unloaded: ${fetched.join(', ')}`);

@@ -3,7 +3,7 @@
 // module (tx-module.js), made on the first call. Errors are typed as the
 // relayer's own (descriptors.js).
 
-import { InvalidTransactionError, NonceStateError } from './errors.js';
+import { NonceStateError } from './errors.js';
 import { engineCall, raise } from './descriptors.js';
 import { invalid } from './calls.js';
 import { adaptSigner, knownSigner } from './signers.js';
@@ -15,7 +15,7 @@ import { adaptSigner, knownSigner } from './signers.js';
 export function txSideFor(hub, relayer, listener, options) {
   const transactions = options !== null && typeof options === 'object' ? options.transactions : undefined;
   return new TxSide(hub, (m) => engineCall(() => new m.WasmTxEngine(relayer, listener, transactions)),
-    () => relayer.signingChain());
+    () => relayer.signingChain(), (address) => engineCall(() => relayer.checkTxAddress(address)));
 }
 
 /** One relayer's transaction engine, made on its first transaction call by `make(module)`. */
@@ -23,15 +23,20 @@ export class TxSide {
   #hub;
   #make;
   #signingChain;
+  #checkAddress;
   #engine = null;
   #pending = null;
   #members = [];
 
-  /** `make(module)` builds the engine; `signingChain()` is the relayer's (a promise of the chain id). */
-  constructor(hub, make, signingChain) {
+  /**
+   * `make(module)` builds the engine; `signingChain()` is the relayer's (a promise of the chain id);
+   * `checkAddress(address)` throws what the engine would for a bad account address.
+   */
+  constructor(hub, make, signingChain, checkAddress) {
     this.#hub = hub;
     this.#make = make;
     this.#signingChain = signingChain;
+    this.#checkAddress = checkAddress;
   }
 
   /** The engine if it is made or can be made now (its module loaded, or loading synchronously); else `null`. */
@@ -138,10 +143,7 @@ export class TxSide {
   pending(chainId, address) {
     const engine = this.sync();
     if (engine) return engineCall(() => engine.pendingTransactions(chainId, address));
-    if (typeof address !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(address)) {
-      throw new InvalidTransactionError({ kind: 'invalidTransaction', code: -32602, field: 'address',
-        message: 'transaction field `address` must be a 0x-prefixed 20-byte hex string' });
-    }
+    this.#checkAddress(address); // the engine's own rules (EIP-55 included), from the relayer's module
     return [];
   }
 

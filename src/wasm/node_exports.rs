@@ -25,6 +25,14 @@ fn outcome_js(outcome: SendOutcome<JsValue>) -> JsValue {
 
 #[wasm_bindgen]
 impl WasmRelayer {
+    /// Refuses an account address the transaction engine would refuse, with
+    /// its descriptor (`pendingTransactions` on a page that has not loaded
+    /// the engine: nothing is pending there, but a bad address is still bad).
+    #[wasm_bindgen(js_name = checkTxAddress)]
+    pub fn check_tx_address(&self, address: JsValue) -> Result<(), JsValue> {
+        super::tx_fields::account_address(&address).map(drop)
+    }
+
     /// The transaction module's read: `method(params)` through the
     /// pipeline, no cache, no dedup. Resolves to the result (`null` for
     /// "already known"); rejects with a failure descriptor.

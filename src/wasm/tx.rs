@@ -15,7 +15,7 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use super::contract::kind;
 use super::descriptors::{simple_error, Obj, CODE_INVALID_PARAMS};
 use super::js_runtime::JsRuntime;
-use super::tx_fields::{field_error, js_fields, tx_options};
+use super::tx_fields::{self, field_error, js_fields, tx_options};
 use super::tx_journal::{sweep_if_due, sweeping_emitter};
 use super::tx_module::WasmTxEngine;
 use super::tx_node::JsNode;
@@ -149,10 +149,8 @@ impl WasmTxEngine {
 
     /// The nonces and hashes still pending for an account.
     #[wasm_bindgen(js_name = pendingTransactions)]
-    pub fn pending_transactions(&self, chain_id: f64, address: String) -> Result<Array, JsValue> {
-        let address = request::parse_address("address", &FieldValue::Text(address))
-            .map_err(|e| field_error(&e))?
-            .ok_or_else(|| field_error(&TxFieldError { field: "address".into(), reason: "is required".into() }))?;
+    pub fn pending_transactions(&self, chain_id: f64, address: JsValue) -> Result<Array, JsValue> {
+        let address = tx_fields::account_address(&address)?;
         let list = self.tx.pending(chain_id as u64, address);
         Ok(list
             .into_iter()

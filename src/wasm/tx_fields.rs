@@ -6,9 +6,7 @@ use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::config::absent;
-#[cfg(feature = "tx-module")]
 use super::contract::kind;
-#[cfg(feature = "tx-module")]
 use super::descriptors::{Obj, CODE_INVALID_PARAMS};
 use crate::tx::request::{FieldValue, TxFieldError};
 use crate::tx::TxOptions;
@@ -42,8 +40,17 @@ pub fn js_fields(value: &JsValue) -> Result<Vec<(String, FieldValue)>, TxFieldEr
     Ok(keys.iter().filter_map(|k| k.as_string()).map(|k| (k.clone(), field_value(&get(&k)))).collect())
 }
 
+/// An account address argument (`pendingTransactions(chainId, address)`),
+/// or the `InvalidTransactionError` descriptor that refuses it: the same
+/// rules whether the transaction engine is loaded or not (the relayer's
+/// module answers for a page that has not loaded it: `checkTxAddress`).
+pub fn account_address(value: &JsValue) -> Result<alloy_primitives::Address, JsValue> {
+    crate::tx::request::parse_address("address", &field_value(value))
+        .map_err(|e| field_error(&e))?
+        .ok_or_else(|| field_error(&TxFieldError { field: "address".into(), reason: "is required".into() }))
+}
+
 /// The descriptor of a bad transaction field (`InvalidTransactionError` in JS).
-#[cfg(feature = "tx-module")]
 pub fn field_error(e: &TxFieldError) -> JsValue {
     Obj::new()
         .set("kind", kind::INVALID_TRANSACTION)
