@@ -10,7 +10,8 @@
 //! empty never fails a request: an ask unanswered for one lease period
 //! counts as a failure, and a realm whose store failed spends from its own
 //! bucket (the group's local policies, as if alone) until an ask succeeds
-//! again.
+//! again. Its answer is still awaited for [`GIVE_UP_PERIODS`] (no other
+//! ask goes out meanwhile): one that comes is taken, as a slow answer.
 //!
 //! ```text
 //!            charge/check with no ask out, past any backoff:
@@ -20,7 +21,8 @@
 //!     ▲  (own bucket)         │ spend held CU; held expires two periods      │
 //!     │                       │ after its grant (no hoard for later bursts)  │
 //!     └── ask failed ─────────┴──────────────────────────────────────────────┘
-//!         (next ask after period × 2^(failures−1), at most 8 periods)
+//!         (next ask after period × 2^(failures−1), at most 8 periods;
+//!          an ask unanswered one period is awaited up to four: answered, Leased again)
 //!
 //!   Leased, held < cost:  an ask out ─► wait for its answer (≤ one period)
 //!                         the store had too little ─► wait until it said
@@ -82,8 +84,21 @@ pub const DEFAULT_PERIOD: Duration = Duration::from_secs(1);
 /// under CPU load).
 pub const SLOW_STREAK: u32 = 3;
 
-/// How long a lease is up before slow answers count (see [`SLOW_STREAK`]).
+/// How long after the store's first answer slow answers count (see [`SLOW_STREAK`]).
 pub const SLOW_GRACE: Duration = Duration::from_secs(2);
+
+/// How long after the store's first answer a realm's own pay is too short
+/// a record to tell its part of the fleet's rate (`QuotaGroup::serving_rate`).
+pub const YOUNG: Duration = Duration::from_secs(5);
+
+/// How many periods an ask's answer is awaited before it is forgotten
+/// (the lease falls after one: `expire_ask`). An answer that comes in that
+/// time counts as a slow one: a new user's Redis 600–1,200 ms away answered
+/// half of its asks after the period, and with those answers thrown away
+/// (and each failure restarting [`SLOW_GRACE`]) the store was never found
+/// slow, members flipped between the lease and spending alone, reports
+/// were counted twice, and the fleet served 44–55 % of its plan.
+pub const GIVE_UP_PERIODS: u32 = 4;
 
 /// The most asks a realm has out for one group: one.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -168,8 +183,11 @@ pub struct Lease {
     short: bool,
     /// Answers in a row that took over a quarter period.
     slow: u32,
-    /// Since when the lease has been up without a failure (slow answers count after [`SLOW_GRACE`]).
-    up_since: Option<Instant>,
+    /// When the store first answered (slow answers count [`SLOW_GRACE`] after it).
+    answered_since: Option<Instant>,
+    /// Whether the ask out has gone unanswered for a period (the lease fell;
+    /// its answer is still awaited until [`GIVE_UP_PERIODS`]).
+    overdue: bool,
     /// CU spent alone (the store slow) since the last report.
     unreported: f64,
     /// The ask out is such a report of this many CU (its grant is spent
@@ -196,7 +214,8 @@ impl Lease {
             burst: f64::INFINITY,
             short: false,
             slow: 0,
-            up_since: None,
+            answered_since: None,
+            overdue: false,
             unreported: 0.0,
             reporting: None,
         }
@@ -235,6 +254,12 @@ impl Lease {
     /// of the fleet's burst; infinite: no bound said).
     pub fn share(&self) -> f64 {
         self.share
+    }
+
+    /// Whether the store first answered less than [`YOUNG`] ago (or not yet):
+    /// what this realm was paid so far says little of its part of the fleet.
+    pub fn young(&self, now: Instant) -> bool {
+        self.answered_since.is_none_or(|first| now.saturating_since(first) < YOUNG)
     }
 
     /// How many members spend from the group, as the store last counted them
@@ -357,8 +382,9 @@ impl Lease {
         let Some(since) = self.out.take() else {
             return; // an answer after its ask was given up: the failure stands
         };
-        let up_since = *self.up_since.get_or_insert(now);
-        let settled = now.saturating_since(up_since) >= SLOW_GRACE;
+        self.overdue = false;
+        let answered_since = *self.answered_since.get_or_insert(now);
+        let settled = now.saturating_since(answered_since) >= SLOW_GRACE;
         let late = now.saturating_since(since) > self.period / 4;
         self.slow = if late && settled {
             self.slow.saturating_add(1)
@@ -373,6 +399,7 @@ impl Lease {
         self.expires = since + self.hold();
         self.up = !self.slow();
         self.failures = 0;
+        self.retry_at = Instant::ZERO; // answered, if late: no backoff
         self.fleet_rate = grant.fleet_rate.max(0.0);
         self.share = if grant.share > 0.0 { grant.share } else { f64::INFINITY };
         self.short = grant.granted < want;
@@ -395,17 +422,34 @@ impl Lease {
         self.failures = 0;
     }
 
-    /// An ask unanswered for one period is a failure.
+    /// An ask unanswered for one period is a failure: the lease falls (no
+    /// request waits longer on the store). Its answer is still taken until
+    /// [`GIVE_UP_PERIODS`] (a store that answers a second late is slow, not
+    /// down: see the module doc), and no other ask goes out meanwhile; then
+    /// it is forgotten, and what it reported is reported again.
     fn expire_ask(&mut self, now: Instant) {
-        if self.out.is_some_and(|since| now.saturating_since(since) >= self.period) {
+        let Some(since) = self.out else { return };
+        let waited = now.saturating_since(since);
+        if waited >= self.period * GIVE_UP_PERIODS {
             self.out = None;
-            self.fail(now);
+            self.overdue = false;
+            self.unreported += self.reporting.take().unwrap_or(0.0);
+        } else if waited >= self.period && !self.overdue {
+            self.overdue = true;
+            self.fall(now);
         }
     }
 
+    /// The ask out failed: forgotten, what it reported is reported again.
     fn fail(&mut self, now: Instant) {
         self.unreported += self.reporting.take().unwrap_or(0.0);
-        self.up_since = None;
+        if !std::mem::replace(&mut self.overdue, false) {
+            self.fall(now);
+        }
+    }
+
+    /// Spending leaves the store (the own bucket governs); the next ask after a backoff.
+    fn fall(&mut self, now: Instant) {
         self.up = false;
         self.held = 0.0;
         self.failures = self.failures.saturating_add(1);

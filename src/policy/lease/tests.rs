@@ -49,25 +49,31 @@ fn an_empty_lease_waits_for_its_ask_or_the_stores_refill() {
     assert!(lease.ask(at(370), 10.0, 50.0, 50.0).is_some());
 }
 
-#[test]
-fn a_store_that_fails_or_stalls_hands_back_to_the_own_bucket_and_is_asked_again_later() {
+/// A lease granted 10 CU at 5 ms, 8 spent at once, and asking again then.
+fn asking_again_at_5ms() -> Lease {
     let mut lease = Lease::new(DEFAULT_PERIOD);
     let ask = lease.ask(at(0), 10.0, 50.0, 50.0).unwrap();
     lease.granted(at(5), ask.want, grant(10.0));
     lease.spend(at(5), 8.0, true);
     lease.ask(at(5), 10.0, 50.0, 50.0).unwrap();
+    lease
+}
+
+#[test]
+fn a_store_that_fails_or_stalls_hands_back_to_the_own_bucket_and_is_asked_again_later() {
+    let mut lease = asking_again_at_5ms();
     assert!(lease.up(at(1004)));
     assert!(!lease.up(at(1005)), "unanswered for one period: down");
     assert_eq!(lease.check(at(1005), 40.0, true), Ok(()), "down: the own bucket governs, nothing waits");
-    lease.granted(at(1100), 10.0, grant(10.0));
-    assert!(!lease.up(at(1100)), "a late answer to an ask given up changes nothing");
-    assert_eq!(lease.ask(at(1500), 10.0, 50.0, 50.0), None, "backing off one period");
-    lease.ask(at(2005), 10.0, 50.0, 50.0).unwrap();
-    lease.failed(at(2010));
-    assert_eq!(lease.ask(at(3000), 10.0, 50.0, 50.0), None, "two failures: two periods");
-    let back = lease.ask(at(4010), 10.0, 50.0, 50.0).expect("asked again");
-    lease.granted(at(4015), back.want, grant(10.0));
-    assert!(lease.up(at(4015)), "the store is back: rejoined");
+    assert_eq!(lease.ask(at(2_500), 10.0, 50.0, 50.0), None, "no other ask while its answer may still come");
+    // Never answered: given up after four periods, and asked again (its backoff, one period, is over).
+    assert!(!lease.up(at(4_004)));
+    let ask = lease.ask(at(4_005), 10.0, 50.0, 50.0).expect("given up: asked again");
+    lease.failed(at(4_010));
+    assert_eq!(lease.ask(at(5_000), 10.0, 50.0, 50.0), None, "two failures: two periods");
+    let back = lease.ask(at(6_010), 10.0, 50.0, 50.0).expect("asked again");
+    lease.granted(at(6_015), back.want.max(ask.want), grant(10.0));
+    assert!(lease.up(at(6_015)), "the store is back: rejoined");
     for n in 0..6 {
         lease.ask(at(10_000 * (n + 1)), 10.0, 50.0, 50.0);
         lease.failed(at(10_000 * (n + 1)));
@@ -196,4 +202,31 @@ fn a_part_of_a_charge_above_the_share_is_given_back_with_the_next_ask() {
     small.granted(at(61), again.want, of_share(0.0, 1.67));
     assert!(small.check(at(120), 1.0, true).is_err());
     assert_eq!(small.ask(at(120), 0.0, 25.0, 5.0).map(|a| (a.held, a.released)), Some((0.6, 0.0)));
+}
+
+#[test]
+fn an_answer_a_period_late_is_the_store_alive_and_slow_not_down() {
+    let mut lease = asking_again_at_5ms();
+    assert!(!lease.up(at(1_005)), "unanswered for one period: the lease falls, nothing waits");
+    lease.granted(at(1_100), 10.0, grant(10.0));
+    assert!(lease.up(at(1_100)), "answered within four periods: taken, back on the lease");
+    assert_eq!(lease.held(at(1_100)), 10.0, "its grant, held until two periods after its ask");
+    // Past the grace (counted from the first answer, not from the last failure), three such late
+    // answers in a row make the store slow: spent around and reported to, not down.
+    let mut t = 2_100;
+    for _ in 0..3 {
+        lease.spend(at(t), lease.held(at(t)), true);
+        let ask = lease.ask(at(t), 10.0, 50.0, 50.0).unwrap();
+        assert!(!lease.up(at(t + 1_000)), "each one falls a period after its ask");
+        lease.granted(at(t + 1_150), ask.want, grant(10.0));
+        t += 1_200;
+    }
+    assert!(lease.slow(), "three answers in a row over a period late: slow");
+    lease.spend(at(t), 30.0, true);
+    let report = lease.ask(at(t), 10.0, 50.0, 50.0).unwrap();
+    assert_eq!((report.want, report.hold), (30.0, Duration::ZERO), "a report");
+    assert!(!lease.up(at(t + 1_100)));
+    lease.granted(at(t + 1_200), report.want, grant(30.0));
+    let next = lease.ask(at(t + 1_200), 10.0, 50.0, 50.0).unwrap();
+    assert_eq!(next.want, 0.0, "a report answered late is not reported again");
 }

@@ -126,8 +126,8 @@ impl QuotaGroup {
     /// part of the fleet's rate: what it took lately (its last 10 s) plus
     /// what the fleet leaves unused (none when the store's last answer was
     /// short: its 10-second fleet rate lags a fleet that just got busy by
-    /// seconds). A realm that took nothing lately is
-    /// counted at the store's share of the burst (the burst over the
+    /// seconds). A realm that took nothing lately, or whose lease is young
+    /// (`Lease::young`), is counted at least at the store's share of the burst (the burst over the
     /// members holding: too few with short holds, so a generous part; the
     /// store's fairness queue serves a member that just got busy first).
     /// That share is no floor otherwise: six saturated members each read
@@ -144,8 +144,12 @@ impl QuotaGroup {
         let lease = self.lease.as_ref().expect("leased");
         let equal = if burst > 0.0 { (lease.share() / burst).min(1.0) } else { 1.0 };
         let spare = if lease.short() { 0.0 } else { (rate - lease.fleet_rate()).max(0.0) };
+        let young = lease.young(now);
         let taken = self.observed_rate(now);
-        let unknown = if taken > 0.0 { 0.0 } else { rate * equal };
+        // A realm that took nothing lately, or whose lease is young (its first seconds' pay, asking
+        // beside members that started with it, says little: a new user's fleet turned reads away at
+        // once 1.2 s after starting, paced at 28-45 CU/s of a 600 CU/s plan).
+        let unknown = if taken > 0.0 && !young { 0.0 } else { rate * equal };
         (taken + spare).max(unknown).min(rate)
     }
 

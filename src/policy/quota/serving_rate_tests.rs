@@ -89,3 +89,37 @@ fn a_member_that_just_got_busy_in_a_saturated_fleet_is_not_counted_at_nothing() 
     let rate = g.serving_rate(at(2));
     assert!((rate - 74.0 / 6.0).abs() < 0.5, "an equal part of the fleet's rate: {rate}");
 }
+
+#[test]
+fn a_member_in_its_first_seconds_on_the_lease_is_counted_at_least_at_an_equal_part() {
+    let plan = QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() };
+    let mut g = QuotaGroup::new(plan, at(0));
+    g.join_fleet(at(0));
+    // Four members starting together: this one is paid one charge, then the store is short.
+    let answer = |g: &mut QuotaGroup, ms: u64, paid: bool| {
+        if let Some(ask) = g.take_lease_ask() {
+            let granted = if paid { ask.want.min(COST) } else { 0.0 };
+            let short_for = std::time::Duration::from_millis(300);
+            let grant = crate::policy::lease::LeaseGrant { granted, short_for, fleet_rate: 74.0, share: 26.0 / 4.0 };
+            g.lease_granted(at(ms + 5), ask.want, grant);
+        }
+    };
+    let _ = g.check(at(0), COST);
+    answer(&mut g, 0, true);
+    assert_eq!(g.charge(at(6), COST), Ok(()));
+    let serving = |g: &mut QuotaGroup, until: u64| {
+        for ms in (100..=until).step_by(100) {
+            let _ = g.check(at(ms), COST);
+            answer(g, ms, false);
+        }
+        g.serving_rate(at(until + 6))
+    };
+    let young = serving(&mut g, 3_000);
+    assert!(
+        (young - 74.0 / 4.0).abs() < 0.5,
+        "its first seconds' pay (26 CU in 3 s) says little: an equal part, {young}"
+    );
+    // Five seconds on, its own record counts: what it took (26 CU in 6 s), the store short.
+    let settled = serving(&mut g, 6_000);
+    assert!(settled < 10.0, "what it took: {settled}");
+}

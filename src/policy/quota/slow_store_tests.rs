@@ -18,15 +18,39 @@ fn fleet_on_store(plan: f64, demand: f64, ms: u64, store_ms: u64) -> (Vec<u64>, 
 }
 
 fn fleet_on_store_seeded(plan: f64, demand: f64, ms: u64, store_ms: u64, seed: u64) -> (Vec<u64>, Vec<(u64, u64)>) {
+    fleet_on_store_jittered(plan, demand, ms, (store_ms / 2, store_ms / 2), seed)
+}
+
+/// As `fleet_on_store`, each way to the store taking `one_way` ms (from, to: drawn uniformly
+/// for each ask and each answer).
+fn fleet_on_store_jittered(
+    plan: f64,
+    demand: f64,
+    ms: u64,
+    one_way: (u64, u64),
+    seed: u64,
+) -> (Vec<u64>, Vec<(u64, u64)>) {
     let config = QuotaConfig { cu_per_second: plan, ..QuotaConfig::default() };
     let mut members: Vec<QuotaGroup> = (0..4).map(|_| QuotaGroup::new(config, at(0))).collect();
     let mut waiting: Vec<VecDeque<u64>> = vec![VecDeque::new(); 4];
     let mut store = FleetBucket::default();
     let mut rng = SeededRandom::new(seed);
     let mut answers: Vec<(u64, usize, f64, crate::policy::lease::LeaseGrant)> = Vec::new();
+    let mut asks: Vec<(u64, usize, crate::policy::lease::LeaseAsk)> = Vec::new();
+    let way = |rng: &mut SeededRandom| {
+        let (from, to) = one_way;
+        from + ((to - from) as f64 * if to > from { rng.next_unit() } else { 0.0 }) as u64
+    };
     let (mut paid, mut waits) = (Vec::new(), Vec::new());
     members.iter_mut().for_each(|m| m.join_fleet(at(0)));
     for now in 0..ms {
+        // The store takes asks in the order they reach it.
+        asks.sort_by_key(|&(due, _, _)| due);
+        while asks.first().is_some_and(|&(due, _, _)| due <= now) {
+            let (_, m, ask) = asks.remove(0);
+            let back = way(&mut rng);
+            answers.push((now + back, m, ask.want, store.ask(at(now), m as u64, ask)));
+        }
         answers.retain(|&(due, m, want, grant)| {
             if due > now {
                 return true;
@@ -47,9 +71,7 @@ fn fleet_on_store_seeded(plan: f64, demand: f64, ms: u64, store_ms: u64, seed: u
                 waiting[i].pop_front();
             }
             if let Some(ask) = m.take_lease_ask() {
-                // The store decides half way, the answer arrives at the end of the round trip.
-                let grant = store.ask(at(now + store_ms / 2), i as u64, ask);
-                answers.push((now + store_ms, i, ask.want, grant));
+                asks.push((now + way(&mut rng), i, ask));
             }
         }
     }
@@ -117,4 +139,26 @@ fn slow_store_shares_keep_every_second_within_the_plan_and_pull_each_member_to_i
     // One seed still waits seconds: a member whose arrivals bunched drains its line at its equal
     // part of the spare rate only (2.5 s at p90 here).
     assert!(p90.iter().filter(|&&w| w <= 800).count() >= 7, "p90 waits after 10 s: {p90:?}");
+}
+
+#[test]
+fn a_store_answering_up_to_a_second_late_is_slow_not_down_and_the_fleet_keeps_its_pace() {
+    // Redis 300-600 ms away each way (a new user's proxy): half the asks are answered after the
+    // lease's period. 60 s per seed, 75 % of a 600 CU/s plan; judged after the first 10 s.
+    for seed in 1..=4 {
+        let (paid, waits) = fleet_on_store_jittered(600.0, 450.0, 60_000, (300, 600), seed);
+        let after: Vec<u64> = paid.iter().copied().filter(|&t| t >= 10_000).collect();
+        let rate = after.len() as f64 / 50.0;
+        let (p90, busiest, settled) = (percentile(&waits, 10_000, 90), busiest_second(&paid), busiest_second(&after));
+        // With those answers thrown away (each one a failure that restarted the grace), the store
+        // never counted as slow: members flipped between the lease and spending alone, reports
+        // were counted twice, and the fleet paid 369-440 CU/s with p90 waits of 2.8-6.5 s and
+        // 800-1,260 CU in its busiest second (seeds 1-4).
+        assert!(rate >= 420.0, "seed {seed}: {rate:.0} CU/s of 450 asked");
+        assert!(p90 <= 1_500, "seed {seed}: p90 wait {p90} ms after the first 10 s");
+        assert!(
+            settled <= 690 && busiest <= 760,
+            "seed {seed}: busiest second {settled} CU after 10 s, {busiest} in all"
+        );
+    }
 }
