@@ -370,6 +370,10 @@ mod fleet_window_tests;
 mod serving_rate_tests;
 
 #[cfg(test)]
+mod provider_sim_tests;
+#[cfg(test)]
 mod slow_store_tests;
+#[cfg(test)]
+mod store_sim_tests;
 #[cfg(test)]
 mod tests;
