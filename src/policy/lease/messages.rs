@@ -1,0 +1,61 @@
+//! What a realm and the fleet's store say to each other about a lease
+//! (`policy::lease`): the ask, and the store's answer as read back from it.
+
+use std::time::Duration;
+
+/// The most asks a realm has out for one group: one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LeaseAsk {
+    /// Compute units wanted.
+    pub want: f64,
+    /// The fleet's allowed rate as this realm knows it (CU/s); zero for an
+    /// unknown plan (the store grants all and only counts).
+    pub rate: f64,
+    /// The bucket's burst (CU).
+    pub burst: f64,
+    /// What the realm still holds of earlier grants (CU): the store counts
+    /// it as part of the burst in use.
+    pub held: f64,
+    /// How long granted units stay spendable (the store forgets the hold then).
+    pub hold: Duration,
+    /// The realm's largest single charge (CU): a share below it would never
+    /// pay for one, so the store lets a member hold at least that much.
+    pub least: f64,
+    /// What the realm gives back of its hold (CU): part of a charge that
+    /// cannot pay the charge waiting. The store puts it back into its
+    /// tokens (at most what it counts as this member's hold).
+    pub released: f64,
+}
+
+/// The store's answer to an ask.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LeaseGrant {
+    /// Compute units granted (≤ wanted; zero when the bucket was empty).
+    pub granted: f64,
+    /// When less than wanted was granted: how long until the bucket holds the rest.
+    pub short_for: Duration,
+    /// What the whole fleet took from this bucket lately (CU/s).
+    pub fleet_rate: f64,
+    /// The most one member may hold now (CU): the burst over the members
+    /// holding. Infinite when the store sets no such bound (an unknown plan).
+    pub share: f64,
+}
+
+impl LeaseGrant {
+    /// An answer read from the store (through the host), or `None` for one
+    /// that cannot be trusted (not numbers, negative, more than `want`):
+    /// a broken or hostile store counts as a failed ask, never as quota.
+    /// `share` 0 means "no bound" (the store's text for infinity).
+    pub fn read(want: f64, granted: f64, short_for_ms: f64, fleet_rate: f64, share: f64) -> Option<LeaseGrant> {
+        let sane = |x: f64| x.is_finite() && x >= 0.0;
+        // The store prints numbers to 17 significant digits; one that rounds up past
+        // `want` by a hair is `want`, more is a broken answer.
+        if !(sane(granted) && sane(short_for_ms) && sane(fleet_rate) && sane(share)) || granted > want * (1.0 + 1e-9) {
+            return None;
+        }
+        let granted = granted.min(want);
+        let short_for = Duration::from_secs_f64(short_for_ms.min(3_600_000.0) / 1000.0);
+        let share = if share > 0.0 { share } else { f64::INFINITY };
+        Some(LeaseGrant { granted, short_for, fleet_rate, share })
+    }
+}
