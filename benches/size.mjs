@@ -59,7 +59,7 @@ export async function sizes(outDir, only = Object.keys(APPS)) {
       loaded.add(out);
       for (const i of metafile.outputs[out].imports) if (i.kind === 'import-statement' && !i.external) visit(i.path);
     };
-    const key = Object.keys(metafile.outputs).find((o) => join(root, o) === file || o.endsWith(`/${base}.js`));
+    const key = Object.keys(metafile.outputs).find((o) => join(root, o) === file);
     visit(key);
     const parts = [...loaded].map((o) => readFileSync(join(root, o)));
     const lazy = Object.keys(metafile.outputs).filter((o) => o.endsWith('.js') && !loaded.has(o))

@@ -68,9 +68,6 @@ macro_rules! input_struct {
 pub(crate) use input_struct;
 
 /// Decodes an object's field `key`: absent is `None`, a refusal names the key.
-/// Never inlined: one copy per field type, not one per field (the contract
-/// has ~80 fields, 54 of them numbers).
-#[inline(never)]
 pub fn field<T: Decode, S: Source>(key: &str, value: S) -> Result<Option<T>, Refusal> {
     within(|| format!(".{key}"), Option::<T>::decode(value))
 }

@@ -378,8 +378,7 @@ impl Lease {
         let waited = now.saturating_since(since);
         if waited >= self.period * GIVE_UP_PERIODS {
             self.out = None;
-            self.overdue = false;
-            self.unreported += self.reporting.take().unwrap_or(0.0);
+            self.fail(now); // fell a period in already
         } else if waited >= self.period && !self.overdue {
             self.overdue = true;
             self.fall(now);

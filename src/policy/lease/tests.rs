@@ -68,11 +68,11 @@ fn a_store_that_fails_or_stalls_hands_back_to_the_own_bucket_and_is_asked_again_
     assert_eq!(lease.ask(at(2_500), 10.0, 50.0, 50.0), None, "no other ask while its answer may still come");
     // Never answered: given up after four periods, and asked again (its backoff, one period, is over).
     assert!(!lease.up(at(4_004)));
-    let ask = lease.ask(at(4_005), 10.0, 50.0, 50.0).expect("given up: asked again");
+    lease.ask(at(4_005), 10.0, 50.0, 50.0).expect("given up: asked again");
     lease.failed(at(4_010));
     assert_eq!(lease.ask(at(5_000), 10.0, 50.0, 50.0), None, "two failures: two periods");
     let back = lease.ask(at(6_010), 10.0, 50.0, 50.0).expect("asked again");
-    lease.granted(at(6_015), back.want.max(ask.want), grant(10.0));
+    lease.granted(at(6_015), back.want, grant(10.0));
     assert!(lease.up(at(6_015)), "the store is back: rejoined");
     for n in 0..6 {
         lease.ask(at(10_000 * (n + 1)), 10.0, 50.0, 50.0);
@@ -229,4 +229,14 @@ fn an_answer_a_period_late_is_the_store_alive_and_slow_not_down() {
     lease.granted(at(t + 1_200), report.want, grant(30.0));
     let next = lease.ask(at(t + 1_200), 10.0, 50.0, 50.0).unwrap();
     assert_eq!(next.want, 0.0, "a report answered late is not reported again");
+    // Reports never answered: each is given up four periods after it went, and what it carried
+    // is reported again with what was spent since.
+    lease.spend(at(t + 1_300), 7.0, true);
+    assert!(!lease.up(at(t + 2_200)), "unanswered a period: fallen (its backoff ends a period later)");
+    assert_eq!(lease.ask(at(t + 5_199), 10.0, 50.0, 50.0), None, "its answer is still awaited");
+    assert_eq!(lease.ask(at(t + 5_200), 10.0, 50.0, 50.0).map(|a| a.want), Some(7.0));
+    lease.spend(at(t + 5_300), 3.0, true);
+    assert!(!lease.up(at(t + 6_200)));
+    let again = lease.ask(at(t + 9_200), 10.0, 50.0, 50.0).expect("the second given up too");
+    assert_eq!(again.want, 10.0, "the 7 never counted, and 3 since");
 }

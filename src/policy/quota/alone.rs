@@ -125,10 +125,11 @@ impl QuotaGroup {
         // Fallen from a lease, or never on one while the store is too slow to lease from (a plan
         // learned from a 429 meanwhile, spent alone by every member at once, was a 429 storm).
         let fell = std::mem::take(&mut self.was_leased) || (slow && self.alone.is_none());
-        // What the store counts of the fleet, while it still answers.
+        // Its share now, with the members the store counts while it still answers.
         let members = self.lease.as_ref().filter(|_| slow).and_then(Lease::members);
-        if fell && self.allowed.is_finite() {
-            let share = share_beside(self.observed_rate(now), self.fleet_rate(), self.allowed, members, ALONE_FLOOR);
+        let share = (fell || slow)
+            .then(|| share_beside(self.observed_rate(now), self.fleet_rate(), self.allowed, members, ALONE_FLOOR));
+        if let Some(share) = share.filter(|_| fell && self.allowed.is_finite()) {
             self.alone = Some(Alone { since: now, share, applied: f64::NAN });
             self.bucket.drain(now);
             // What the lease paid in the last second still counts in the provider's second.
@@ -140,15 +141,13 @@ impl QuotaGroup {
                 .collect();
             self.bucket.seed(&paid);
         }
-        let share =
-            slow.then(|| share_beside(self.observed_rate(now), self.fleet_rate(), self.allowed, members, ALONE_FLOOR));
         let Some(alone) = self.alone.as_mut() else { return };
-        if let Some(share) = share {
+        if let Some(share) = share.filter(|_| slow) {
             // The store still answers, only too slowly to spend from: the fleet is there, so this
             // member keeps to its share (the ramp is for a member alone for good), as the store's
-            // fleet rate (every member reports what it spends) says it now. A share is self-
-            // fulfilling only below the plan: at a fleet rate under it, own / fleet × plan is above
-            // the member's own rate, so a busier member's share grows.
+            // fleet rate (every member reports what it spends) says it now: what it spent plus an
+            // equal part of the spare (`share_beside`), so a busier member's share grows while
+            // the fleet leaves some unused.
             // Lower at once; higher no faster than SHARE_GROWTH a second: the fleet's rate comes
             // a round trip late, and members reading their own rates against it took 720 CU of a
             // 600 CU/s plan in one second at 5 % (a simulated fleet, its store 450 ms away).

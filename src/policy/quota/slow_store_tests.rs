@@ -12,24 +12,9 @@ use crate::time::at;
 
 /// What four members paid, by millisecond (one entry per CU), and each
 /// charge's arrival and wait (ms): `demand` CU/s in all, 20 CU a charge,
-/// for `ms`, each ask answered `store_ms` later.
-fn fleet_on_store(plan: f64, demand: f64, ms: u64, store_ms: u64) -> (Vec<u64>, Vec<(u64, u64)>) {
-    fleet_on_store_seeded(plan, demand, ms, store_ms, 5)
-}
-
-fn fleet_on_store_seeded(plan: f64, demand: f64, ms: u64, store_ms: u64, seed: u64) -> (Vec<u64>, Vec<(u64, u64)>) {
-    fleet_on_store_jittered(plan, demand, ms, (store_ms / 2, store_ms / 2), seed)
-}
-
-/// As `fleet_on_store`, each way to the store taking `one_way` ms (from, to: drawn uniformly
-/// for each ask and each answer).
-fn fleet_on_store_jittered(
-    plan: f64,
-    demand: f64,
-    ms: u64,
-    one_way: (u64, u64),
-    seed: u64,
-) -> (Vec<u64>, Vec<(u64, u64)>) {
+/// for `ms`, each way to the store taking `one_way` ms (from, to: drawn
+/// for each ask and each answer; fixed when equal).
+fn fleet_on_store(plan: f64, demand: f64, ms: u64, one_way: (u64, u64), seed: u64) -> (Vec<u64>, Vec<(u64, u64)>) {
     let config = QuotaConfig { cu_per_second: plan, ..QuotaConfig::default() };
     let mut members: Vec<QuotaGroup> = (0..4).map(|_| QuotaGroup::new(config, at(0))).collect();
     let mut waiting: Vec<VecDeque<u64>> = vec![VecDeque::new(); 4];
@@ -81,8 +66,8 @@ fn percentile(waits: &[(u64, u64)], from: u64, p: usize) -> u64 {
 #[test]
 fn a_slow_store_leaves_each_member_its_share_and_the_fleet_its_plan() {
     // 75 % of a 600 CU/s plan, 40 s; judged over the last 30 s.
-    let (fast, _) = fleet_on_store(600.0, 450.0, 40_000, 2);
-    let (slow, _) = fleet_on_store(600.0, 450.0, 40_000, 450);
+    let (fast, _) = fleet_on_store(600.0, 450.0, 40_000, (1, 1), 5);
+    let (slow, _) = fleet_on_store(600.0, 450.0, 40_000, (225, 225), 5);
     let late = |paid: &[u64]| paid.iter().filter(|&&t| t >= 10_000).count() as f64 / 30.0;
     let (fast_rate, slow_rate) = (late(&fast), late(&slow));
     // Before: every charge waited for a round trip (a member may hold only its share of the
@@ -100,9 +85,9 @@ fn slow_store_shares_keep_every_second_within_the_plan_and_pull_each_member_to_i
     // Eight fleets (seeds) of four, their store 450 ms away: at 75 % of a 600 CU/s plan, the busiest
     // second; at 60 %, the waits.
     let busiest: Vec<usize> =
-        (1..=8).map(|seed| busiest_second(&fleet_on_store_seeded(600.0, 450.0, 40_000, 450, seed).0)).collect();
+        (1..=8).map(|seed| busiest_second(&fleet_on_store(600.0, 450.0, 40_000, (225, 225), seed).0)).collect();
     let p90: Vec<u64> =
-        (1..=8).map(|seed| percentile(&fleet_on_store_seeded(600.0, 360.0, 40_000, 450, seed).1, 10_000, 90)).collect();
+        (1..=8).map(|seed| percentile(&fleet_on_store(600.0, 360.0, 40_000, (225, 225), seed).1, 10_000, 90)).collect();
     // Shares as own over fleet rate (the unused rate split in proportion to what each got) put
     // 660-820 CU in the busiest second; handing out the whole plan in equal parts, 620-680.
     assert!(busiest.iter().all(|&b| b <= 600), "busiest seconds: {busiest:?}");
@@ -116,7 +101,7 @@ fn a_store_answering_up_to_a_second_late_is_slow_not_down_and_the_fleet_keeps_it
     // Redis 300-600 ms away each way (a new user's proxy): half the asks are answered after the
     // lease's period. 60 s per seed, 75 % of a 600 CU/s plan; judged after the first 10 s.
     for seed in 1..=4 {
-        let (paid, _) = fleet_on_store_jittered(600.0, 450.0, 60_000, (300, 600), seed);
+        let (paid, _) = fleet_on_store(600.0, 450.0, 60_000, (300, 600), seed);
         let after: Vec<u64> = paid.iter().copied().filter(|&t| t >= 10_000).collect();
         let rate = after.len() as f64 / 50.0;
         // With those answers thrown away (each one a failure that restarted the grace), the store
