@@ -70,7 +70,7 @@ test('a bare EIP-1193 upstream that hangs and fails is timed out, failed over an
   assert.ok(seen.some((e) => e.type === 'failover' && e.from === 'provider0' && e.to === 'provider1'));
   assert.ok(seen.some((e) => e.type === 'breaker' && e.endpoint === 'provider0' && e.to === 'open'), JSON.stringify(seen));
   assert.equal(relayer.stats().endpoints.find((e) => e.endpoint === 'provider0').state, 'open');
-  assert.equal(flaky.calls.filter((m) => m !== 'eth_chainId').length, 2, 'an open breaker sends nothing more');
+  assert.equal(flaky.calls.filter((m) => m !== 'eth_chainId').length, 2, `an open breaker sends nothing more ${JSON.stringify(flaky.calls)} ${JSON.stringify(seen)}`);
 });
 
 test('a wrapped provider that answers "limit exceeded" is rate limited like a URL on that key', async () => {
