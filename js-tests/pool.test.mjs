@@ -377,6 +377,19 @@ test('relayers of one realm check an endpoint\'s chain once between them; fleet:
   await Promise.all([a.close(), b.close(), loner.close()]);
 });
 
+test('relayers of one realm listening for connect ask the node its chain once between them', async () => {
+  // A bot's two relayers on one key, each with a `connect` listener (which asks eth_chainId):
+  // one check answers both listeners and every later eth_chainId, with the cache off too.
+  const shared = await node([{ result: '0x1' }]);
+  const relayers = [0, 1].map(() => new FaultTolerantRelayer([shared.url], { chainId: 1, cache: false }));
+  const connected = await Promise.all(relayers.map((r) => new Promise((resolve) => r.on('connect', resolve))));
+  assert.deepEqual(connected.map((e) => e.chainId), ['0x1', '0x1']);
+  assert.deepEqual(await Promise.all(relayers.map((r) => r.request({ method: 'eth_chainId' }))), ['0x1', '0x1']);
+  assert.equal(shared.count('eth_chainId'), 1, 'one check, no eth_chainId call after it');
+  assert.equal(shared.exchanges(), 1);
+  await Promise.all(relayers.map((r) => r.close()));
+});
+
 test('a relayer that expects another chain hears of the mismatch even when another relayer made the check', async () => {
   const shared = await node([{ result: '0x1' }]);
   const first = new FaultTolerantRelayer([shared.url]);

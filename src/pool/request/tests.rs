@@ -152,3 +152,88 @@ fn a_submission_the_node_already_has_is_answered_with_the_hash_of_the_bytes_sent
     assert!(matches!(send(None), Ok(SuccessValue::AlreadyKnown)), "no bytes to hash: said as it is");
     assert_eq!(h.net.calls(0), 2, "no retry: the node has it");
 }
+
+#[test]
+fn eth_chain_id_is_answered_from_a_fresh_check_and_asked_again_once_the_recheck_is_due() {
+    let h = harness(vec![Answer("0x5")], no_cache());
+    h.net.set_chain_id(0, "0x89");
+    let chain_id = || value(&h.rt.block_on(h.read("eth_chainId", "c", BlockTag::Absent)).unwrap());
+    assert_eq!(chain_id().as_deref(), Some("0x89"), "unchecked: the check answers it");
+    assert_eq!((h.net.chain_checks(0), h.net.exchanges(0)), (1, 1));
+    h.rt.block_on(h.read("eth_getBalance", "k", BlockTag::Latest)).unwrap().unwrap();
+    assert_eq!(chain_id().as_deref(), Some("0x89"));
+    assert_eq!(chain_id().as_deref(), Some("0x89"));
+    assert_eq!((h.net.chain_checks(0), h.net.exchanges(0)), (1, 2), "checked: no call, with the cache off");
+    h.rt.block_on(h.rt.sleep(Duration::from_secs(300))).unwrap();
+    assert_eq!(chain_id().as_deref(), Some("0x89"));
+    assert_eq!((h.net.chain_checks(0), h.net.exchanges(0)), (2, 3), "the recheck was due: asked again");
+}
+
+#[test]
+fn eth_chain_id_goes_upstream_when_nothing_checked_serves_the_relayers_chain() {
+    let mut raw = no_cache();
+    raw.pool.check_chain = false;
+    let h = harness(vec![Answer("0x1"), Answer("0x1")], raw);
+    h.rt.block_on(h.read("eth_getBalance", "k", BlockTag::Latest)).unwrap().unwrap();
+    assert_eq!(value(&h.rt.block_on(h.read("eth_chainId", "c", BlockTag::Absent)).unwrap()).as_deref(), Some("0x1"));
+    assert_eq!(h.net.calls(0), 2, "checkChainId: false checked nothing: the node is asked");
+
+    let mut raw = no_cache();
+    raw.pool.chain_id = Some(5);
+    let h = harness(vec![Answer("0x1")], raw);
+    h.net.set_chain_id(0, "0x1");
+    let wrong = h.rt.block_on(h.read("eth_chainId", "c", BlockTag::Absent)).unwrap();
+    assert!(wrong.is_err(), "the only node serves chain 1, not the 5 configured");
+    assert!(h.rt.block_on(h.read("eth_chainId", "c", BlockTag::Absent)).unwrap().is_err(), "still not known");
+}
+
+/// A relayer of `realm` on the harness's node: its pipeline and front.
+fn realm_member(realm: &crate::coord::Realm, rt: &SimRuntime, raw: RawOptions) -> (Pipeline, Front<String>) {
+    let url = EndpointSpec::from_url(EndpointUrl::parse("http://127.0.0.1:9100", "u").unwrap(), 0);
+    let config = RelayerConfig::build(vec![url], raw).unwrap();
+    (Pipeline::in_realm(config, Classifier::default(), rt.now(), Some(realm)), Front::new(16))
+}
+
+#[test]
+fn eth_chain_id_is_answered_from_another_realm_members_check() {
+    let rt = SimRuntime::new(3);
+    let realm = crate::coord::Realm::new();
+    let member = || {
+        let mut raw = no_cache();
+        raw.pool.chain_id = Some(0x89);
+        realm_member(&realm, &rt, raw)
+    };
+    let ((a, front_a), (b, front_b)) = (member(), member());
+    let net = ScriptedTransport::new(&rt, vec![vec![Answer("0x5")]]);
+    net.set_chain_id(0, "0x89");
+    let chain_id = |pipeline: &Pipeline, front: &Front<String>| {
+        let read = Read { method: "eth_chainId", key: "c", tag: BlockTag::Absent, fresh: false, sends: None };
+        value(&rt.block_on(front.request(pipeline, &rt, read, |t| net.send(&(), t), &|| false, &|_| {})).unwrap())
+    };
+    assert_eq!(chain_id(&a, &front_a).as_deref(), Some("0x89"), "a's check");
+    assert_eq!(chain_id(&b, &front_b).as_deref(), Some("0x89"), "b: a's check, not b's call");
+    assert_eq!((net.chain_checks(0), net.exchanges(0)), (1, 1));
+}
+
+#[test]
+fn eth_chain_id_asked_by_two_realm_members_at_once_costs_one_check() {
+    // Two relayers of a bot, each with a `connect` listener, start together:
+    // b's call waits for a's check in flight, then is answered by it.
+    let rt = SimRuntime::new(3);
+    let realm = crate::coord::Realm::new();
+    let (a, b) = (realm_member(&realm, &rt, no_cache()), realm_member(&realm, &rt, no_cache()));
+    let net = ScriptedTransport::new(&rt, vec![vec![slow(Answer("0x5"))]]);
+    let read = Read { method: "eth_chainId", key: "c", tag: BlockTag::Absent, fresh: false, sends: None };
+    let send = |t| net.send(&(), t);
+    let both: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = Outcome<String>> + '_>>> = vec![
+        Box::pin(a.1.request(&a.0, &rt, read, send, &|| false, &|_| {})),
+        Box::pin(b.1.request(&b.0, &rt, read, send, &|| false, &|_| {})),
+    ];
+    let outcomes = rt.block_on(join_all(both)).unwrap();
+    assert!(
+        outcomes.iter().all(|o| value(o).as_deref() == Some("0x1")),
+        "{:?}",
+        outcomes.iter().map(value).collect::<Vec<_>>()
+    );
+    assert_eq!((net.chain_checks(0), net.exchanges(0)), (1, 1), "b waited for a's check and took it");
+}

@@ -3,7 +3,7 @@
 //! outlying claims ignored), heard from the app's own `eth_blockNumber`
 //! calls and from head-poll rounds (`policy/head_poll.rs`).
 
-use super::{ChainStatus, Reservation, RouteRequest, Router, RouterEvent, MAX_HEAD_JUMP};
+use super::{ChainStatus, EndpointState, Reservation, RouteRequest, Router, RouterEvent, MAX_HEAD_JUMP};
 use crate::coord::news::News;
 use crate::policy::breaker::BreakerState;
 use crate::rpc::methods::method_info;
@@ -75,6 +75,32 @@ impl Router {
     /// The chain this relayer serves: configured, or the first one checked.
     pub fn serving_chain(&self) -> Option<u64> {
         self.expected_chain
+    }
+
+    /// What an `eth_chainId` call would be answered at `now`, known without
+    /// asking: this relayer's chain, once an endpoint was checked serving
+    /// it (by this router or, in a realm, by another member) and is not due
+    /// for a re-check. Wallets and ethers ask it often (an EIP-1193
+    /// `connect` listener, ethers' network detection), and two relayers of
+    /// one realm each sent one upstream though their chain was checked
+    /// moments before. `None` under `checkChainId: false` (nothing was
+    /// checked) or while no checked endpoint serves the relayer's chain:
+    /// the call goes upstream as any read. With the id, the endpoint checked.
+    pub fn known_chain(&self, now: Instant) -> Option<(u64, usize)> {
+        let recheck = self.chain_recheck;
+        let fresh = |ep: &EndpointState| ep.chain_checked_at.is_some() && !ep.chain_check_due(now, recheck);
+        if let Some(expected) = self.expected_chain {
+            if let Some(i) = self.endpoints.iter().position(|ep| ep.chain == ChainStatus::Verified && fresh(ep)) {
+                return Some((expected, i));
+            }
+        }
+        // Another member's check this router has not taken yet (it would
+        // take it on its next route; with no `chainId`, as its chain).
+        self.endpoints.iter().zip(&self.chains).enumerate().find_map(|(i, (ep, record))| {
+            let would_check = ep.chain == ChainStatus::Unknown || ep.chain_check_due(now, recheck);
+            let (id, _) = record.newer(None, now, recheck).filter(|_| would_check)?;
+            (id == self.expected_chain.unwrap_or(id)).then_some((id, i))
+        })
     }
 
     /// Takes an endpoint's chain id as this router's own, whoever checked
