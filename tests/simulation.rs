@@ -278,9 +278,12 @@ fn fifty_small_processes_come_back_from_a_total_outage_at_their_demand() {
         assert!(r.success_rate() >= 0.99, "seed {seed}: success {} {:?}", r.success_rate(), r.failures);
         let peak = r.peak_after_recovery.unwrap_or(f64::INFINITY);
         assert!(peak <= 1.3, "seed {seed}: peak after recovery {peak}");
-        // Each process probes the dead fleet on its own schedule (a total
-        // outage holds no probe for another's verdict): 1.27-1.29, the
-        // probes of 50 processes at 2 requests a second.
-        assert!(r.amplification <= 1.35, "seed {seed}: amplification {}", r.amplification);
+        // The fleet probes a dead node about once per early-probe base, not
+        // each process on its own schedule: a process that hears another's
+        // probe of the node ended puts its own a jittered base later
+        // (`Breaker::fleet_probe_ended`). 1.27-1.29 before (80-160 attempts
+        // a second through the outage, 100 requests a second held), 1.05-1.08
+        // after (9-13 a second).
+        assert!(r.amplification <= 1.12, "seed {seed}: amplification {}", r.amplification);
     }
 }

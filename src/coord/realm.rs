@@ -150,6 +150,7 @@ impl Realm {
             }
             News::ProbeEnded { breaker } => {
                 let Some(b) = find(&self.breakers, breaker) else { return false };
+                b.borrow_mut().fleet_probe_ended(now, unit_random);
                 if b.borrow_mut().release_fleet_probe(now) {
                     self.wake.notify_all(); // requests held for that probe look again
                 }

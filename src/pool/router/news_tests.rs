@@ -48,6 +48,28 @@ fn a_realm_that_finds_a_node_back_tells_and_the_others_probe_it_at_once() {
 }
 
 #[test]
+fn in_a_total_outage_another_realms_failed_probe_puts_this_realms_next_one_a_base_later() {
+    // Both realms lost their only node at 0; their first early probes are due at 500 ms. a's
+    // goes and fails; b hears it ended: its own goes a jittered base (500 ms at a draw of 0.5)
+    // after a's verdict, not at 500 ms, so the fleet probes the dead node about once a base.
+    let (here, there) = (Realm::new(), Realm::new());
+    let (mut a, mut b) = (down_in(&here, 0), down_in(&there, 0));
+    let tried = [false];
+    let probe = pick(&mut a, at(500), (0.5, 0.5));
+    assert!(probe.outage_probe);
+    finish(&mut a, at(505), probe, ErrorClass::Transient, true);
+    let ended = a.take_news().into_iter().find(|n| matches!(n, News::ProbeEnded { .. })).expect("told");
+    assert!(there.hear(ended, at(506), 0.5));
+    assert_eq!(
+        b.select(at(506), &req(&tried), (0.5, 0.5)),
+        Selection::Wait { until: Some(at(1006)), quota: false, paced: false }
+    );
+    let own = pick(&mut b, at(1006), (0.5, 0.5));
+    assert!(own.outage_probe, "b's own probe, a base after a's");
+    // Word of the node back still brings b's probe forward at once (the test above).
+}
+
+#[test]
 fn word_of_a_node_back_does_not_undo_a_newer_opening() {
     let there = Realm::new();
     let mut b = down_in(&there, 2_000);
