@@ -35,8 +35,10 @@ const outcomes = [];
 const start = Date.now();
 if (process.env.FLEET_TRACE && clients[0].stats) {
   const trace = setInterval(() => {
-    const states = clients[0].stats().endpoints.map((e) => e.state[0]).join('');
-    process.stderr.write(`p${config.id} ${Date.now() - start} ${states}\n`);
+    const st = clients[0].stats();
+    const states = st.endpoints.map((e) => e.state[0]).join('');
+    const q = st.quotaGroups[0];
+    process.stderr.write(`p${config.id} ${Date.now() - start} ${states} ${JSON.stringify(q)} waiting ${st.waiting}\n`);
   }, 500);
   trace.unref();
 }

@@ -123,3 +123,62 @@ fn a_member_in_its_first_seconds_on_the_lease_is_counted_at_least_at_an_equal_pa
     let settled = serving(&mut g, 6_000);
     assert!(settled < 10.0, "what it took: {settled}");
 }
+
+#[test]
+fn a_fleet_back_from_a_total_outage_counts_its_lines_at_its_part_not_at_what_the_outage_let_it_take() {
+    // Four members on a 200 CU/s plan (160 CU/s of rate beside a 40 CU burst), each taking 17 CU/s
+    // of 1 CU reads for 10 s; then a total outage holds every read for 5 s (nothing taken); then
+    // each member's 85 held reads queue for the plan at once.
+    let plan = QuotaConfig { cu_per_second: 200.0, ..QuotaConfig::default() };
+    let mut store = FleetBucket::default();
+    let mut members: Vec<QuotaGroup> = (0..4).map(|_| QuotaGroup::new(plan, at(0))).collect();
+    members.iter_mut().for_each(|m| m.join_fleet(at(0)));
+    let mut waiting = [0u32; 4];
+    let (mut predicted, mut drained) = ([0.0; 4], [None; 4]);
+    let mut answers: Vec<(u64, usize, f64, crate::policy::lease::LeaseGrant)> = Vec::new();
+    for now in 0..25_000u64 {
+        answers.retain(|&(due, i, want, grant)| {
+            if due > now {
+                return true;
+            }
+            members[i].lease_granted(at(now), want, grant);
+            false
+        });
+        for (i, m) in members.iter_mut().enumerate() {
+            if now < 10_000 && now % 59 == i as u64 {
+                waiting[i] += 1;
+            }
+            if now == 15_000 {
+                waiting[i] += 85;
+            }
+            if now == 15_050 {
+                predicted[i] = m.serving_rate(at(now));
+            }
+            while waiting[i] > 0 && m.charge(at(now), 1.0).is_ok() {
+                waiting[i] -= 1;
+            }
+            if now >= 15_000 && waiting[i] == 0 && drained[i].is_none() {
+                drained[i] = Some(now - 15_000);
+            }
+            if let Some(ask) = m.take_lease_ask() {
+                answers.push((now + 2, i, ask.want, store.ask(at(now + 1), i as u64, ask)));
+            }
+        }
+    }
+    for i in 0..4 {
+        let ms = drained[i].expect("drained") as f64;
+        let actual = 85.0 / (ms / 1000.0);
+        // Counted at what the outage let it take (a few CU/s), an 85-read line looked 15-30 s long
+        // and was shed at once against a 10 s deadline; it drained in about two seconds.
+        assert!(
+            predicted[i] >= 0.5 * actual,
+            "member {i}: counted at {:.1} CU/s, drained at {actual:.1} ({drained:?})",
+            predicted[i]
+        );
+        assert!(
+            predicted[i] <= 2.0 * actual,
+            "member {i}: counted at {:.1} CU/s, drained at {actual:.1}",
+            predicted[i]
+        );
+    }
+}
