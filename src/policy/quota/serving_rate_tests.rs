@@ -10,6 +10,20 @@ use crate::time::at;
 const MEMBERS: usize = 6;
 const COST: f64 = 26.0;
 
+/// The store's answer due at a millisecond: to member `i`, for `want`.
+type Answer = (u64, usize, f64, crate::policy::lease::LeaseGrant);
+
+/// Hands the answers due at `now` to their members.
+fn deliver(answers: &mut Vec<Answer>, members: &mut [QuotaGroup], now: u64) {
+    answers.retain(|&(due, i, want, grant)| {
+        if due > now {
+            return true;
+        }
+        members[i].lease_granted(at(now), want, grant);
+        false
+    });
+}
+
 /// Runs the fleet for `ms`, member `i` offering `offered[i]` CU/s (as
 /// evenly spaced charges); returns each member's serving rate at the end
 /// and the CU each was paid in the last 10 s.
@@ -20,15 +34,9 @@ fn run(offered: [f64; MEMBERS], ms: u64) -> (Vec<f64>, Vec<f64>) {
     members.iter_mut().for_each(|m| m.join_fleet(at(0)));
     let mut waiting = [0u32; MEMBERS];
     let mut paid_late = [0.0; MEMBERS];
-    let mut answers: Vec<(u64, usize, f64, crate::policy::lease::LeaseGrant)> = Vec::new();
+    let mut answers: Vec<Answer> = Vec::new();
     for now in 0..ms {
-        answers.retain(|&(due, i, want, grant)| {
-            if due > now {
-                return true;
-            }
-            members[i].lease_granted(at(now), want, grant);
-            false
-        });
+        deliver(&mut answers, &mut members, now);
         for (i, m) in members.iter_mut().enumerate() {
             let every = (1000.0 * COST / offered[i]) as u64;
             if now % every == i as u64 {
@@ -135,15 +143,9 @@ fn a_fleet_back_from_a_total_outage_counts_its_lines_at_its_part_not_at_what_the
     members.iter_mut().for_each(|m| m.join_fleet(at(0)));
     let mut waiting = [0u32; 4];
     let (mut predicted, mut drained) = ([0.0; 4], [None; 4]);
-    let mut answers: Vec<(u64, usize, f64, crate::policy::lease::LeaseGrant)> = Vec::new();
+    let mut answers: Vec<Answer> = Vec::new();
     for now in 0..25_000u64 {
-        answers.retain(|&(due, i, want, grant)| {
-            if due > now {
-                return true;
-            }
-            members[i].lease_granted(at(now), want, grant);
-            false
-        });
+        deliver(&mut answers, &mut members, now);
         for (i, m) in members.iter_mut().enumerate() {
             if now < 10_000 && now % 59 == i as u64 {
                 waiting[i] += 1;
