@@ -10,6 +10,7 @@ const worker = (name) => fileURLToPath(new URL(`./${name}`, import.meta.url));
 export function runWorker(name, config, timeoutMs = 60000) {
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [worker(name), JSON.stringify({ pkg: PKG, ...config })], { timeout: timeoutMs }, (error, stdout, stderr) => {
+      if (process.env.TRACE) process.stderr.write(stderr);
       if (error) return reject(new Error(`${error.message}\n${stderr}`));
       resolve(JSON.parse(stdout.trim().split('\n').pop()));
     });

@@ -18,10 +18,23 @@ const fleetAtStart = fleetState();
 if (config.startAt) await new Promise((r) => setTimeout(r, Math.max(0, config.startAt - Date.now())));
 const startedAfterMs = Date.now() - born;
 const startedAt = Date.now();
+// Diagnostics for a failing test: TRACE prints process 1's breakers and quota group every 250 ms
+// (on stderr, passed on by fleet-process.mjs); WHY tallies failures with when each read was sent
+// and failed (s since the load started).
+if (process.env.TRACE && config.id === 1) {
+  setInterval(() => {
+    const st = relayers[0].stats();
+    const breakers = st.endpoints.map((e) => e.state[0]).join('');
+    process.stderr.write(`${Date.now() - startedAt} ${breakers} ${JSON.stringify(st.quotaGroups[0])} waiting ${st.waiting}\n`);
+  }, 250).unref();
+}
+const halfSeconds = (ms) => Math.round(ms / 500) / 2;
 const outcomes = [];
 const read = (relayer, n) => {
   const address = `0x${(config.id * 1e6 + n).toString(16).padStart(40, '0')}`;
-  outcomes.push(relayer.request({ method: 'eth_getBalance', params: [address, 'latest'] }).then(() => 'ok', (e) => e.name));
+  const sentAt = Date.now();
+  outcomes.push(relayer.request({ method: 'eth_getBalance', params: [address, 'latest'] }).then(() => 'ok', (e) => (process.env.WHY
+    ? `${e.name} sent ${halfSeconds(sentAt - startedAt)} failed ${halfSeconds(Date.now() - startedAt)}` : e.name)));
 };
 // A job's start: `burst` reads at once (a bot fleet starting together), then the steady rate.
 for (let i = 0; i < (config.burst || 0); i += 1) read(relayers[i % relayers.length], 5e5 + i);

@@ -8,6 +8,7 @@
 
 use super::{Router, Selection};
 use crate::policy::breaker::Admission;
+use crate::policy::quota::QuotaDenied;
 use crate::pool::route_request::RouteRequest;
 use crate::rpc::methods::MethodClass;
 use crate::time::Instant;
@@ -26,7 +27,11 @@ impl Router {
     ) -> Option<Selection> {
         let mut candidates = self.probe_candidates(now, req, serving);
         if candidates.is_empty() {
-            return None;
+            // No key can pay a probe now (a lease emptied by the outage's first failed attempts,
+            // a cooldown): the probe waits for the soonest key, not the breakers' open time (30 s
+            // by default, past most deadlines: a fleet on Redis failed a fifth of its reads in the
+            // first second of a total outage as "rate limited past the deadline", 0 429s).
+            return self.soonest_paid_probe(now, req, serving);
         }
         if self.outage.in_flight {
             // The probe in flight decides; its completion wakes the waiters,
@@ -64,6 +69,24 @@ impl Router {
             }
         }
         None
+    }
+
+    /// When the first of `serving` not resting can pay `req` (a wait on
+    /// the plan or a cooldown: `quota` set), if any can at all.
+    fn soonest_paid_probe(&mut self, now: Instant, req: &RouteRequest<'_>, serving: &[usize]) -> Option<Selection> {
+        let soonest = serving
+            .iter()
+            .filter(|&&i| self.endpoints[i].rest_until <= now)
+            .filter_map(|&i| {
+                let cost = self.attempt_cost(i, req, self.would_check_chain(i, now));
+                match self.groups[self.endpoints[i].group].quota.borrow_mut().check(now, cost) {
+                    Err(QuotaDenied::Exhausted(wait)) => Some(now + wait),
+                    Err(QuotaDenied::Cooling(until)) => Some(until),
+                    Ok(()) => None,
+                }
+            })
+            .min()?;
+        Some(Selection::Wait { until: Some(soonest), quota: true, paced: false })
     }
 
     /// Capacity outage: every endpoint serving the request that is not

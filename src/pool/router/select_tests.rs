@@ -189,3 +189,27 @@ fn a_total_outages_early_probe_skips_an_endpoint_resting_after_a_retry_after() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_total_outages_early_probe_waits_for_its_key_to_pay_not_for_the_breakers_open_time() {
+    // One node on a 10 CU/s key (burst 30): the three failed reads that open its breaker at 0
+    // spend the burst. At 500 ms the early probe is due, but the key pays its 10 CU only at 1 s:
+    // the probe waits until then, not until the breaker's 30 s open time (a request fails at once
+    // when its wait ends past its deadline: a fleet on Redis, its lease emptied by the outage's
+    // first attempts, failed a fifth of its reads as "rate limited" in the outage's first second).
+    let mut o = options(Strategy::Priority);
+    o.quota_groups = vec![("key".into(), QuotaConfig { cu_per_second: 10.0, burst: 30.0, ..QuotaConfig::default() })];
+    let mut specs = vec![spec(0)];
+    specs[0].quota_group = Some("key".into());
+    let mut r = Router::new(specs, &o, Duration::from_secs(60), at(0));
+    open_first(&mut r, 1);
+    let tried = [false];
+    assert_eq!(
+        r.select(at(500), &req(&tried), (0.5, 0.5)),
+        Selection::Wait { until: Some(at(1000)), quota: true, paced: false }
+    );
+    match r.select(at(1000), &req(&tried), (0.5, 0.5)) {
+        Selection::Reserved(res) => assert!(res.outage_probe && res.probe),
+        other => panic!("{other:?}"),
+    }
+}
