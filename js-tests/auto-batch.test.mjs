@@ -298,6 +298,30 @@ test('reads batched on a node that turned slow are hedged to another: each answe
   }
 });
 
+test('a batch wait longer than the hedge delay neither hedges every read nor trips a healthy node', async () => {
+  // `waitMs` 300 holds each read in the relayer's own queue; hedges after 100 ms. Hedged from
+  // the queue and its losses counted as the node's failures, a healthy 20 ms node's breaker
+  // opened during warm-up.
+  const a = await startNode(perItem(echo), 20);
+  const b = await startNode(perItem(echo), 20);
+  const relayer = new FaultTolerantRelayer([{ url: a.url, priority: 0 }, { url: b.url, priority: 1 }],
+    { chainId: 1, cache: false, batch: { waitMs: 300 }, hedge: { initialDelayMs: 100, minDelayMs: 50 } });
+  const events = [];
+  relayer.on('breaker', (e) => events.push(`breaker ${e.endpoint} ${e.from}->${e.to}`));
+  relayer.on('hedge', () => events.push('hedge'));
+  try {
+    for (let round = 0; round < 4; round += 1) {
+      const settled = await reads(relayer, 10, round * 10);
+      settled.forEach((s, i) => assert.equal(s.status === 'fulfilled' && s.value, address(round * 10 + i), `read ${i}: ${s.reason?.message}`));
+    }
+    assert.deepEqual(events.filter((e) => e.startsWith('breaker')), [], `no breaker moved: ${events}`);
+    assert.ok(events.filter((e) => e === 'hedge').length <= 4, `reads waiting in the queue are not hedged: ${events}`);
+    assert.deepEqual(relayer.stats().endpoints.map((e) => e.state), ['closed', 'closed']);
+  } finally {
+    await relayer.close();
+  }
+});
+
 test('bad batch options are typed errors that name the field', () => {
   for (const [batch, field] of [[5, 'batch'], [{ maxSize: 0 }, 'batch.maxSize'], [{ waitMs: -1 }, 'batch.waitMs'], [{ wait: 5 }, 'batch.wait']]) {
     assert.throws(() => new FaultTolerantRelayer(['http://127.0.0.1:1'], { batch }), (e) => e instanceof ConfigError && e.field === field, JSON.stringify(batch));

@@ -158,6 +158,9 @@ pub struct Router {
     adaptive_timeout: Option<(f64, Duration)>,
     /// The attempt timeout of endpoints without one of their own.
     attempt_ceiling: Duration,
+    /// How long an attempt may sit in the wire's batch queue before it is
+    /// sent (`batch.waitMs`; zero without a set wait).
+    batch_wait: Duration,
     /// Demand and recovery pacing: the realm's when in one (`router/shared.rs`).
     pacer: Rc<RefCell<Pacer>>,
     /// Head-poll rounds: the realm's when in one (`coord/head_rounds.rs`).
@@ -250,6 +253,7 @@ impl Router {
             outage: OutageProbes::new(&options.breaker, now),
             adaptive_timeout: options.adaptive_timeout,
             attempt_ceiling: DEFAULT_ATTEMPT_CEILING,
+            batch_wait: options.batch.map_or(Duration::ZERO, |b| b.wait),
             pacer: Rc::new(RefCell::new(Pacer::new(now))),
             head_rounds: Rc::new(RefCell::new(HeadRounds::new(head_poll, now))),
             head_rounds_key: None,

@@ -35,7 +35,11 @@ impl Router {
     /// endpoint: a fresh relayer must not hedge an endpoint the realm knows
     /// is this slow onto others as slow (a busy process full of fresh
     /// relayers would double its load). Never below `min_delay`, and never
-    /// before a hedge [could win](Router::hedge_could_win_after).
+    /// before a hedge [could win](Router::hedge_could_win_after). Without a
+    /// trusted tail of its own, plus the wire's batch wait (`batch.waitMs`):
+    /// a read held that long in this relayer's own queue before it is sent
+    /// is no slow node (a trusted tail counts that wait already: latencies
+    /// run from the attempt's start).
     pub fn hedge_delay(&self, endpoint: usize, class: MethodClass, config: &HedgeConfig) -> Duration {
         let own = self.endpoints.get(endpoint).and_then(|e| e.trusted_tail(class));
         let delay = match own {
@@ -44,7 +48,7 @@ impl Router {
                 let fallback =
                     self.reference_tail(endpoint, class).map_or(config.initial_delay, duration_from_millis_f64);
                 let realm = self.chains.get(endpoint).and_then(|record| record.tail(class as usize));
-                realm.map_or(fallback, |tail| fallback.max(duration_from_millis_f64(tail)))
+                realm.map_or(fallback, |tail| fallback.max(duration_from_millis_f64(tail))) + self.batch_wait
             }
         };
         let could_win = self.hedge_could_win_after(endpoint, class).map_or(Duration::ZERO, duration_from_millis_f64);
@@ -119,10 +123,13 @@ impl Router {
     /// unhealthy: it has no trusted tail of its own (nothing says it is
     /// ever this slow), or it took over twice its usual slow end. A node
     /// that is merely at its usual tail loses races now and then; that is
-    /// what hedging is for, not a fault.
+    /// what hedging is for, not a fault. Nor is an attempt abandoned within
+    /// the wire's batch wait: it may never have left this relayer's queue
+    /// (with `batch.waitMs` 300 and hedges after 100 ms, a healthy 20 ms
+    /// node's breaker opened during warm-up on such losses).
     pub fn hedge_loss_is_failure(&self, endpoint: usize, class: MethodClass, elapsed: Duration) -> bool {
         match self.endpoints.get(endpoint).and_then(|e| e.trusted_tail(class)) {
-            None => true,
+            None => elapsed > self.batch_wait,
             Some(tail_ms) => elapsed.as_secs_f64() * 1000.0 > 2.0 * tail_ms,
         }
     }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use super::tests::{at, finish, options, pick, spec};
 use super::*;
 use crate::policy::ErrorClass;
+use crate::pool::options::HedgeConfig;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -39,6 +40,29 @@ fn losing_a_hedge_race_at_the_usual_slow_end_is_no_failure() {
     assert!(!r.hedge_loss_is_failure(0, cheap, ms(15)));
     assert!(!r.hedge_loss_is_failure(0, cheap, ms(20)), "twice the tail is still the tail's business");
     assert!(r.hedge_loss_is_failure(0, cheap, ms(21)));
+}
+
+#[test]
+fn a_batch_wait_is_the_relayers_own_not_the_nodes_until_the_node_has_a_tail() {
+    // `batch: { waitMs: 300 }`, hedges after 100 ms: a read sits up to 300 ms in this relayer's
+    // own queue before it is sent.
+    let mut o = options(Strategy::Priority);
+    o.batch = Some(crate::policy::wire_batch::WireBatchConfig { wait: ms(300), ..Default::default() });
+    let hedge = HedgeConfig { initial_delay: ms(100), min_delay: ms(10), ..HedgeConfig::default() };
+    let mut r = Router::new(vec![spec(0)], &o, ms(60_000), at(0));
+    let cheap = MethodClass::Cheap;
+    assert_eq!(r.hedge_delay(0, cheap, &hedge), ms(400), "no history: the blind delay after the queue's wait");
+    assert!(!r.hedge_loss_is_failure(0, cheap, ms(250)), "lost within the wait: perhaps never sent");
+    assert!(r.hedge_loss_is_failure(0, cheap, ms(301)), "past it, and nothing says the node is ever this slow");
+    for _ in 0..10 {
+        let res = pick(&mut r, at(0), (0.5, 0.5));
+        finish(&mut r, at(0), res, ErrorClass::Success, false); // 10 ms each
+    }
+    // Its own tail (10 ms; a hedge could win only after 20) counts from the attempt's start: no wait added.
+    assert_eq!(r.hedge_delay(0, cheap, &hedge), ms(20));
+    assert!(r.hedge_loss_is_failure(0, cheap, ms(25)), "the tail's rule, as without a wait");
+    let plain = Router::new(vec![spec(0)], &options(Strategy::Priority), ms(60_000), at(0));
+    assert_eq!(plain.hedge_delay(0, cheap, &hedge), ms(100), "no wait set: the blind delay");
 }
 
 #[test]
