@@ -48,7 +48,7 @@ fn a_batch_wait_is_the_relayers_own_not_the_nodes_until_the_node_has_a_tail() {
     // own queue before it is sent.
     let mut o = options(Strategy::Priority);
     o.batch = Some(crate::policy::wire_batch::WireBatchConfig { wait: ms(300), ..Default::default() });
-    let hedge = HedgeConfig { initial_delay: ms(100), min_delay: ms(10), ..HedgeConfig::default() };
+    let hedge = HedgeConfig { initial_delay: ms(100), min_delay: ms(10) };
     let mut r = Router::new(vec![spec(0)], &o, ms(60_000), at(0));
     let cheap = MethodClass::Cheap;
     assert_eq!(r.hedge_delay(0, cheap, &hedge), ms(400), "no history: the blind delay after the queue's wait");
