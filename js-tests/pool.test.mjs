@@ -47,7 +47,7 @@ test('a 429 cools the whole quota group: the other URL on the same key is skippe
   const limited = [];
   relayer.on('rateLimited', (e) => limited.push(e));
   assert.equal(await relayer.request({ method: 'eth_blockNumber' }), '0xc');
-  assert.equal(await relayer.request({ method: 'eth_chainId', params: [] }), '0xc');
+  assert.equal(await relayer.request({ method: 'eth_blockNumber' }), '0xc');
   assert.deepEqual([a.count(), b.count(), c.count()], [1, 0, 2]);
   assert.equal(limited[0].quotaGroup, 'alchemy');
   assert.equal(limited[0].cooldownMs, 5000);
