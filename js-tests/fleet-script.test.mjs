@@ -25,13 +25,15 @@ async function store() {
     client,
     bucket,
     /** One ask; resolves with the numbers the script returned. */
-    async ask(member, { want, rate = 100, burst = 50, held = 0, hold = 2000, least = 1, released }) {
+    async ask(member, { want, rate = 100, burst = 50, held = 0, hold = 2000, least = 1, released, demand }) {
+      const tail = demand === undefined ? [] : [String(demand)];
       const reply = await client.eval(LEASE_SCRIPT, {
         keys: [bucket(), `${bucket()}:holds`, `${bucket()}:queue`],
-        arguments: [want, rate, burst, held, hold, least].map(String).concat(member, released === undefined ? [] : [String(released)]),
+        arguments: [want, rate, burst, held, hold, least].map(String).concat(member,
+          released === undefined && demand === undefined ? [] : [String(released ?? 0)], tail),
       });
-      const [granted, shortMs, fleetRate, share] = reply.map(Number);
-      return { granted, shortMs, fleetRate, share };
+      const [granted, shortMs, fleetRate, share, othersNeed] = reply.map(Number);
+      return { granted, shortMs, fleetRate, share, othersNeed };
     },
   };
 }
@@ -197,4 +199,23 @@ test('a report of what a member spent alone (hold 0) is counted in full, below z
   const leasing = await s.ask('fast', { want: 20 });
   assert.equal(leasing.granted, 0);
   assert.ok(leasing.shortMs >= 400, `short until the bucket is back above zero: ${leasing.shortMs} ms`);
+});
+
+test('an answer sums what the other members need, and says -1 while one of them said nothing', async () => {
+  const s = await store();
+  s.fresh();
+  assert.equal((await s.ask('r', { want: 5, hold: 0, demand: 100 })).othersNeed, 0, 'alone: nobody else needs');
+  await s.ask('l', { want: 5, demand: 50 });
+  // A reporter's need and a leasing member's both count; never the asker's own.
+  assert.equal((await s.ask('m', { want: 5, demand: 7 })).othersNeed, 150);
+  assert.equal((await s.ask('m', { want: 5, demand: 9 })).othersNeed, 150, 'its own replaced, not added');
+  // A member of an older version sends no ninth argument: the others' need is unknown.
+  await s.ask('old', { want: 5, hold: 300 });
+  assert.equal((await s.ask('m', { want: 5, demand: 9 })).othersNeed, -1);
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  assert.equal((await s.ask('m', { want: 5, demand: 9 })).othersNeed, 150, 'its hold over, it no longer counts');
+  assert.equal((await s.ask('m', { want: 5, demand: 'x' })).othersNeed, 150, 'a senseless need is unsaid, not an error');
+  assert.equal((await s.ask('l', { want: 5, demand: 50 })).othersNeed, -1, 'm said a senseless need: unknown');
+  await new Promise((resolve) => setTimeout(resolve, 2300));
+  assert.equal((await s.ask('l', { want: 5, demand: 50 })).othersNeed, 0, 'the others gone');
 });

@@ -15,14 +15,18 @@ const REPORT_PRESENCE_MS = 2000; // policy::fleet_bucket::REPORT_PRESENCE: a rep
 // millisecond keep their order) (sorted sets, all in the bucket's hash slot). ARGV: want (CU),
 // rate (CU/s; 0 = plan unknown: grant all and only count), burst (CU), what the asker still
 // holds (CU), how long a grant stays spendable (ms), the asker's largest charge (CU), the asker's
-// id, what it gives back of its hold (CU; back into the tokens, at most its hold; absent: 0). Server time, so machines' clocks never matter. Returns strings (Redis would truncate Lua
+// id, what it gives back of its hold (CU; back into the tokens, at most its hold; absent: 0),
+// what it needs now (CU/s, kept as 'd:'..id while it is a member; absent: unsaid). Server time, so machines' clocks never matter. Returns strings (Redis would truncate Lua
 // numbers): granted, ms until the rest could be (a short member queues: the refill goes first
-// to the short members granted less lately), the fleet's rate (CU/s, decayed over 10 s), and the most one member may
-// hold (0: no bound).
+// to the short members granted less lately), the fleet's rate (CU/s, decayed over 10 s), the most one member may
+// hold (0: no bound), and what the other members need (the sum of their 'd:'; -1 when one said
+// none: an older version).
 export const LEASE_SCRIPT = `
 local want, rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local held, hold, least, member = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
 local released = tonumber(ARGV[8] or '0')
+local demand = ARGV[9] and tonumber(ARGV[9])
+if demand and not (demand >= 0 and demand < math.huge) then demand = nil end -- unsaid, as an older member
 if not (want and rate and burst and held and hold and least) or want < 0 or rate < 0 or burst < 0
   or held < 0 or hold < 0 or least < 0 or not member or member == '' or not released or released < 0 then
   return redis.error_reply('bad lease ask')
@@ -38,7 +42,7 @@ if s[4] ~= '${LAYOUT}' then
 end
 local function forget(id)
   total = total - (tonumber(redis.call('HGET', KEYS[1], 'h:' .. id)) or 0)
-  redis.call('HDEL', KEYS[1], 'h:' .. id, 's:' .. id, 'w:' .. id)
+  redis.call('HDEL', KEYS[1], 'h:' .. id, 's:' .. id, 'w:' .. id, 'd:' .. id)
 end
 local function served(id)
   local f = redis.call('HMGET', KEYS[1], 's:' .. id, 'w:' .. id)
@@ -55,6 +59,21 @@ else
 end
 redis.call('ZREM', KEYS[2], member)
 local others = math.max(0, total)
+-- What the other members need, while each one said its own.
+local needs = -1
+local present = redis.call('ZRANGE', KEYS[2], 0, -1)
+if #present == 0 then
+  needs = 0
+else
+  local fields = {}
+  for i, id in ipairs(present) do fields[i] = 'd:' .. id end
+  needs = 0
+  for _, d in ipairs(redis.call('HMGET', KEYS[1], unpack(fields))) do
+    if not d then needs = -1 break end
+    needs = needs + tonumber(d)
+  end
+end
+if demand then redis.call('HSET', KEYS[1], 'd:' .. member, demand) else redis.call('HDEL', KEYS[1], 'd:' .. member) end
 local dt = math.max(0, now - at)
 local granted, short, share = want, 0, 0
 if hold == 0 then
@@ -113,4 +132,4 @@ redis.call('PEXPIRE', KEYS[3], 60000)
 local function text(x) return string.format('%.17g', x) end
 -- The fleet's rate: spent over the weight a rate kept since the bucket was born has (policy::fleet_bucket::fleet_rate).
 local weight = math.max(1, ${RATE_TAU_S} * (1 - math.exp(-(now - born) / (${RATE_TAU_S} * 1000))))
-return { text(granted), text(short), text(spent / weight), text(share) }`;
+return { text(granted), text(short), text(spent / weight), text(share), text(needs) }`;

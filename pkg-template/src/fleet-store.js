@@ -245,7 +245,7 @@ function redisStore(wasm, news, txModule, { prefix, client: given, options }, re
     if (!closed && beforeFirst && !(client && client.isReady)) return void beforeFirst.set(key, { at: Date.now(), args });
     sendAsk(...args);
   });
-  function sendAsk(key, want, rate, burst, held, holdMs, least, released = 0) {
+  function sendAsk(key, want, rate, burst, held, holdMs, least, released = 0, demand = -1) {
     if (closed || !client || !client.isReady || busy(key)) return failLater(key);
     const started = Date.now();
     asking.set(key, started);
@@ -253,7 +253,8 @@ function redisStore(wasm, news, txModule, { prefix, client: given, options }, re
     const bucket = `${prefix}q:{${key}}`;
     const ask = runLease(client, {
       keys: [bucket, `${bucket}:holds`, `${bucket}:queue`],
-      arguments: [want, rate, burst, held, holdMs, least].map(String).concat(from, String(released)),
+      arguments: [want, rate, burst, held, holdMs, least].map(String).concat(from, String(released))
+        .concat(demand >= 0 ? [String(demand)] : []),
     });
     // A store that keeps its connection but stops answering (a paused or overloaded Redis) sends
     // no 'error': an ask unanswered for a whole period is the sign, told as `fleetStore` down;
@@ -268,8 +269,8 @@ function redisStore(wasm, news, txModule, { prefix, client: given, options }, re
       (reply) => {
         heard();
         done();
-        const [granted, shortMs, fleetRate, share] = Array.isArray(reply) ? reply.map(Number) : [NaN, NaN, NaN, NaN];
-        wasm.realmLeaseGranted(key, want, granted, shortMs, fleetRate, share);
+        const [granted, shortMs, fleetRate, share, othersNeed] = Array.isArray(reply) ? reply.map(Number) : [NaN, NaN, NaN, NaN, NaN];
+        wasm.realmLeaseGranted(key, want, granted, shortMs, fleetRate, share, othersNeed);
       },
       () => {
         clearTimeout(silent);

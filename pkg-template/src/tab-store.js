@@ -46,20 +46,24 @@ export function tabStore(wasm) {
   let nextId = 0;
   const pending = new Map(); // group key -> the ask out at the leader: { id, want, numbers }
 
-  const serve = (key, member, numbers) => {
-    const reply = wasm.tabBucketAsk(key, member, Float64Array.from(numbers));
-    return reply.length === 4 ? Array.from(reply) : null;
+  // `demand`: what the asking tab needs (CU/s), a number apart from `numbers` (a leader of an
+  // earlier version reads six or seven of those, and ignores it).
+  const serve = (key, member, numbers, demand) => {
+    const need = typeof demand === 'number' ? demand : undefined;
+    const reply = wasm.tabBucketAsk(key, member, Float64Array.from(numbers), need);
+    return reply.length === 5 ? Array.from(reply) : null;
   };
+  // A leader of an earlier version answers four numbers: the others' need is then unknown.
   const answer = (key, want, reply) => {
     if (closed) return;
-    if (reply) wasm.realmLeaseGranted(key, want, reply[0], reply[1], reply[2], reply[3]);
+    if (reply) wasm.realmLeaseGranted(key, want, reply[0], reply[1], reply[2], reply[3], reply[4] ?? -1);
     else wasm.realmLeaseFailed(key);
   };
 
   channel.onmessage = ({ data }) => {
     if (closed || data === null || typeof data !== 'object' || data.v !== VERSION) return;
     if (leader && isAsk(data)) {
-      const r = serve(data.key, data.from, data.n);
+      const r = serve(data.key, data.from, data.n, data.d);
       channel.postMessage({ v: VERSION, t: 'grant', to: data.from, id: data.id, key: data.key, r });
     } else if (data.to === from && isGrant(data) && pending.get(data.key)?.id === data.id) {
       const { want } = pending.get(data.key);
@@ -68,18 +72,18 @@ export function tabStore(wasm) {
     }
   };
 
-  wasm.attachRealmStore((key, want, rate, burst, held, holdMs, least, released = 0) => {
+  wasm.attachRealmStore((key, want, rate, burst, held, holdMs, least, released = 0, demand = -1) => {
     // What is given back goes as a seventh number only when there is some (a leader of an
     // earlier version reads six).
     const numbers = released > 0 ? [want, rate, burst, held, holdMs, least, released] : [want, rate, burst, held, holdMs, least];
     if (closed) return queueMicrotask(() => wasm.realmLeaseFailed(key));
     if (leader) {
-      const reply = serve(key, from, numbers);
+      const reply = serve(key, from, numbers, demand);
       return queueMicrotask(() => answer(key, want, reply));
     }
     nextId += 1;
-    pending.set(key, { id: nextId, want, numbers }); // a later ask replaces one the engine gave up
-    channel.postMessage({ v: VERSION, t: 'ask', from, id: nextId, key, n: numbers });
+    pending.set(key, { id: nextId, want, numbers, demand }); // a later ask replaces one the engine gave up
+    channel.postMessage({ v: VERSION, t: 'ask', from, id: nextId, key, n: numbers, d: demand });
   });
 
   // Queued behind the current leader; granted when it goes. Held until close().
@@ -91,7 +95,7 @@ export function tabStore(wasm) {
     // leader may just have gone) are answered here now, then groups that failed ask again.
     const asked = [...pending];
     pending.clear();
-    for (const [key, { want, numbers }] of asked) answer(key, want, serve(key, from, numbers));
+    for (const [key, { want, numbers, demand }] of asked) answer(key, want, serve(key, from, numbers, demand));
     wasm.realmStoreBack();
   })).catch(quiet);
 

@@ -11,6 +11,8 @@
 //!     share   = burst / (members holding, the asker included)
 //!     granted = min(want, tokens, max(share, least) − held)     (never below 0)
 //!     the asker now holds held + granted, until now + hold
+//!   every ask and report says the asker's demand (CU/s); the answer sums the
+//!     other members' (those holding or reporting), unknown when one said none
 //!   a report (hold 0: spent alone, the store slow): taken from the tokens in
 //!     full (even below 0); the asker holds 0 for REPORT_PRESENCE (still a member)
 //!   a shortage queues: tokens are kept for the short members ahead of the
@@ -47,6 +49,8 @@ struct Hold {
     /// What the member was granted lately (decayed over [`FAIRNESS_TAU`]), as of `asked`.
     served: f64,
     asked: Instant,
+    /// What the member would spend now (CU/s), as it last said; NaN: unsaid.
+    demand: f64,
 }
 
 impl Hold {
@@ -115,6 +119,11 @@ impl FleetBucket {
         let released = if ask.released.is_finite() { ask.released.clamp(0.0, its_hold) } else { 0.0 };
         self.holds.retain(|h| h.member != member);
         let others: f64 = self.holds.iter().map(|h| h.amount).sum();
+        // The others' demands, summed only when every one said its own (a member of an older
+        // version says none: the asker then shares by the fleet's rate, as before).
+        let others_demand = self.holds.iter().map(|h| h.demand).sum::<f64>();
+        let others_demand = others_demand.is_finite().then_some(others_demand);
+        let demand = if ask.demand.is_finite() && ask.demand >= 0.0 { ask.demand } else { f64::NAN };
         let held = if ask.held.is_finite() { ask.held.max(0.0) } else { 0.0 };
         let (granted, short_ms, share) = if ask.hold.is_zero() {
             // A report of what a member spent alone (its store too slow to spend from,
@@ -126,7 +135,7 @@ impl FleetBucket {
             // It holds nothing, but it is a member: counted among the members for
             // REPORT_PRESENCE, so each one's share says how many spend (`Lease::members`).
             let served = mine + ask.want.max(0.0);
-            self.holds.push(Hold { member, amount: 0.0, until: now + REPORT_PRESENCE, served, asked: now });
+            self.holds.push(Hold { member, amount: 0.0, until: now + REPORT_PRESENCE, served, asked: now, demand });
             (ask.want.max(0.0), 0.0, share)
         } else if ask.rate > 0.0 {
             // A charge above the burst is paid from a full bucket, as a token bucket does: a cap below
@@ -176,6 +185,7 @@ impl FleetBucket {
                 until: now + ask.hold,
                 served: mine + granted,
                 asked: now,
+                demand,
             });
             (granted, short, share)
         } else {
@@ -190,6 +200,7 @@ impl FleetBucket {
             short_for: Duration::from_secs_f64(short_ms / 1000.0),
             fleet_rate: fleet_rate(self.spent, age),
             share: if share > 0.0 { share } else { f64::INFINITY },
+            others_demand,
         }
     }
 

@@ -28,8 +28,9 @@
 //!                         the store had too little ─► wait until it said
 //! ```
 //!
-//! A store that answers, but slowly (a round trip over a quarter period,
-//! [`SLOW_STREAK`] times in a row), cannot pay requests: what a realm may
+//! A store that answers, but slowly (later than half of what a realm may
+//! hold lasts at its demand, at most a quarter period, [`SLOW_STREAK`]
+//! times in a row: `store_speed`), cannot pay requests: what a realm may
 //! hold is its share of the fleet's burst, so a fleet's rate through the
 //! store is at most that burst per round trip (a new user's four processes,
 //! Redis 300–600 ms away, got 26 % of their plan and failed 52 % of their
@@ -71,24 +72,13 @@ use std::time::Duration;
 use crate::time::Instant;
 
 mod messages;
+mod store_speed;
 pub use messages::{LeaseAsk, LeaseGrant};
+use store_speed::StoreSpeed;
+pub use store_speed::{BACK_STREAK, SLOW_STREAK};
 
 /// How long an ask may stay unanswered, and a chunk's worth of sending.
 pub const DEFAULT_PERIOD: Duration = Duration::from_secs(1);
-
-/// Answers in a row slower than a quarter period after which a store
-/// counts as too slow to spend from (see the module doc).
-///
-/// Counted from [`SLOW_GRACE`] after the store's first answer: a process
-/// starting (its wasm compiling, its connections opening, beside three
-/// others on two cores) reads every answer late for a second or two. Two
-/// such answers sent a starting member alone at a share its first
-/// second's rate made tiny, and it turned reads away (a fleet test,
-/// under CPU load).
-pub const SLOW_STREAK: u32 = 3;
-
-/// How long after the store's first answer slow answers count (see [`SLOW_STREAK`]).
-pub const SLOW_GRACE: Duration = Duration::from_secs(2);
 
 /// How long after the store's first answer a realm's own pay is too short
 /// a record to tell its part of the fleet's rate (`QuotaGroup::serving_rate`).
@@ -98,7 +88,7 @@ pub const YOUNG: Duration = Duration::from_secs(5);
 /// (the lease falls after one: `expire_ask`). An answer that comes in that
 /// time counts as a slow one: a new user's Redis 600–1,200 ms away answered
 /// half of its asks after the period, and with those answers thrown away
-/// (and each failure restarting [`SLOW_GRACE`]) the store was never found
+/// (and each failure restarting a grace before slow answers counted) the store was never found
 /// slow, members flipped between the lease and spending alone, reports
 /// were counted twice, and the fleet served 44–55 % of its plan.
 pub const GIVE_UP_PERIODS: u32 = 4;
@@ -118,6 +108,10 @@ pub struct Lease {
     fleet_rate: f64,
     /// The most the store lets this realm hold, as it last said.
     share: f64,
+    /// What the other members would spend, as the store last said.
+    others_demand: Option<f64>,
+    /// What this realm would spend (CU/s), as its group last said (`demand`).
+    demand: f64,
     /// The largest single charge seen: a chunk always covers a few.
     largest: f64,
     /// The largest charge refused since the last grant (0: none).
@@ -127,9 +121,9 @@ pub struct Lease {
     /// Whether the store's last answer granted less than asked (its bucket
     /// was empty: the fleet takes all of its rate).
     short: bool,
-    /// Answers in a row that took over a quarter period.
-    slow: u32,
-    /// When the store first answered (slow answers count [`SLOW_GRACE`] after it).
+    /// Whether the store answers fast enough to lease from (`store_speed`).
+    speed: StoreSpeed,
+    /// When the store first answered (`young`).
     answered_since: Option<Instant>,
     /// Whether the ask out has gone unanswered for a period (the lease fell;
     /// its answer is still awaited until [`GIVE_UP_PERIODS`]).
@@ -155,11 +149,13 @@ impl Lease {
             short_until: Instant::ZERO,
             fleet_rate: 0.0,
             share: f64::INFINITY,
+            others_demand: None,
+            demand: 0.0,
             largest: 1.0,
             need: 0.0,
             burst: f64::INFINITY,
             short: false,
-            slow: 0,
+            speed: StoreSpeed::default(),
             answered_since: None,
             overdue: false,
             unreported: 0.0,
@@ -172,7 +168,7 @@ impl Lease {
     /// spent. Only for a known plan: an unknown one's asks are never waited
     /// on (they only count), so a slow store costs it nothing.
     pub fn slow(&self) -> bool {
-        self.slow >= SLOW_STREAK && self.burst.is_finite()
+        self.speed.slow() && self.burst.is_finite()
     }
 
     /// Whether spending goes through the lease (the store answered and has
@@ -194,6 +190,19 @@ impl Lease {
     /// What the fleet took lately, as the store last said (CU/s).
     pub fn fleet_rate(&self) -> f64 {
         self.fleet_rate
+    }
+
+    /// What this realm would spend now (CU/s: its rate and its line), told
+    /// by its group before each ask: an answer that takes longer than half
+    /// of what the realm may hold lasts at that rate is late (`store_speed`).
+    pub fn demand(&mut self, demand: f64) {
+        self.demand = if demand.is_finite() { demand.max(0.0) } else { 0.0 };
+    }
+
+    /// What the other members would spend now (CU/s), as the store last
+    /// said; `None` before it said, or when one of them said nothing.
+    pub fn others_demand(&self) -> Option<f64> {
+        self.others_demand
     }
 
     /// The most the store lets this realm hold, as it last said (its part
@@ -293,10 +302,19 @@ impl Lease {
             // A report of what was spent alone, taken from the bucket and held for no time.
             let want = std::mem::take(&mut self.unreported);
             self.reporting = Some(want);
-            return Some(LeaseAsk { want, rate, burst, held: 0.0, hold: Duration::ZERO, least: want, released: 0.0 });
+            return Some(LeaseAsk {
+                want,
+                rate,
+                burst,
+                held: 0.0,
+                hold: Duration::ZERO,
+                least: want,
+                released: 0.0,
+                demand: 0.0,
+            });
         }
         self.reporting = None;
-        Some(LeaseAsk { want: chunk, rate, burst, held, hold: self.hold(), least: self.largest, released })
+        Some(LeaseAsk { want: chunk, rate, burst, held, hold: self.hold(), least: self.largest, released, demand: 0.0 })
     }
 
     /// How long granted units stay spendable, counted from the ask (the
@@ -329,16 +347,9 @@ impl Lease {
             return; // an answer after its ask was given up: the failure stands
         };
         self.overdue = false;
-        let answered_since = *self.answered_since.get_or_insert(now);
-        let settled = now.saturating_since(answered_since) >= SLOW_GRACE;
-        let late = now.saturating_since(since) > self.period / 4;
-        self.slow = if late && settled {
-            self.slow.saturating_add(1)
-        } else if late {
-            self.slow
-        } else {
-            0
-        };
+        self.answered_since.get_or_insert(now);
+        let timely = store_speed::timely(self.period, self.share, self.burst, self.largest, self.demand);
+        self.speed.answered(now.saturating_since(since), timely);
         let granted = if self.reporting.take().is_some() { 0.0 } else { grant.granted.max(0.0) };
         self.held = if self.slow() { 0.0 } else { self.held(now) + granted };
         self.need = 0.0;
@@ -348,6 +359,7 @@ impl Lease {
         self.retry_at = Instant::ZERO; // answered, if late: no backoff
         self.fleet_rate = grant.fleet_rate.max(0.0);
         self.share = if grant.share > 0.0 { grant.share } else { f64::INFINITY };
+        self.others_demand = grant.others_demand;
         self.short = grant.granted < want;
         if self.short {
             self.short_until = now + grant.short_for.min(self.period);

@@ -20,7 +20,7 @@ thread_local! {
 }
 
 /// Attaches the fleet store: `ask(key, want, rate, burst, held, holdMs,
-/// least)` is called for each lease ask and must answer later (never from inside the call)
+/// least, released, demand)` is called for each lease ask and must answer later (never from inside the call)
 /// through `realmLeaseGranted` or `realmLeaseFailed`. Groups of relayers
 /// created from now on lease from it.
 #[wasm_bindgen(js_name = attachRealmStore)]
@@ -57,13 +57,23 @@ fn send(asks: Vec<(u64, LeaseAsk)>) {
 }
 
 /// The store answered the ask for `want` CU of the group under `key`
-/// (`share`: the most one member may hold, 0 for no bound); an answer that
+/// (`share`: the most one member may hold, 0 for no bound; `others_demand`:
+/// what the other members need, −1 or absent when unknown); an answer that
 /// makes no sense counts as a failure. `true` when a group of this realm took it.
 #[wasm_bindgen(js_name = realmLeaseGranted)]
-pub fn realm_lease_granted(key: &str, want: f64, granted: f64, short_for_ms: f64, fleet_rate: f64, share: f64) -> bool {
+pub fn realm_lease_granted(
+    key: &str,
+    want: f64,
+    granted: f64,
+    short_for_ms: f64,
+    fleet_rate: f64,
+    share: f64,
+    others_demand: Option<f64>,
+) -> bool {
     let Some(key) = read_key(key) else { return false };
     let now = JsRuntime.now();
-    with_realm(|realm| match LeaseGrant::read(want, granted, short_for_ms, fleet_rate, share) {
+    let others_demand = others_demand.unwrap_or(f64::NAN);
+    with_realm(|realm| match LeaseGrant::read(want, granted, short_for_ms, fleet_rate, share, others_demand) {
         Some(grant) => realm.lease_granted(key, now, want, grant),
         None => realm.lease_failed(key, now),
     })
@@ -83,7 +93,7 @@ pub(super) fn ask(group: u64, ask: &LeaseAsk) {
     };
     let hold_ms = ask.hold.as_secs_f64() * 1000.0;
     let args = Array::of4(&format!("{group:016x}").into(), &ask.want.into(), &ask.rate.into(), &ask.burst.into());
-    for extra in [ask.held, hold_ms, ask.least, ask.released] {
+    for extra in [ask.held, hold_ms, ask.least, ask.released, ask.demand] {
         args.push(&extra.into());
     }
     if store.apply(&JsValue::UNDEFINED, &args).is_err() {

@@ -28,6 +28,7 @@ fn served(round_trips_ms: [u64; 4], ms: u64) -> [f64; 4] {
                 hold: Duration::from_secs(2),
                 least: 1.0,
                 released: 0.0,
+                demand: 0.0,
             };
             let grant = bucket.ask(at(now), m as u64, ask);
             got[m] += grant.granted;
@@ -68,6 +69,7 @@ fn the_refill_goes_first_to_the_short_member_granted_less_lately() {
         hold: Duration::from_secs(2),
         least: 1.0,
         released: 0.0,
+        demand: 0.0,
     };
     assert_eq!(bucket.ask(at(0), 1, ask(30.0)).granted, 30.0);
     let first = bucket.ask(at(0), 1, ask(5.0));

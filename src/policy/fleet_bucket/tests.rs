@@ -5,7 +5,16 @@ use super::*;
 use crate::time::at;
 
 fn ask(want: f64, held: f64) -> LeaseAsk {
-    LeaseAsk { want, rate: 100.0, burst: 50.0, held, hold: Duration::from_secs(2), least: 1.0, released: 0.0 }
+    LeaseAsk {
+        want,
+        rate: 100.0,
+        burst: 50.0,
+        held,
+        hold: Duration::from_secs(2),
+        least: 1.0,
+        released: 0.0,
+        demand: 0.0,
+    }
 }
 
 #[test]
@@ -276,4 +285,21 @@ fn a_member_that_only_reports_still_counts_among_the_members_for_a_while() {
     assert_eq!(bucket.ask(at(2_099), 3, ask(5.0, 5.0)).share, 50.0 / 3.0, "member 2 reported at 100 ms");
     assert_eq!(bucket.ask(at(2_200), 3, ask(5.0, 5.0)).share, 25.0, "member 1 still counts");
     assert_eq!(bucket.ask(at(2_301), 3, ask(5.0, 5.0)).share, 50.0, "and member 1 at 300 ms: alone now");
+}
+
+#[test]
+fn an_answer_sums_the_other_members_needs_and_says_none_when_one_said_none() {
+    let mut bucket = FleetBucket::default();
+    let with = |demand: f64, hold: u64| LeaseAsk { demand, hold: Duration::from_millis(hold), ..ask(5.0, 0.0) };
+    assert_eq!(bucket.ask(at(0), 1, with(100.0, 0)).others_demand, Some(0.0), "alone: nobody else needs");
+    bucket.ask(at(10), 2, with(50.0, 2_000));
+    // A reporter's need and a leasing member's both count; never the asker's own.
+    assert_eq!(bucket.ask(at(20), 3, with(7.0, 2_000)).others_demand, Some(150.0));
+    assert_eq!(bucket.ask(at(30), 3, with(9.0, 2_000)).others_demand, Some(150.0), "its own replaced, not added");
+    // A member of an older version says none (NaN, as the wasm reads an absent number): unknown.
+    bucket.ask(at(40), 4, with(f64::NAN, 500));
+    assert_eq!(bucket.ask(at(50), 3, with(9.0, 2_000)).others_demand, None);
+    // Its hold over, it no longer counts; nor does the reporter after REPORT_PRESENCE.
+    assert_eq!(bucket.ask(at(600), 3, with(9.0, 2_000)).others_demand, Some(150.0));
+    assert_eq!(bucket.ask(at(2_100), 3, with(9.0, 2_000)).others_demand, Some(0.0), "both gone");
 }

@@ -25,6 +25,11 @@ pub struct LeaseAsk {
     /// cannot pay the charge waiting. The store puts it back into its
     /// tokens (at most what it counts as this member's hold).
     pub released: f64,
+    /// What the realm would spend now (CU/s): its rate lately plus its
+    /// line of waiting charges drained over a couple of seconds. The store
+    /// sums the members' so a member beside a slow store can take its part
+    /// of the plan by need (`QuotaGroup`'s shares), not by what it got.
+    pub demand: f64,
 }
 
 /// The store's answer to an ask.
@@ -39,14 +44,27 @@ pub struct LeaseGrant {
     /// The most one member may hold now (CU): the burst over the members
     /// holding. Infinite when the store sets no such bound (an unknown plan).
     pub share: f64,
+    /// What the other members would spend now (CU/s), the sum of their last
+    /// `demand`s; `None` when one of them said none (an older version) or
+    /// the store does not count them.
+    pub others_demand: Option<f64>,
 }
 
 impl LeaseGrant {
     /// An answer read from the store (through the host), or `None` for one
     /// that cannot be trusted (not numbers, negative, more than `want`):
     /// a broken or hostile store counts as a failed ask, never as quota.
-    /// `share` 0 means "no bound" (the store's text for infinity).
-    pub fn read(want: f64, granted: f64, short_for_ms: f64, fleet_rate: f64, share: f64) -> Option<LeaseGrant> {
+    /// `share` 0 means "no bound" (the store's text for infinity); an
+    /// `others_demand` that is not a number ≥ 0 (an older store sends none,
+    /// the store's text for "unknown" is −1) is unknown, not a broken answer.
+    pub fn read(
+        want: f64,
+        granted: f64,
+        short_for_ms: f64,
+        fleet_rate: f64,
+        share: f64,
+        others_demand: f64,
+    ) -> Option<LeaseGrant> {
         let sane = |x: f64| x.is_finite() && x >= 0.0;
         // The store prints numbers to 17 significant digits; one that rounds up past
         // `want` by a hair is `want`, more is a broken answer.
@@ -56,6 +74,7 @@ impl LeaseGrant {
         let granted = granted.min(want);
         let short_for = Duration::from_secs_f64(short_for_ms.min(3_600_000.0) / 1000.0);
         let share = if share > 0.0 { share } else { f64::INFINITY };
-        Some(LeaseGrant { granted, short_for, fleet_rate, share })
+        let others_demand = sane(others_demand).then_some(others_demand);
+        Some(LeaseGrant { granted, short_for, fleet_rate, share, others_demand })
     }
 }

@@ -4,7 +4,13 @@ use super::*;
 use crate::time::at;
 
 fn grant(granted: f64) -> LeaseGrant {
-    LeaseGrant { granted, short_for: Duration::from_millis(250), fleet_rate: 40.0, share: f64::INFINITY }
+    LeaseGrant {
+        granted,
+        short_for: Duration::from_millis(250),
+        fleet_rate: 40.0,
+        share: f64::INFINITY,
+        others_demand: None,
+    }
 }
 
 #[test]
@@ -14,7 +20,10 @@ fn a_lease_is_asked_ahead_of_need_and_spent_without_waiting() {
     assert_eq!(lease.check(at(0), 10.0, true), Ok(()));
     let ask = lease.ask(at(0), 100.0, 500.0, 1000.0).expect("the first ask");
     let hold = Duration::from_secs(2);
-    assert_eq!(ask, LeaseAsk { want: 100.0, rate: 500.0, burst: 1000.0, held: 0.0, hold, least: 10.0, released: 0.0 });
+    assert_eq!(
+        ask,
+        LeaseAsk { want: 100.0, rate: 500.0, burst: 1000.0, held: 0.0, hold, least: 10.0, released: 0.0, demand: 0.0 }
+    );
     assert_eq!(lease.ask(at(1), 100.0, 500.0, 1000.0), None, "one ask out at a time");
     lease.granted(at(20), ask.want, grant(100.0));
     assert!(lease.up(at(20)));
@@ -87,23 +96,27 @@ fn a_store_that_fails_or_stalls_hands_back_to_the_own_bucket_and_is_asked_again_
 
 #[test]
 fn a_stores_answer_is_read_only_when_it_makes_sense() {
-    let read = LeaseGrant::read(10.0, 4.0, 250.0, 30.0, 12.5);
+    let read = LeaseGrant::read(10.0, 4.0, 250.0, 30.0, 12.5, -1.0);
     let short_for = Duration::from_millis(250);
-    assert_eq!(read, Some(LeaseGrant { granted: 4.0, short_for, fleet_rate: 30.0, share: 12.5 }));
-    assert_eq!(LeaseGrant::read(10.0, 4.0, 0.0, 0.0, 0.0).unwrap().share, f64::INFINITY, "0: no bound");
-    assert_eq!(LeaseGrant::read(10.0, 11.0, 0.0, 0.0, 0.0), None, "more than asked");
+    assert_eq!(read, Some(LeaseGrant { granted: 4.0, short_for, fleet_rate: 30.0, share: 12.5, others_demand: None }));
+    assert_eq!(LeaseGrant::read(10.0, 4.0, 0.0, 0.0, 0.0, -1.0).unwrap().share, f64::INFINITY, "0: no bound");
+    assert_eq!(LeaseGrant::read(10.0, 11.0, 0.0, 0.0, 0.0, -1.0), None, "more than asked");
     let want = 8.0 / 3.0;
     assert_eq!(
-        LeaseGrant::read(want, 2.6666666666667, 0.0, 0.0, 0.0).map(|g| g.granted),
+        LeaseGrant::read(want, 2.6666666666667, 0.0, 0.0, 0.0, -1.0).map(|g| g.granted),
         Some(want),
         "printed rounding"
     );
-    assert_eq!(LeaseGrant::read(10.0, -1.0, 0.0, 0.0, 0.0), None);
-    assert_eq!(LeaseGrant::read(10.0, 1.0, f64::NAN, 0.0, 0.0), None);
-    assert_eq!(LeaseGrant::read(10.0, 1.0, 0.0, f64::INFINITY, 0.0), None);
-    assert_eq!(LeaseGrant::read(10.0, 1.0, 0.0, 0.0, -1.0), None, "a negative share");
-    assert_eq!(LeaseGrant::read(10.0, 1.0, 0.0, 0.0, f64::NAN), None);
-    assert_eq!(LeaseGrant::read(10.0, 1.0, 1e12, 0.0, 0.0).unwrap().short_for, Duration::from_secs(3600), "bounded");
+    assert_eq!(LeaseGrant::read(10.0, -1.0, 0.0, 0.0, 0.0, -1.0), None);
+    assert_eq!(LeaseGrant::read(10.0, 1.0, f64::NAN, 0.0, 0.0, -1.0), None);
+    assert_eq!(LeaseGrant::read(10.0, 1.0, 0.0, f64::INFINITY, 0.0, -1.0), None);
+    assert_eq!(LeaseGrant::read(10.0, 1.0, 0.0, 0.0, -1.0, -1.0), None, "a negative share");
+    assert_eq!(LeaseGrant::read(10.0, 1.0, 0.0, 0.0, f64::NAN, -1.0), None);
+    assert_eq!(
+        LeaseGrant::read(10.0, 1.0, 1e12, 0.0, 0.0, -1.0).unwrap().short_for,
+        Duration::from_secs(3600),
+        "bounded"
+    );
 }
 
 #[test]

@@ -84,8 +84,10 @@ impl QuotaGroup {
         }
         let (rate, burst) = self.fleet_terms();
         let recent = self.observed_rate(now);
+        let demand = self.demand(now);
         if let Some(lease) = self.lease.as_mut() {
-            self.ask = lease.ask(now, recent, rate, burst);
+            lease.demand(demand);
+            self.ask = lease.ask(now, recent, rate, burst).map(|ask| LeaseAsk { demand, ..ask });
         }
     }
 
@@ -257,7 +259,13 @@ mod tests {
     use crate::time::at;
 
     fn grant(granted: f64, fleet_rate: f64) -> LeaseGrant {
-        LeaseGrant { granted, short_for: Duration::from_millis(300), fleet_rate, share: f64::INFINITY }
+        LeaseGrant {
+            granted,
+            short_for: Duration::from_millis(300),
+            fleet_rate,
+            share: f64::INFINITY,
+            others_demand: None,
+        }
     }
 
     #[test]

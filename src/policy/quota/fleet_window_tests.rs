@@ -153,7 +153,13 @@ fn four_members_of_a_per_second_plan_never_put_more_than_it_in_any_second() {
 
 /// All that was asked of the store, granted.
 fn grant(want: f64) -> crate::policy::lease::LeaseGrant {
-    crate::policy::lease::LeaseGrant { granted: want, short_for: Duration::ZERO, fleet_rate: 0.0, share: f64::INFINITY }
+    crate::policy::lease::LeaseGrant {
+        granted: want,
+        short_for: Duration::ZERO,
+        fleet_rate: 0.0,
+        share: f64::INFINITY,
+        others_demand: None,
+    }
 }
 
 /// A group of a 100 CU/s per-second plan that joined a fleet and was

@@ -42,6 +42,7 @@ pub(super) fn fleet_beside_provider(plan: f64, demand: f64, ms: u64, one_way: (u
         for i in 0..4 {
             if rng.next_unit() < demand / 20.0 / 1000.0 / 4.0 {
                 waiting[i].push_back(now);
+                members[i].join_line();
             }
             while let Some(&since) = waiting[i].front() {
                 if members[i].charge(at(now), 20.0).is_err() {
@@ -67,6 +68,7 @@ pub(super) fn fleet_beside_provider(plan: f64, demand: f64, ms: u64, one_way: (u
                 run.accepted.extend(std::iter::repeat_n(now, 20));
                 run.waits.push((since, now - since));
                 waiting[i].pop_front();
+                members[i].leave_line();
             }
             run.lowest_plan = run.lowest_plan.min(members[i].stats().allowed_rate);
             if let Some(ask) = members[i].take_lease_ask() {

@@ -92,6 +92,7 @@ fn a_member_that_just_got_busy_in_a_saturated_fleet_is_not_counted_at_nothing() 
         short_for: std::time::Duration::from_millis(300),
         fleet_rate: 74.0,
         share: 26.0 / 6.0,
+        others_demand: None,
     };
     g.lease_granted(at(1), ask.want, grant);
     let rate = g.serving_rate(at(2));
@@ -108,7 +109,13 @@ fn a_member_in_its_first_seconds_on_the_lease_is_counted_at_least_at_an_equal_pa
         if let Some(ask) = g.take_lease_ask() {
             let granted = if paid { ask.want.min(COST) } else { 0.0 };
             let short_for = std::time::Duration::from_millis(300);
-            let grant = crate::policy::lease::LeaseGrant { granted, short_for, fleet_rate: 74.0, share: 26.0 / 4.0 };
+            let grant = crate::policy::lease::LeaseGrant {
+                granted,
+                short_for,
+                fleet_rate: 74.0,
+                share: 26.0 / 4.0,
+                others_demand: None,
+            };
             g.lease_granted(at(ms + 5), ask.want, grant);
         }
     };
