@@ -40,7 +40,7 @@ use std::time::Duration;
 /// not tiny for a member with a line.
 pub const SLOW_STREAK: u32 = 2;
 
-/// Answers in a row within [`BACK_WITHIN`] of the timely bound that bring
+/// Answers in a row within half (`BACK_WITHIN`) of the timely bound that bring
 /// a slow store back to leasing.
 pub const BACK_STREAK: u32 = 3;
 
