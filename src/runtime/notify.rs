@@ -2,13 +2,21 @@
 //! endpoint sleep until their recheck time *or* until an attempt completes,
 //! whichever comes first.
 //!
-//! One completion wakes one waiter, the longest waiting (FIFO): waking all
+//! One completion wakes one waiter, the first in turn (FIFO): waking all
 //! of them would make every completion cost O(waiters) re-selections — a
 //! thundering herd inside the process at high concurrency. A waiter that
 //! gives up (its timer fired first) leaves the queue, so a wake-up is never
 //! spent on someone who is no longer waiting. Every operation is O(log n)
 //! in the number of waiters (ids are ordered keys; no scan), so a queue of
 //! 100,000 requests costs what a queue of ten does, per request.
+//!
+//! A waiter may name its turn (`notified_in_turn`: a request's start), kept
+//! across the rounds it waits: one that wakes, finds nothing and waits
+//! again keeps its place ahead of requests that came later. By the order
+//! of each round's registration instead, a read woken by a fleet grant
+//! with the others, beaten to it, queued behind them all again: four
+//! processes at 75 % of a fleet's plan saw p99 waits of 0.9 s and yet
+//! 0.1–0.3 % of reads fail after waiting 9 s of their 10.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,10 +28,11 @@ use std::task::{Context, Poll, Waker};
 #[derive(Default)]
 pub struct Notify {
     next_id: Cell<u64>,
-    /// Waiters by id; ids grow, so the first key is the longest waiting.
-    queue: RefCell<BTreeMap<u64, Waker>>,
-    /// Ids that were woken and not yet observed by their future.
-    woken: RefCell<BTreeSet<u64>>,
+    /// Waiters by (turn, id); ids grow, so of one turn the first key is the
+    /// longest waiting, and waiters without a turn come after every turn.
+    queue: RefCell<BTreeMap<(u64, u64), Waker>>,
+    /// Keys that were woken and not yet observed by their future.
+    woken: RefCell<BTreeSet<(u64, u64)>>,
 }
 
 impl Notify {
@@ -40,16 +49,23 @@ impl Notify {
     /// chain check); each re-checks and most go on, so this is rare by
     /// design, unlike a freed slot.
     pub fn notify_all(&self) {
-        let woken: Vec<(u64, Waker)> = std::mem::take(&mut *self.queue.borrow_mut()).into_iter().collect();
+        let woken: Vec<((u64, u64), Waker)> = std::mem::take(&mut *self.queue.borrow_mut()).into_iter().collect();
         self.woken.borrow_mut().extend(woken.iter().map(|(id, _)| *id));
         for (_, waker) in woken {
             waker.wake();
         }
     }
 
-    /// Completes at a `notify_one` addressed to it.
+    /// Completes at a `notify_one` addressed to it (after every waiter
+    /// with a turn).
     pub fn notified(&self) -> Notified<'_> {
-        Notified { notify: self, id: None }
+        self.notified_in_turn(u64::MAX)
+    }
+
+    /// Completes at a `notify_one` addressed to it; waiters are woken in
+    /// order of `turn` (lower first), then of when they began waiting.
+    pub fn notified_in_turn(&self, turn: u64) -> Notified<'_> {
+        Notified { notify: self, turn, id: None }
     }
 
     /// Waiters queued now.
@@ -61,7 +77,8 @@ impl Notify {
 /// The future of [`Notify::notified`].
 pub struct Notified<'a> {
     notify: &'a Notify,
-    id: Option<u64>,
+    turn: u64,
+    id: Option<(u64, u64)>,
 }
 
 impl Future for Notified<'_> {
@@ -78,8 +95,8 @@ impl Future for Notified<'_> {
             }
             return Poll::Pending;
         }
-        let id = self.notify.next_id.get();
-        self.notify.next_id.set(id.wrapping_add(1));
+        let id = (self.turn, self.notify.next_id.get());
+        self.notify.next_id.set(id.1.wrapping_add(1));
         self.notify.queue.borrow_mut().insert(id, cx.waker().clone());
         self.id = Some(id);
         Poll::Pending
@@ -242,5 +259,51 @@ mod tests {
         rt.block_on(join_all(tasks)).unwrap();
         assert_eq!(*order.borrow(), vec![(1, 10), (2, 15), (3, 20)]);
         assert_eq!(notify.waiters(), 0);
+    }
+
+    #[test]
+    fn a_waiter_that_waits_again_keeps_its_turn_ahead_of_later_ones() {
+        // Request 1 (the oldest) is woken by its timer, finds nothing and waits again after 2 and
+        // 3 began waiting: a wake-up goes to it first, then to 2. By registration, 2 would go
+        // first and 1 last: woken by its own relayer's releases each round and queued behind the
+        // rest again, a read starved for 9 s of its 10 while the others were served.
+        let rt = SimRuntime::new(1);
+        let notify = Notify::default();
+        let order = RefCell::new(Vec::new());
+        let waiter = |id: u64, first_patience_ms: u64| {
+            let (rt, notify, order) = (&rt, &notify, &order);
+            async move {
+                either(rt.sleep(Duration::from_millis(first_patience_ms)), notify.notified_in_turn(id)).await;
+                if first_patience_ms < 1000 {
+                    either(rt.sleep(Duration::from_secs(60)), notify.notified_in_turn(id)).await;
+                }
+                order.borrow_mut().push((id, rt.now().since_epoch().as_millis() as u64));
+            }
+        };
+        let late = |id: u64| {
+            let (rt, notify, order) = (&rt, &notify, &order);
+            async move {
+                rt.sleep(Duration::from_millis(2)).await;
+                either(rt.sleep(Duration::from_secs(60)), notify.notified_in_turn(id)).await;
+                order.borrow_mut().push((id, rt.now().since_epoch().as_millis() as u64));
+            }
+        };
+        let plain = async {
+            rt.sleep(Duration::from_millis(1)).await;
+            either(rt.sleep(Duration::from_secs(60)), notify.notified()).await;
+            order.borrow_mut().push((99, rt.now().since_epoch().as_millis() as u64));
+        };
+        let driver = async {
+            rt.sleep(Duration::from_millis(10)).await;
+            assert_eq!(notify.waiters(), 4, "1 (again), 2, 3 and one without a turn");
+            for _ in 0..4 {
+                notify.notify_one();
+                rt.sleep(Duration::from_millis(10)).await;
+            }
+        };
+        let tasks: Vec<Pin<Box<dyn Future<Output = ()> + '_>>> =
+            vec![Box::pin(waiter(1, 5)), Box::pin(late(3)), Box::pin(late(2)), Box::pin(plain), Box::pin(driver)];
+        rt.block_on(join_all(tasks)).unwrap();
+        assert_eq!(*order.borrow(), vec![(1, 10), (2, 20), (3, 30), (99, 40)], "in turn; no turn comes last");
     }
 }

@@ -20,10 +20,10 @@ impl Pipeline {
     }
 
     /// Completes when another member of the realm ends an attempt (never
-    /// outside a realm).
-    pub(super) async fn realm_woken(&self) {
+    /// outside a realm); waiters are woken in `turn` (`Notify::notified_in_turn`).
+    pub(super) async fn realm_woken(&self, turn: u64) {
         match &self.realm_wake {
-            Some(wake) => wake.notified().await,
+            Some(wake) => wake.notified_in_turn(turn).await,
             None => std::future::pending().await,
         }
     }
