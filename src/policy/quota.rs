@@ -368,6 +368,7 @@ mod fleet;
 mod fleet_window_tests;
 #[cfg(test)]
 mod serving_rate_tests;
+mod shares;
 
 #[cfg(test)]
 mod provider_sim_tests;
