@@ -272,7 +272,8 @@ test('a Redis that stops answering (SIGSTOP) is a store that is down, told as su
     try {
       const paused = await load(relayer, 40, 2500, 6);
       assert.deepEqual(paused, { ok: paused.ok }, 'every read answered while Redis is paused');
-      await eventually(() => events.some((e) => e.state === 'down'), 2000, 'the store told down');
+      // Told once an ask went unanswered for 4 s (as long as the engine awaits a late answer).
+      await eventually(() => events.some((e) => e.state === 'down'), 4000, 'the store told down');
       assert.match(events.find((e) => e.state === 'down').reason, /does not answer/);
     } finally {
       process.kill(redis.pid(), 'SIGCONT');

@@ -22,6 +22,11 @@ const runNonces = redisScript(NONCE_SCRIPT);
 const REDIS_PACKAGE = 'redis';
 const DEFAULT_PREFIX = 'breakwater:';
 const ASK_GIVEN_UP_MS = 1000; // policy/lease.rs DEFAULT_PERIOD
+// How long an ask goes unanswered before the store is told down: as long as the engine awaits a
+// late answer (policy/lease.rs GIVE_UP_PERIODS periods). After one period, a Redis 300-600 ms
+// away each way (round trips up to 1.2 s) was told down and up again 10 times a relayer in 35 s
+// (a new user's fleet: 148 `fleetStore` events), though it answered every ask.
+const SILENT_MS = 4000;
 
 const invalidStore = (field, message) => new ConfigError({ kind: 'config', code: -32602, field, message: `${field}: ${message}` });
 
@@ -257,9 +262,9 @@ function redisStore(wasm, news, txModule, { prefix, client: given, options }, re
         .concat(demand >= 0 ? [String(demand)] : []),
     });
     // A store that keeps its connection but stops answering (a paused or overloaded Redis) sends
-    // no 'error': an ask unanswered for a whole period is the sign, told as `fleetStore` down;
-    // the next answer tells it up again.
-    const silent = setTimeout(() => { if (!closed) { silence = true; report(false, 'the fleet store (Redis) does not answer: an ask went unanswered for a second'); } }, ASK_GIVEN_UP_MS);
+    // no 'error': an ask unanswered for SILENT_MS is the sign, told as `fleetStore` down; the next
+    // answer tells it up again.
+    const silent = setTimeout(() => { if (!closed) { silence = true; report(false, 'the fleet store (Redis) does not answer: an ask went unanswered for 4 s'); } }, SILENT_MS);
     silent.unref?.();
     const heard = () => {
       clearTimeout(silent);

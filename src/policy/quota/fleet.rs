@@ -30,6 +30,15 @@ pub const LARGEST_IN_BURST: f64 = 0.4;
 /// alone (a provider's one-second window, and a round trip), not news of
 /// the plan.
 pub const ALONE_RESIDUE: std::time::Duration = std::time::Duration::from_millis(1500);
+
+/// How long after joining a fleet, at most, a 429 counts as the residue of
+/// starting before the store first answered (`join_fleet`); the first
+/// answer ends it [`ALONE_RESIDUE`] later. Counted, two such 429s in a new
+/// user's fleet (four processes starting together, Redis 300–600 ms away
+/// each way, its first answer some 4 s after the start) halved the
+/// configured plan for the whole fleet, the shares beside the slow store
+/// then fell below the demand, and 35 % of reads failed.
+pub const COLD_RESIDUE: std::time::Duration = std::time::Duration::from_secs(10);
 use crate::policy::lease::{Lease, LeaseAsk, LeaseGrant, DEFAULT_PERIOD};
 use crate::time::Instant;
 
@@ -40,10 +49,19 @@ impl QuotaGroup {
     /// it, and processes starting together would otherwise each send their
     /// whole burst first (a fleet restart's first second was its burst
     /// times its processes). It refills at the plan's rate meanwhile.
+    ///
+    /// Until its store first answers (a Redis across a network takes a few
+    /// round trips to connect and load the lease script: seconds when it
+    /// is far away), a configured plan's 429s are the residue of processes
+    /// starting alone at the whole plan, not news of it ([`COLD_RESIDUE`]
+    /// at most; an unknown plan learns from the fleet's rate as before).
     pub fn join_fleet(&mut self, now: Instant) {
         if self.lease.is_none() {
             self.lease = Some(Lease::new(DEFAULT_PERIOD));
             self.bucket.drain(now);
+            if self.config.plan().is_finite() {
+                self.residue_until = self.residue_until.max(now + COLD_RESIDUE);
+            }
         }
     }
 
@@ -197,6 +215,10 @@ impl QuotaGroup {
             return;
         }
         if rejoined && self.leased_rate.is_some() {
+            self.strike = None;
+            self.residue_until = now + ALONE_RESIDUE;
+        } else if self.leased_rate.is_none() && self.config.plan().is_finite() {
+            // The first answer: what was sent before it went out uncoordinated (`join_fleet`).
             self.strike = None;
             self.residue_until = now + ALONE_RESIDUE;
         }
@@ -379,5 +401,34 @@ mod tests {
         assert_eq!(g.lease_ask_now(at(500)), None, "backing off one period");
         g.lease_store_back();
         assert!(g.lease_ask_now(at(500)).is_some());
+    }
+
+    #[test]
+    fn before_its_store_first_answers_a_members_429s_cool_it_but_lower_no_configured_plan() {
+        let plan = QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() };
+        let two_episodes = |g: &mut QuotaGroup, from: u64| {
+            g.on_limited(at(from), Some(Duration::from_secs(1)), false, 0.5);
+            g.on_limited(at(from + 1_200), Some(Duration::from_secs(1)), false, 0.5);
+        };
+        // Alone (no fleet), the second episode within a minute halves it.
+        let mut alone = QuotaGroup::new(plan, at(0));
+        two_episodes(&mut alone, 500);
+        assert_eq!(alone.stats().allowed_rate, 50.0);
+        // In a fleet whose store has not answered yet: cooled, not lowered, nothing told.
+        let mut g = QuotaGroup::new(plan, at(0));
+        g.join_fleet(at(0));
+        two_episodes(&mut g, 500);
+        assert!(g.cooldown_until() > at(1_700), "the Retry-After is kept");
+        assert_eq!((g.stats().allowed_rate, g.take_decrease()), (100.0, None));
+        // The first answer at 2 s: 1.5 s later, 429s are news again (a warning, then the halving).
+        let ask = g.lease_ask_now(at(2_000)).expect("an ask");
+        g.lease_granted(at(2_001), ask.want, grant(ask.want, 50.0));
+        two_episodes(&mut g, 4_000);
+        assert_eq!(g.stats().allowed_rate, 50.0, "coordinated, the plan comes down as alone");
+        // A store that never answers: after COLD_RESIDUE the member is alone, and its 429s count.
+        let mut cut_off = QuotaGroup::new(plan, at(0));
+        cut_off.join_fleet(at(0));
+        two_episodes(&mut cut_off, COLD_RESIDUE.as_millis() as u64);
+        assert_eq!(cut_off.stats().allowed_rate, 50.0);
     }
 }
