@@ -299,7 +299,7 @@ impl Lease {
         self.overdue = false;
         self.answered_since.get_or_insert(now);
         let timely = store_speed::timely(self.period, self.share, self.burst, self.largest, self.demand);
-        self.speed.answered(now.saturating_since(since), timely);
+        self.speed.answered(now.saturating_since(since), timely, self.period);
         let granted = if self.reporting.take().is_some() { 0.0 } else { grant.granted.max(0.0) };
         self.held = if self.slow() { 0.0 } else { self.held(now) + granted };
         self.need = 0.0;

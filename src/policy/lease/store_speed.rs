@@ -7,7 +7,7 @@
 //!
 //! ```text
 //!   timely:  took ≤ TIMELY_PART × (whole charges it may hold) / demand, at most a quarter period
-//!   Leasing ── SLOW_STREAK late answers in a row ──► Slow (spend alone, report)
+//!   Leasing ── SLOW_STREAK late answers in a row, or one after a whole period ──► Slow (spend alone, report)
 //!   Slow ── BACK_STREAK answers in a row within BACK_WITHIN of the timely bound ──► Leasing
 //! ```
 //! Measured in `quota::slow_store_tests`' fleet (four members at 75 % of a
@@ -65,9 +65,16 @@ impl StoreSpeed {
         self.late >= SLOW_STREAK
     }
 
-    /// An answer that `took` this long, with `timely` the bound.
-    pub(super) fn answered(&mut self, took: Duration, timely: Duration) {
-        if took > timely {
+    /// An answer that `took` this long, with `timely` the bound; one that
+    /// came after the whole `period` (the lease fell waiting for it) makes
+    /// the store slow at once: a fleet starting beside a Redis 300–600 ms
+    /// away each way leased for another round trip of a charge or so each,
+    /// and its line grew to ten reads a process that took 10 s to drain.
+    pub(super) fn answered(&mut self, took: Duration, timely: Duration, period: Duration) {
+        if took > period {
+            self.late = self.late.max(SLOW_STREAK);
+            self.back = 0;
+        } else if took > timely {
             self.late = self.late.saturating_add(1);
             self.back = 0;
         } else if !self.slow() {
@@ -118,20 +125,23 @@ mod tests {
 
     #[test]
     fn two_late_answers_make_a_store_slow_and_three_quick_ones_bring_it_back() {
-        let bound = Duration::from_millis(100);
+        let (bound, period) = (Duration::from_millis(100), Duration::from_secs(1));
         let mut speed = StoreSpeed::default();
-        speed.answered(Duration::from_millis(150), bound);
-        speed.answered(Duration::from_millis(50), bound);
-        speed.answered(Duration::from_millis(150), bound);
+        speed.answered(Duration::from_millis(150), bound, period);
+        speed.answered(Duration::from_millis(50), bound, period);
+        speed.answered(Duration::from_millis(150), bound, period);
         assert!(!speed.slow(), "a timely answer between two late ones starts the count again");
-        speed.answered(Duration::from_millis(150), bound);
+        speed.answered(Duration::from_millis(150), bound, period);
         assert!(speed.slow());
         // Timely but not within half the bound: no way back; a late one starts the way back over.
         for took in [80, 40, 40, 150, 40, 40] {
-            speed.answered(Duration::from_millis(took), bound);
+            speed.answered(Duration::from_millis(took), bound, period);
             assert!(speed.slow(), "after {took} ms");
         }
-        speed.answered(Duration::from_millis(40), bound);
+        speed.answered(Duration::from_millis(40), bound, period);
         assert!(!speed.slow(), "three quick answers in a row");
+        // One answer after the whole period: slow at once.
+        speed.answered(Duration::from_millis(1_100), bound, period);
+        assert!(speed.slow(), "an answer the lease fell waiting for");
     }
 }
