@@ -216,6 +216,9 @@ test('an answer sums what the other members need, and says -1 while one of them 
   assert.equal((await s.ask('m', { want: 5, demand: 9 })).othersNeed, 150, 'its hold over, it no longer counts');
   assert.equal((await s.ask('m', { want: 5, demand: 'x' })).othersNeed, 150, 'a senseless need is unsaid, not an error');
   assert.equal((await s.ask('l', { want: 5, demand: 50 })).othersNeed, -1, 'm said a senseless need: unknown');
+  // A need in the hash that is not a number (another writer on the prefix) is unknown, not an error.
+  await s.client.hSet(s.bucket(), 'd:m', 'junk');
+  assert.equal((await s.ask('l', { want: 5, demand: 50 })).othersNeed, -1);
   await new Promise((resolve) => setTimeout(resolve, 2300));
   assert.equal((await s.ask('l', { want: 5, demand: 50 })).othersNeed, 0, 'the others gone');
 });

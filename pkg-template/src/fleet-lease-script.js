@@ -69,8 +69,9 @@ else
   for i, id in ipairs(present) do fields[i] = 'd:' .. id end
   needs = 0
   for _, d in ipairs(redis.call('HMGET', KEYS[1], unpack(fields))) do
-    if not d then needs = -1 break end
-    needs = needs + tonumber(d)
+    local n = d and tonumber(d)
+    if not n then needs = -1 break end -- unsaid (an older member), or not a number: unknown
+    needs = needs + n
   end
 end
 if demand then redis.call('HSET', KEYS[1], 'd:' .. member, demand) else redis.call('HDEL', KEYS[1], 'd:' .. member) end
