@@ -28,11 +28,13 @@ use std::task::{Context, Poll, Waker};
 #[derive(Default)]
 pub struct Notify {
     next_id: Cell<u64>,
-    /// Waiters by (turn, id); ids grow, so of one turn the first key is the
-    /// longest waiting, and waiters without a turn come after every turn.
-    queue: RefCell<BTreeMap<(u64, u64), Waker>>,
+    /// Waiters by key (`key`: the turn, then the id); ids grow, so of one
+    /// turn the first key is the longest waiting, and waiters without a turn
+    /// come after every turn. One `u64`, not a pair: the map shares its code
+    /// with the other `u64`-keyed waiter maps (2 KB of wasm as a pair).
+    queue: RefCell<BTreeMap<u64, Waker>>,
     /// Keys that were woken and not yet observed by their future.
-    woken: RefCell<BTreeSet<(u64, u64)>>,
+    woken: RefCell<BTreeSet<u64>>,
 }
 
 impl Notify {
@@ -49,7 +51,7 @@ impl Notify {
     /// chain check); each re-checks and most go on, so this is rare by
     /// design, unlike a freed slot.
     pub fn notify_all(&self) {
-        let woken: Vec<((u64, u64), Waker)> = std::mem::take(&mut *self.queue.borrow_mut()).into_iter().collect();
+        let woken: Vec<(u64, Waker)> = std::mem::take(&mut *self.queue.borrow_mut()).into_iter().collect();
         self.woken.borrow_mut().extend(woken.iter().map(|(id, _)| *id));
         for (_, waker) in woken {
             waker.wake();
@@ -59,11 +61,12 @@ impl Notify {
     /// Completes at a `notify_one` addressed to it (after every waiter
     /// with a turn).
     pub fn notified(&self) -> Notified<'_> {
-        self.notified_in_turn(u64::MAX)
+        self.notified_in_turn(LAST_TURN)
     }
 
     /// Completes at a `notify_one` addressed to it; waiters are woken in
-    /// order of `turn` (lower first), then of when they began waiting.
+    /// order of `turn` (lower first; at most [`LAST_TURN`], a request's
+    /// start in ms), then of when they began waiting.
     pub fn notified_in_turn(&self, turn: u64) -> Notified<'_> {
         Notified { notify: self, turn, id: None }
     }
@@ -78,8 +81,14 @@ impl Notify {
 pub struct Notified<'a> {
     notify: &'a Notify,
     turn: u64,
-    id: Option<(u64, u64)>,
+    id: Option<u64>,
 }
+
+/// Bits of a waiter's key for its registration order within a turn.
+const ORDER_BITS: u32 = 20;
+
+/// The last turn (2^44 − 1: 557 years in ms); waiters without a turn take it.
+pub const LAST_TURN: u64 = (1 << (64 - ORDER_BITS)) - 1;
 
 impl Future for Notified<'_> {
     type Output = ();
@@ -95,9 +104,19 @@ impl Future for Notified<'_> {
             }
             return Poll::Pending;
         }
-        let id = (self.turn, self.notify.next_id.get());
-        self.notify.next_id.set(id.1.wrapping_add(1));
-        self.notify.queue.borrow_mut().insert(id, cx.waker().clone());
+        let mut queue = self.notify.queue.borrow_mut();
+        let turn = self.turn.min(LAST_TURN) << ORDER_BITS;
+        // The order wraps after 2^20 registrations: a key still in use (a waiter that long) is skipped.
+        let id = loop {
+            let order = self.notify.next_id.get();
+            self.notify.next_id.set(order.wrapping_add(1));
+            let key = turn | (order & ((1 << ORDER_BITS) - 1));
+            if !queue.contains_key(&key) && !self.notify.woken.borrow().contains(&key) {
+                break key;
+            }
+        };
+        queue.insert(id, cx.waker().clone());
+        drop(queue);
         self.id = Some(id);
         Poll::Pending
     }
@@ -305,5 +324,38 @@ mod tests {
             vec![Box::pin(waiter(1, 5)), Box::pin(late(3)), Box::pin(late(2)), Box::pin(plain), Box::pin(driver)];
         rt.block_on(join_all(tasks)).unwrap();
         assert_eq!(*order.borrow(), vec![(1, 10), (2, 20), (3, 30), (99, 40)], "in turn; no turn comes last");
+    }
+
+    #[test]
+    fn a_waiter_keeps_its_key_when_the_order_wraps() {
+        let rt = SimRuntime::new(1);
+        let notify = Notify::default();
+        let woken = RefCell::new(0);
+        let waiter = || {
+            let (rt, notify, woken) = (&rt, &notify, &woken);
+            async move {
+                either(rt.sleep(Duration::from_secs(60)), notify.notified_in_turn(1)).await;
+                *woken.borrow_mut() += 1;
+            }
+        };
+        let driver = async {
+            rt.sleep(Duration::from_millis(1)).await;
+            // The first waiter took order 0; the next order, 2^20, wraps onto its key.
+            notify.next_id.set(1 << ORDER_BITS);
+            rt.sleep(Duration::from_millis(1)).await;
+            assert_eq!(notify.waiters(), 2, "two keys, not one overwritten");
+            notify.notify_one();
+            notify.notify_one();
+            rt.sleep(Duration::from_millis(1)).await;
+            assert_eq!(*woken.borrow(), 2, "both woken, neither lost");
+        };
+        let late = async {
+            rt.sleep(Duration::from_millis(1)).await;
+            rt.sleep(Duration::ZERO).await;
+            waiter().await;
+        };
+        let tasks: Vec<Pin<Box<dyn Future<Output = ()> + '_>>> =
+            vec![Box::pin(waiter()), Box::pin(driver), Box::pin(late)];
+        rt.block_on(join_all(tasks)).unwrap();
     }
 }

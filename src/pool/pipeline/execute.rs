@@ -107,7 +107,7 @@ impl Pipeline {
                         // Waiting for a slot only: no timer but the deadline's (a release wakes us).
                         // Woken in turn by its start, however many rounds it waited (`Notify`).
                         let wake = until.unwrap_or(deadline);
-                        let turn = u64::try_from(start.since_epoch().as_nanos()).unwrap_or(u64::MAX);
+                        let turn = u64::try_from(start.since_epoch().as_millis()).unwrap_or(u64::MAX);
                         either(
                             either(
                                 either(runtime.sleep(wake.saturating_since(now)), self.slots.notified_in_turn(turn)),
