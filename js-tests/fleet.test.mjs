@@ -343,6 +343,10 @@ test('a node-redis client of the caller\'s is used (connected if it was not), ne
   relayer.on('fleetStore', (e) => events.push(e.state));
   try {
     await eventually(() => groupFleet(relayer) === 'leased', 5000, 'the lease through the given client');
+    // Each ask tells the member's need (the lease script's ninth argument): kept as 'd:<member>'.
+    const [bucket] = await client.keys('given:q:{*}');
+    const needs = Object.keys(await client.hGetAll(bucket)).filter((f) => f.startsWith('d:'));
+    assert.equal(needs.length, 1, `the member's need in ${bucket}`);
     // Redis dies under the caller's client, which has no 'error' listener of its own: the
     // relayer's keeps the process alive and tells the outage, as with a client of its own.
     await redis.stop();

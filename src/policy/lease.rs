@@ -260,11 +260,20 @@ impl Lease {
                 hold: Duration::ZERO,
                 least: want,
                 released: 0.0,
-                demand: 0.0,
+                demand: self.demand,
             });
         }
         self.reporting = None;
-        Some(LeaseAsk { want: chunk, rate, burst, held, hold: self.hold(), least: self.largest, released, demand: 0.0 })
+        Some(LeaseAsk {
+            want: chunk,
+            rate,
+            burst,
+            held,
+            hold: self.hold(),
+            least: self.largest,
+            released,
+            demand: self.demand,
+        })
     }
 
     /// How long granted units stay spendable, counted from the ask (the

@@ -98,12 +98,14 @@ impl QuotaGroup {
         // every member said its own, else by what each spent.
         let members = self.lease.as_ref().filter(|_| slow).and_then(Lease::members);
         let others_need = self.lease.as_ref().filter(|_| slow).and_then(Lease::others_demand);
-        let by_need = others_need.is_some() && members.is_some() && self.allowed.is_finite();
-        let share = (fell || slow).then(|| match (others_need, members) {
-            (Some(others), Some(n)) if self.allowed.is_finite() => {
-                share_by_need(self.demand(now), others, self.allowed, n, ALONE_FLOOR)
+        let need = others_need.zip(members).filter(|_| self.allowed.is_finite());
+        let by_need = need.is_some();
+        let share = (fell || slow).then(|| {
+            let own = self.observed_rate(now);
+            match need {
+                Some((others, n)) => share_by_need(self.demand(own), others, self.allowed, n, ALONE_FLOOR),
+                None => share_beside(own, self.fleet_rate(), self.allowed, members, ALONE_FLOOR),
             }
-            _ => share_beside(self.observed_rate(now), self.fleet_rate(), self.allowed, members, ALONE_FLOOR),
         });
         if let Some(share) = share.filter(|_| fell && self.allowed.is_finite()) {
             // By need, at first no more than by what it spent: the members still leasing are paid by
@@ -158,8 +160,8 @@ impl QuotaGroup {
     /// What this realm would spend now (CU/s), told to the store with each
     /// ask (`LeaseAsk::demand`): its rate lately plus its line of waiting
     /// charges (each at its recent mean charge) drained over [`LINE_DRAIN`].
-    pub(super) fn demand(&mut self, now: Instant) -> f64 {
-        let rate = self.observed_rate(now);
+    /// `rate`: its rate lately (`observed_rate`).
+    pub(super) fn demand(&self, rate: f64) -> f64 {
         let each = match self.recent.len() {
             0 => self.lease.as_ref().map_or(1.0, Lease::largest),
             n => self.recent.iter().map(|(_, c)| c).sum::<f64>() / n as f64,
@@ -285,9 +287,10 @@ mod tests {
             group.charge(at(ms), 20.0).unwrap();
         }
         group.join_fleet(at(200));
-        assert_eq!(group.demand(at(200)), 60.0, "60 CU in its first second");
+        let rate = group.observed_rate(at(200));
+        assert_eq!(group.demand(rate), 60.0, "60 CU in its first second");
         (0..10).for_each(|_| group.join_line());
-        assert_eq!(group.demand(at(200)), 60.0 + 10.0 * 20.0 / 2.0, "ten 20 CU charges waiting");
+        assert_eq!(group.demand(rate), 60.0 + 10.0 * 20.0 / 2.0, "ten 20 CU charges waiting");
         let ask = group.lease_ask_now(at(200)).expect("an ask");
         assert_eq!(ask.demand, 160.0, "told with each ask");
     }

@@ -102,11 +102,14 @@ impl QuotaGroup {
         }
         let (rate, burst) = self.fleet_terms();
         let recent = self.observed_rate(now);
-        let demand = self.demand(now);
+        let Some(mut ask) = self.lease.as_mut().and_then(|lease| lease.ask(now, recent, rate, burst)) else { return };
+        // The need goes with each ask (and sets when its answer counts as late), worked out only
+        // when an ask goes: this runs at every charge.
+        ask.demand = self.demand(recent);
         if let Some(lease) = self.lease.as_mut() {
-            lease.demand(demand);
-            self.ask = lease.ask(now, recent, rate, burst).map(|ask| LeaseAsk { demand, ..ask });
+            lease.demand(ask.demand);
         }
+        self.ask = Some(ask);
     }
 
     /// The terms the fleet's bucket is asked to keep (rate, burst). A plan
