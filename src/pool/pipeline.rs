@@ -215,6 +215,8 @@ mod hedge_corner_tests;
 mod hedge_tests;
 #[cfg(test)]
 mod latency_tests;
+#[cfg(test)]
+mod late_retry_tests;
 mod lifecycle;
 #[cfg(test)]
 mod outage_tests;

@@ -132,7 +132,10 @@ impl Pipeline {
             // call into the host, the hot path's most frequent one).
             let began = now;
             let remaining = deadline.saturating_since(began);
-            if remaining.is_zero() {
+            // A retry with less time left than the node typically takes to answer goes
+            // nowhere: it would spend quota and work for an answer past the deadline.
+            let needs = || self.router.borrow().retry_needs(Some(endpoint), info.class);
+            if remaining.is_zero() || (!state.records.is_empty() && needs().is_some_and(|n| remaining < n)) {
                 return Err(state.stop(StopReason::Deadline)); // the permit goes back unused
             }
             let timeout = self.attempt_timeout(endpoint, &info, remaining);
@@ -231,8 +234,11 @@ impl Pipeline {
                 }
             }
             let delay = if preselected.is_some() { Duration::ZERO } else { delay };
-            if ended + delay >= deadline {
-                // Stopped now, before the deadline: the retry would come after it.
+            let next = preselected.as_ref().map(|p| p.endpoint());
+            let needs = self.router.borrow().retry_needs(next, info.class).unwrap_or(Duration::ZERO);
+            if ended + delay + needs >= deadline {
+                // Stopped now, before the deadline: the retry would come after it, or
+                // its answer would (typically).
                 let early = (ended < deadline).then_some(delay);
                 return Err(Failure { next_chance_in: early, ..state.stop(StopReason::Deadline) });
             }

@@ -77,6 +77,20 @@ impl Router {
         Some(mine + fastest_peer)
     }
 
+    /// How long a retry needs left before its deadline to be worth sending:
+    /// the typical latency (ms) of the quickest endpoint it could go to
+    /// (`endpoint`'s own when given). A retry sent with less left is most
+    /// likely cut off by the deadline: it spends quota and the node's
+    /// work for an answer nobody waits for (a new user's fleet sent one 45
+    /// ms before its deadline). `None`: no latency known, nothing to judge by.
+    pub fn retry_needs(&self, endpoint: Option<usize>, class: MethodClass) -> Option<Duration> {
+        let typical = match endpoint {
+            Some(e) => self.typical_latency(e, class),
+            None => (0..self.endpoints.len()).filter_map(|i| self.typical_latency(i, class)).reduce(f64::min),
+        }?;
+        Some(Duration::from_secs_f64(typical.max(0.0) / 1000.0))
+    }
+
     /// `endpoint`'s recent typical latency for `class` (ms): this relayer's
     /// own once its tail is trusted, else the realm's, else `None`.
     fn typical_latency(&self, endpoint: usize, class: MethodClass) -> Option<f64> {
