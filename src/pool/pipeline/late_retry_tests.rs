@@ -11,6 +11,16 @@ use crate::pool::options::Strategy;
 use crate::rpc::methods::method_info;
 use crate::runtime::scripted::Behaviour::*;
 
+/// `endpoint` known to answer reads in `ms` (trusted: ten answers).
+fn known_latency(h: &Harness, endpoint: usize, ms: u64) {
+    let class = method_info("eth_getBalance").class;
+    let mut r = h.pipeline.router.borrow_mut();
+    for _ in 0..10 {
+        r.endpoints[endpoint].tail[class as usize].observe(ms as f64);
+        r.endpoints[endpoint].observe_latency(class, MS(ms));
+    }
+}
+
 /// Node 0 fails after 900 ms of a 1 s deadline; node 1 answers in `ms`.
 fn failing_late(node1_ms: u64) -> Harness {
     let mut raw = RawOptions { deadline_ms: Some(1000.0), ..opts() };
@@ -18,12 +28,7 @@ fn failing_late(node1_ms: u64) -> Harness {
     raw.pool.check_chain = false;
     raw.pool.hedge = None;
     let h = harness(vec![vec![slow(900, Status(503, None))], vec![slow(node1_ms, Answer("0x1"))]], raw);
-    let class = method_info("eth_getBalance").class;
-    for _ in 0..10 {
-        let mut r = h.pipeline.router.borrow_mut();
-        r.endpoints[1].tail[class as usize].observe(node1_ms as f64);
-        r.endpoints[1].observe_latency(class, MS(node1_ms));
-    }
+    known_latency(&h, 1, node1_ms);
     h
 }
 
@@ -51,12 +56,7 @@ fn a_retry_after_its_backoff_is_dropped_when_the_time_left_no_longer_covers_an_a
     raw.pool.check_chain = false;
     raw.pool.hedge = None;
     let h = harness(vec![vec![slow(700, Status(503, None)), slow(250, Answer("0x1"))]], raw);
-    let class = method_info("eth_getBalance").class;
-    for _ in 0..10 {
-        let mut r = h.pipeline.router.borrow_mut();
-        r.endpoints[0].tail[class as usize].observe(250.0);
-        r.endpoints[0].observe_latency(class, MS(250));
-    }
+    known_latency(&h, 0, 250);
     let err = h.run("eth_getBalance").unwrap_err();
     assert_eq!((err.reason, err.attempts.len(), h.net.calls(0)), (StopReason::Deadline, 1, 1));
     assert_eq!(h.now_ms(), 700, "no backoff slept for a retry that could not be answered in time");
@@ -70,12 +70,7 @@ fn a_retry_that_waited_out_a_rate_limit_is_dropped_when_too_little_time_is_left(
     raw.pool.check_chain = false;
     raw.pool.hedge = None;
     let h = harness(vec![vec![slow(600, Status(429, Some("0.2"))), slow(250, Answer("0x1"))]], raw);
-    let class = method_info("eth_getBalance").class;
-    for _ in 0..10 {
-        let mut r = h.pipeline.router.borrow_mut();
-        r.endpoints[0].tail[class as usize].observe(250.0);
-        r.endpoints[0].observe_latency(class, MS(250));
-    }
+    known_latency(&h, 0, 250);
     let err = h.run("eth_getBalance").unwrap_err();
     assert_eq!((err.reason, h.net.calls(0)), (StopReason::Deadline, 1), "the retry after the wait is not sent");
     assert!(h.now_ms() < 1000, "told before the deadline: {} ms", h.now_ms());
