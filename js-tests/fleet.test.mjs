@@ -70,7 +70,7 @@ test('four processes on one key and Redis send what one relayer would; alone eac
   // idle, 37.4 once in the whole suite's run.
   assert.ok(perProcessSecond <= 50, `a bounded number of store round trips per process and second: ${detail}`);
   // The lease script (about 4 KB) goes whole only to a Redis that does not know it yet: the
-  // processes' first asks (NOSCRIPT, then EVAL); every other ask names it by digest.
+  // processes' first asks (sent whole at once, not after a NOSCRIPT); every other ask names it by digest.
   const kinds = await evalCalls(redis.url, true);
   assert.ok(kinds.eval <= 4 && kinds.evalsha >= 100, `the script sent by its digest: ${JSON.stringify(kinds)}`);
   assert.ok(shared.reports.every((r) => r.fleet[0] === 'leased'), `every process leased from Redis: ${detail}`);

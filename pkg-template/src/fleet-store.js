@@ -162,11 +162,15 @@ function redisStore(wasm, news, txModule, { prefix, client: given, options }, re
   const busy = (key) => asking.has(key) && Date.now() - asking.get(key) < ASK_GIVEN_UP_MS;
   let silence = false; // an ask went unanswered for a period (see sendAsk)
 
-  // The first connection's asks wait for it (at most an ask's period): a relayer made just before
-  // is then coordinated from its first lease instead of spending alone until a retry. Once the
-  // first connection is up or has failed, asks wait for nobody: those made while the connection
-  // is down fail; once it is back (the client's `isReady` is true only after its 'ready'
-  // listeners ran), the leases are asked again.
+  // The first connection's asks wait for it (as long as the engine awaits an answer, SILENT_MS):
+  // a relayer made just before is then coordinated from its first lease instead of spending alone
+  // until a retry, and the engine counts the ask's round trip from the connection (the store
+  // back). Four workers starting together on two cores took over a second to load the client and
+  // connect: their first asks, failed at one second, ended the start's cold share (each then
+  // spent the whole plan: 20-37 429s). An error first (refused, unreachable) fails them at once.
+  // Once the first connection is up or has failed, asks wait for nobody: those made while the
+  // connection is down fail; once it is back (the client's `isReady` is true only after its
+  // 'ready' listeners ran), the leases are asked again.
   let beforeFirst = new Map(); // group key -> { at, args }; null after the first connection
   let settleFirst;
   const first = new Promise((resolve) => { settleFirst = resolve; });
@@ -175,13 +179,20 @@ function redisStore(wasm, news, txModule, { prefix, client: given, options }, re
     const waiting = beforeFirst;
     beforeFirst = null;
     for (const [key, { at, args }] of waiting || []) {
-      if (up && !closed && Date.now() - at < ASK_GIVEN_UP_MS) sendAsk(...args);
+      if (up && !closed && Date.now() - at < SILENT_MS) sendAsk(...args);
       else failLater(key);
     }
   };
-  const firstGiveUp = setTimeout(() => firstSettled(false), ASK_GIVEN_UP_MS);
+  const firstGiveUp = setTimeout(() => firstSettled(false), SILENT_MS);
   firstGiveUp.unref?.();
-  const down = (error) => { if (!closed) report(false, storeReason(error, options)); };
+  const down = (error) => {
+    if (closed) return;
+    report(false, storeReason(error, options));
+    if (beforeFirst) {
+      clearTimeout(firstGiveUp);
+      firstSettled(false);
+    }
+  };
   const storeBack = () => setTimeout(() => {
     if (closed) return;
     report(true);
@@ -204,7 +215,9 @@ function redisStore(wasm, news, txModule, { prefix, client: given, options }, re
       const socket = { connectTimeout: 1000, ...(options.socket || {}), reconnectStrategy };
       // Commands while disconnected fail at once instead of queueing: an ask then fails and the
       // engine spends from its own bucket.
-      client = createClient({ disableOfflineQueue: true, ...options, socket });
+      // No CLIENT SETINFO at connect (a library tag Redis shows in CLIENT LIST): node-redis
+      // awaits it before the client is ready, a round trip before the first lease. Yours to set.
+      client = createClient({ disableOfflineQueue: true, disableClientInfo: true, ...options, socket });
       client.on('error', down); // the client reconnects by itself; the relayers hear it is down
       client.on('ready', storeBack);
       if (closed) return;

@@ -198,7 +198,7 @@ impl Realm {
     pub fn store_back(&self, now: Instant) -> Vec<(u64, LeaseAsk)> {
         for (_, weak) in self.groups.borrow().iter() {
             if let Some(group) = weak.upgrade() {
-                group.borrow_mut().lease_store_back();
+                group.borrow_mut().lease_store_back(now);
             }
         }
         self.lease_asks(now)

@@ -129,6 +129,14 @@ pub struct Lease {
     /// Whether the ask out has gone unanswered for a period (the lease fell;
     /// its answer is still awaited until [`GIVE_UP_PERIODS`]).
     overdue: bool,
+    /// Whether the store answered in time once. Until then a late answer
+    /// does not put the lease up: leasing from a store that may be slow
+    /// pays one share of the burst per round trip (a new user's fleet,
+    /// Redis 300–600 ms away each way, was paid 11–16 of its 22 requests a
+    /// second while its first answers were judged); the realm keeps
+    /// spending alone (its group's cold share) until the verdict. Only for
+    /// a known plan, as `slow`.
+    proven: bool,
     /// CU spent alone (the store slow) since the last report.
     unreported: f64,
     /// The ask out is such a report of this many CU (its grant is spent
@@ -159,6 +167,7 @@ impl Lease {
             speed: StoreSpeed::default(),
             answered_since: None,
             overdue: false,
+            proven: false,
             unreported: 0.0,
             reporting: None,
         }
@@ -308,12 +317,14 @@ impl Lease {
         self.overdue = false;
         self.answered_since.get_or_insert(now);
         let timely = store_speed::timely(self.period, self.share, self.burst, self.largest, self.demand);
-        self.speed.answered(now.saturating_since(since), timely, self.period);
+        let took = now.saturating_since(since);
+        self.speed.answered(took, timely, self.period);
+        self.proven |= took <= timely;
         let granted = if self.reporting.take().is_some() { 0.0 } else { grant.granted.max(0.0) };
         self.held = if self.slow() { 0.0 } else { self.held(now) + granted };
         self.need = 0.0;
         self.expires = since + self.hold();
-        self.up = !self.slow();
+        self.up = !self.slow() && (self.proven || !self.burst.is_finite());
         self.failures = 0;
         self.retry_at = Instant::ZERO; // answered, if late: no backoff
         self.fleet_rate = grant.fleet_rate.max(0.0);
@@ -334,9 +345,18 @@ impl Lease {
 
     /// The store is reachable again (the host saw its connection come
     /// back): the next charge asks at once instead of after its backoff.
-    pub fn store_back(&mut self) {
+    /// An ask out waited for the connection (the host holds the asks made
+    /// while its first connection comes up) and goes now: its round trip
+    /// counts from `now`. Counted from the ask, a worker whose connection
+    /// took a second to come up (four starting together on two cores) had
+    /// its first answer judged a second late, the store slow.
+    pub fn store_back(&mut self, now: Instant) {
+        self.expire_ask(now); // one given up already is forgotten, not restarted
         self.retry_at = Instant::ZERO;
         self.failures = 0;
+        if let Some(since) = self.out.as_mut() {
+            *since = now;
+        }
     }
 
     /// An ask unanswered for one period is a failure: the lease falls (no

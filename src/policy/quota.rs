@@ -195,12 +195,21 @@ pub struct QuotaGroup {
     alone: Option<alone::Alone>,
     /// Until when a 429 is the residue of spending alone (`lease_granted`).
     residue_until: Instant,
+    /// Until the store first answers (at most until then), the own bucket
+    /// runs at [`fleet::COLD_SHARE`] of the plan (`join_fleet`).
+    cold_until: Option<Instant>,
     /// Requests waiting for this group's CU now, from every relayer that
     /// shares it (`pool::plan_line`).
     line: u32,
 }
 
 impl QuotaGroup {
+    /// Whether a rate is enforced now (configured, or learned from a 429):
+    /// what is sent in the group is paced by its plan, retries included.
+    pub fn paced(&self) -> bool {
+        self.allowed.is_finite()
+    }
+
     /// A group with a local token bucket (starting full).
     pub fn new(config: QuotaConfig, now: Instant) -> Self {
         let plan = config.plan();
@@ -256,6 +265,7 @@ impl QuotaGroup {
             was_leased: false,
             alone: None,
             residue_until: Instant::ZERO,
+            cold_until: None,
             line: 0,
         }
     }

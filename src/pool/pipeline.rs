@@ -214,12 +214,14 @@ mod hedge_corner_tests;
 #[cfg(test)]
 mod hedge_tests;
 #[cfg(test)]
-mod latency_tests;
-#[cfg(test)]
 mod late_retry_tests;
+#[cfg(test)]
+mod latency_tests;
 mod lifecycle;
 #[cfg(test)]
 mod outage_tests;
+#[cfg(test)]
+mod paced_retry_tests;
 #[cfg(test)]
 mod pacing_tests;
 mod permit;

@@ -279,6 +279,13 @@ impl Router {
         crate::pool::endpoint::adaptive_timeout(self.reference_tail(endpoint, class), ceiling, self.adaptive_timeout)
     }
 
+    /// Whether what goes to `endpoint` is paced by its quota group's plan
+    /// (configured or learned): a retry after its 429 then waits for the
+    /// group and pays the plan again, so it cannot add load past the plan.
+    pub fn paced_by_plan(&self, endpoint: usize) -> bool {
+        self.endpoints.get(endpoint).is_some_and(|e| self.groups[e.group].quota.borrow().paced())
+    }
+
     /// The slow-end latency that stands for `endpoint`: its own trusted
     /// tail; with no history of its own, the slowest trusted tail of its
     /// peers; `None` when nobody has history (or no such endpoint).

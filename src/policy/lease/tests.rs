@@ -90,7 +90,7 @@ fn a_store_that_fails_or_stalls_hands_back_to_the_own_bucket_and_is_asked_again_
     assert!(lease.ask(at(60_000 + 7_999), 10.0, 50.0, 50.0).is_none());
     assert!(lease.ask(at(60_000 + 8_000), 10.0, 50.0, 50.0).is_some(), "backoff caps at eight periods");
     lease.failed(at(68_000));
-    lease.store_back();
+    lease.store_back(at(68_000));
     assert!(lease.ask(at(68_001), 10.0, 50.0, 50.0).is_some(), "the store is back: asked at once");
 }
 

@@ -258,7 +258,7 @@ mod tests {
         assert!(paid_in_a_second(&mut g, t) <= 26);
         let share = g.own_rate() / 100.0;
         assert!((0.2..=0.26).contains(&share), "about a quarter: 20 of the fleet's 80 CU/s: {share}");
-        g.lease_store_back();
+        g.lease_store_back(at(t + 2_000));
         let ask = g.lease_ask_now(at(t + 2_000)).expect("asks again");
         let grant = LeaseGrant {
             granted: ask.want,

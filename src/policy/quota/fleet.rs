@@ -39,6 +39,21 @@ pub const ALONE_RESIDUE: std::time::Duration = std::time::Duration::from_millis(
 /// configured plan for the whole fleet, the shares beside the slow store
 /// then fell below the demand, and 35 % of reads failed.
 pub const COLD_RESIDUE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The part of a configured plan a member spends alone before its store
+/// first answers (a few round trips: connect, then the lease script). It
+/// cannot know how many members start with it; at the whole plan, N
+/// members starting together send N plans until then (a new user's four
+/// workers with a start-up burst, Redis 300–600 ms away each way: 36–44
+/// 429s in the first two seconds and reads past their deadline). A
+/// quarter: up to four members starting together keep the plan (a
+/// simulated four at half the plan put 660 CU in a second of a 600 CU/s
+/// plan), and one alone spends a quarter of its plan for that time (its
+/// requests wait; none is turned away for it: the line is measured at the
+/// whole plan). A store that fails instead (down at start) ends it: the
+/// member's local policies govern.
+pub const COLD_SHARE: f64 = 0.25;
+
 use crate::policy::lease::{Lease, LeaseAsk, LeaseGrant, DEFAULT_PERIOD};
 use crate::time::Instant;
 
@@ -61,7 +76,17 @@ impl QuotaGroup {
             self.bucket.drain(now);
             if self.config.plan().is_finite() {
                 self.residue_until = self.residue_until.max(now + COLD_RESIDUE);
+                self.cold_until = Some(now + COLD_RESIDUE);
+                self.bucket.set_rate(now, self.allowed * COLD_SHARE);
             }
+        }
+    }
+
+    /// The store answered or failed (or [`COLD_RESIDUE`] passed): the own
+    /// bucket back at the allowed rate (unless spending alone at a share).
+    fn end_cold(&mut self, now: Instant) {
+        if self.cold_until.take().is_some() && self.alone.is_none() {
+            self.bucket.set_rate(now, self.allowed);
         }
     }
 
@@ -74,6 +99,9 @@ impl QuotaGroup {
     /// pays for it (the own bucket is not asked), `Ok(false)` when the own
     /// bucket governs (no lease, not up, or an unknown plan).
     pub(super) fn lease_check(&mut self, now: Instant, cost: f64) -> Result<bool, QuotaDenied> {
+        if self.cold_until.is_some_and(|until| now >= until) {
+            self.end_cold(now);
+        }
         let limited = self.allowed.is_finite();
         let Some(lease) = self.lease.as_mut() else { return Ok(false) };
         let verdict = lease.check(now, cost, limited).map_err(QuotaDenied::Exhausted);
@@ -214,7 +242,13 @@ impl QuotaGroup {
         let Some(lease) = self.lease.as_mut() else { return };
         let rejoined = !lease.up(now);
         lease.granted(now, want, grant);
-        if !lease.up(now) {
+        // The cold share ends with a verdict on the store: in time (the lease is up) or slow
+        // (shares by need from then on); a first answer late but not yet judged keeps it.
+        let (up, slow) = (lease.up(now), lease.slow());
+        if up || slow {
+            self.end_cold(now);
+        }
+        if !up {
             return;
         }
         if rejoined && self.leased_rate.is_some() {
@@ -235,15 +269,16 @@ impl QuotaGroup {
 
     /// The store failed an ask: the group's own bucket governs until one succeeds.
     pub fn lease_failed(&mut self, now: Instant) {
+        self.end_cold(now);
         if let Some(lease) = self.lease.as_mut() {
             lease.failed(now);
         }
     }
 
     /// The fleet's store is reachable again: ask at the next charge.
-    pub fn lease_store_back(&mut self) {
+    pub fn lease_store_back(&mut self, now: Instant) {
         if let Some(lease) = self.lease.as_mut() {
-            lease.store_back();
+            lease.store_back(now);
         }
     }
 
@@ -275,163 +310,5 @@ impl QuotaGroup {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use super::*;
-    use crate::policy::quota::QuotaConfig;
-
-    use crate::time::at;
-
-    fn grant(granted: f64, fleet_rate: f64) -> LeaseGrant {
-        LeaseGrant {
-            granted,
-            short_for: Duration::from_millis(300),
-            fleet_rate,
-            share: f64::INFINITY,
-            others_demand: None,
-        }
-    }
-
-    #[test]
-    fn a_fleet_group_spends_its_lease_and_asks_the_next_chunk_ahead() {
-        let plan = QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() };
-        let mut g = QuotaGroup::new(plan, at(0));
-        g.join_fleet(at(0));
-        assert_eq!(g.fleet_state(at(0)), Some(false));
-        assert!(g.charge(at(0), 10.0).is_err(), "joining empties the own bucket: no burst before the first lease");
-        g.charge(at(100), 10.0).expect("no lease yet: the own bucket governs, refilled at the plan's rate");
-        let ask = g.take_lease_ask().expect("the first charge asks");
-        assert_eq!((ask.rate, ask.burst), (100.0, 100.0));
-        assert_eq!(g.take_lease_ask(), None);
-        g.lease_granted(at(105), ask.want, grant(ask.want, 250.0));
-        assert_eq!(g.fleet_state(at(105)), Some(true));
-        g.charge(at(1005), 10.0).unwrap();
-        g.charge(at(1006), 10.0).unwrap();
-        assert_eq!(g.take_lease_ask(), None, "half a chunk left: no ask yet");
-        g.charge(at(1007), 10.0).unwrap();
-        let next = g.take_lease_ask().expect("below half a chunk");
-        assert_eq!(g.charge(at(1008), 10.0), Ok(()), "the last of the lease");
-        assert!(matches!(g.check(at(1008), 10.0), Err(QuotaDenied::Exhausted(_))), "empty, the ask out");
-        g.lease_granted(at(1020), next.want, grant(10.0, 250.0));
-        assert_eq!(g.check(at(1020), 10.0), Ok(()), "the grant arrived");
-        g.lease_failed(at(1021)); // no ask out: nothing changes
-        assert_eq!(g.fleet_state(at(1021)), Some(true));
-        g.join_fleet(at(1021));
-        assert_eq!(g.check(at(1021), 10.0), Ok(()), "joining again changes nothing: the bucket is not emptied twice");
-    }
-
-    #[test]
-    fn a_lease_that_is_up_is_the_only_limit_and_a_failed_one_hands_back_to_the_own_bucket() {
-        let plan = QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() };
-        let mut g = QuotaGroup::new(plan, at(0));
-        g.join_fleet(at(0));
-        let ask = g.lease_ask_now(at(0)).expect("a joining group asks at once");
-        g.lease_granted(at(5), ask.want, grant(ask.want, 0.0));
-        assert_eq!(ask.want, 4.0, "four of the largest charge (1 CU) so far");
-        for ms in 5..9 {
-            g.charge(at(ms), 1.0).expect("the lease pays: the own bucket, emptied on joining, is not asked");
-        }
-        g.take_lease_ask();
-        g.lease_failed(at(10));
-        assert!(
-            g.charge(at(10), 10.0).is_err(),
-            "the store failed: the own bucket, emptied at the fall, governs again"
-        );
-        assert!(g.charge(at(109), 10.0).is_err());
-        assert_eq!(
-            g.charge(at(110), 10.0),
-            Ok(()),
-            "refilled at the plan's rate (the fleet said no rate: all its share)"
-        );
-    }
-
-    #[test]
-    fn an_unknown_plan_learns_the_fleets_rate_and_tells_its_decrease_once() {
-        let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
-        g.join_fleet(at(0));
-        g.charge(at(0), 10.0).unwrap();
-        let ask = g.take_lease_ask().unwrap();
-        assert_eq!(ask.rate, 0.0, "unknown: the store only counts");
-        g.lease_granted(at(1), ask.want, grant(ask.want, 900.0));
-        for ms in 2..20 {
-            g.charge(at(ms), 10.0).expect("an unknown plan never waits on its lease");
-        }
-        g.on_limited(at(1000), None, false, 0.5);
-        assert_eq!(g.stats().allowed_rate, 450.0, "the fleet's 900 CU/s, halved, not this realm's 200");
-        assert_eq!(g.take_decrease(), Some(450.0));
-        assert_eq!(g.take_decrease(), None, "told once");
-    }
-
-    #[test]
-    fn a_heard_plan_lowers_never_raises() {
-        let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
-        assert!(g.hear_plan(at(10), 300.0));
-        assert_eq!(g.stats().allowed_rate, 300.0);
-        assert!(!g.hear_plan(at(20), 400.0), "higher: not taken");
-        assert!(!g.hear_plan(at(20), f64::NAN));
-        assert!(g.hear_plan(at(30), 1.0));
-        assert_eq!(g.stats().allowed_rate, 30.0, "floored at min_fraction of the ceiling (600)");
-        assert_eq!(g.take_decrease(), None, "heard, not told again");
-    }
-
-    #[test]
-    fn a_heard_plan_must_be_a_positive_rate_below_the_own() {
-        let mut g =
-            QuotaGroup::new(QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() }, at(0));
-        assert!(!g.hear_plan(at(10), 100.0), "the same rate: nothing to lower");
-        assert!(!g.hear_plan(at(10), 0.0));
-        assert!(!g.hear_plan(at(10), -5.0));
-        assert_eq!(g.stats().allowed_rate, 100.0);
-    }
-
-    #[test]
-    fn a_heard_plan_grows_back_as_if_limited_here() {
-        let mut g =
-            QuotaGroup::new(QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() }, at(0));
-        assert!(g.hear_plan(at(0), 50.0), "the teller was limited at 100, halved");
-        g.on_success(at(10_000), 0.5);
-        assert_eq!(g.stats().allowed_rate, 55.0, "below 90 % of 100: one calm window is enough");
-    }
-
-    #[test]
-    fn a_store_back_asks_at_once_instead_of_after_the_backoff() {
-        let plan = QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() };
-        let mut g = QuotaGroup::new(plan, at(0));
-        g.join_fleet(at(0));
-        assert!(g.lease_ask_now(at(0)).is_some());
-        g.lease_failed(at(10));
-        assert_eq!(g.lease_ask_now(at(500)), None, "backing off one period");
-        g.lease_store_back();
-        assert!(g.lease_ask_now(at(500)).is_some());
-    }
-
-    #[test]
-    fn before_its_store_first_answers_a_members_429s_cool_it_but_lower_no_configured_plan() {
-        let plan = QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() };
-        let two_episodes = |g: &mut QuotaGroup, from: u64| {
-            g.on_limited(at(from), Some(Duration::from_secs(1)), false, 0.5);
-            g.on_limited(at(from + 1_200), Some(Duration::from_secs(1)), false, 0.5);
-        };
-        // Alone (no fleet), the second episode within a minute halves it.
-        let mut alone = QuotaGroup::new(plan, at(0));
-        two_episodes(&mut alone, 500);
-        assert_eq!(alone.stats().allowed_rate, 50.0);
-        // In a fleet whose store has not answered yet: cooled, not lowered, nothing told.
-        let mut g = QuotaGroup::new(plan, at(0));
-        g.join_fleet(at(0));
-        two_episodes(&mut g, 500);
-        assert!(g.cooldown_until() > at(1_700), "the Retry-After is kept");
-        assert_eq!((g.stats().allowed_rate, g.take_decrease()), (100.0, None));
-        // The first answer at 2 s: 1.5 s later, 429s are news again (a warning, then the halving).
-        let ask = g.lease_ask_now(at(2_000)).expect("an ask");
-        g.lease_granted(at(2_001), ask.want, grant(ask.want, 50.0));
-        two_episodes(&mut g, 4_000);
-        assert_eq!(g.stats().allowed_rate, 50.0, "coordinated, the plan comes down as alone");
-        // A store that never answers: after COLD_RESIDUE the member is alone, and its 429s count.
-        let mut cut_off = QuotaGroup::new(plan, at(0));
-        cut_off.join_fleet(at(0));
-        two_episodes(&mut cut_off, COLD_RESIDUE.as_millis() as u64);
-        assert_eq!(cut_off.stats().allowed_rate, 50.0);
-    }
-}
+#[path = "fleet_tests.rs"]
+mod tests;

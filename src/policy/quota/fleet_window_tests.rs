@@ -26,7 +26,7 @@ fn a_per_second_plan_asks_the_fleet_for_burst_plus_rate_within_it() {
     let _ = calls.lease_ask_now(at(0));
     let _ = calls.check(at(1), 26.0);
     calls.lease_failed(at(1));
-    calls.lease_store_back();
+    calls.lease_store_back(at(1));
     let ask = calls.lease_ask_now(at(2)).unwrap();
     assert_eq!((ask.rate, ask.burst), (74.0, 26.0), "burst + rate is still the plan");
     let mut huge = QuotaGroup::new(QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() }, at(0));
@@ -34,7 +34,7 @@ fn a_per_second_plan_asks_the_fleet_for_burst_plus_rate_within_it() {
     let _ = huge.lease_ask_now(at(0));
     let _ = huge.check(at(1), 500.0);
     huge.lease_failed(at(1));
-    huge.lease_store_back();
+    huge.lease_store_back(at(1));
     let ask = huge.lease_ask_now(at(2)).unwrap();
     assert_eq!((ask.rate, ask.burst), (60.0, 40.0), "a charge above 40 % of the plan is paid from a full bucket");
 }
@@ -71,7 +71,7 @@ fn fleet_charges_with_outage(
     for now in 0..ms {
         let down = store_down.is_some_and(|(from, to)| (from..to).contains(&now));
         if store_down.is_some_and(|(_, to)| to == now) {
-            members.iter_mut().for_each(QuotaGroup::lease_store_back);
+            members.iter_mut().for_each(|m| m.lease_store_back(at(now)));
         }
         answers.retain(|&(due, m, want, grant)| {
             if due > now {
@@ -189,7 +189,7 @@ fn back_from_spending_alone_the_group_takes_back_the_rate_it_had_while_leased() 
     let lowered = g.stats().allowed_rate;
     assert!(lowered < 100.0, "the second episode alone lowered the rate: {lowered}");
     // The store is back: the first grant restores the leased rate.
-    g.lease_store_back();
+    g.lease_store_back(at(20_000));
     let ask = g.lease_ask_now(at(20_000)).expect("asks again");
     assert!(ask.rate < 100.0 * (1.0 - FLEET_WINDOW_BURST), "asked at the lowered rate");
     g.lease_granted(at(20_001), ask.want, grant(ask.want));
@@ -268,7 +268,7 @@ fn a_429_just_after_rejoining_the_store_is_the_outages_residue_not_the_plans_new
     g.on_limited(at(5_000), None, false, 0.5);
     assert_eq!(g.stats().allowed_rate, 100.0, "a warning");
     // Back on the store at 20 s; a 429 for an attempt sent at 20.7 s.
-    g.lease_store_back();
+    g.lease_store_back(at(20_000));
     let ask = g.lease_ask_now(at(20_000)).expect("asks again");
     g.lease_granted(at(20_001), ask.want, grant(ask.want));
     g.on_limited_sent(at(20_750), at(20_700), None, false, 0.5);

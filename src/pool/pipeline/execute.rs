@@ -214,7 +214,13 @@ impl Pipeline {
                 // Every endpoint was tried: no retry to announce, no token to spend.
                 return Err(state.stop(StopReason::NotRetryable));
             }
-            let free = undelivered && state.tried.iter().any(|t| !t);
+            // A retry after a 429 in a group paced by its plan waits for the group and pays
+            // the plan again: it displaces a first attempt, it adds no load, so the retry
+            // budget (which guards nodes from retry storms) is not drawn. Drawn, a fleet's
+            // start on a slow store (every member alone at the whole plan until the store
+            // answered: 43 429s) failed reads with RetryBudgetError that could wait.
+            let paced = verdict.class == ErrorClass::RateLimited && self.router.borrow().paced_by_plan(endpoint);
+            let free = (undelivered && state.tried.iter().any(|t| !t)) || paced;
             // A retry off a node whose breaker is open now (it hung or died
             // under this request) always goes, into debt if need be: see
             // `pipeline/extra.rs`.

@@ -1,0 +1,203 @@
+//! The fleet side of a quota group (`quota/fleet.rs`) on the simulated clock.
+
+use std::time::Duration;
+
+use super::*;
+use crate::policy::quota::QuotaConfig;
+
+use crate::time::at;
+
+fn grant(granted: f64, fleet_rate: f64) -> LeaseGrant {
+    LeaseGrant { granted, short_for: Duration::from_millis(300), fleet_rate, share: f64::INFINITY, others_demand: None }
+}
+
+#[test]
+fn a_fleet_group_spends_its_lease_and_asks_the_next_chunk_ahead() {
+    let plan = QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() };
+    let mut g = QuotaGroup::new(plan, at(0));
+    g.join_fleet(at(0));
+    assert_eq!(g.fleet_state(at(0)), Some(false));
+    assert!(g.charge(at(0), 10.0).is_err(), "joining empties the own bucket: no burst before the first lease");
+    assert!(g.charge(at(100), 3.0).is_err(), "before the store first answers: a quarter of the plan, 2.5 CU in 100 ms");
+    g.charge(at(100), 2.0).expect("no lease yet: the own bucket governs");
+    let ask = g.take_lease_ask().expect("the first charge asks");
+    assert_eq!((ask.rate, ask.burst), (100.0, 100.0));
+    assert_eq!(g.take_lease_ask(), None);
+    g.lease_granted(at(105), ask.want, grant(ask.want, 250.0));
+    assert_eq!(g.fleet_state(at(105)), Some(true));
+    g.charge(at(1005), 10.0).unwrap();
+    g.charge(at(1006), 10.0).unwrap();
+    assert_eq!(g.take_lease_ask(), None, "half a chunk left: no ask yet");
+    g.charge(at(1007), 10.0).unwrap();
+    let next = g.take_lease_ask().expect("below half a chunk");
+    assert_eq!(g.charge(at(1008), 10.0), Ok(()), "the last of the lease");
+    assert!(matches!(g.check(at(1008), 10.0), Err(QuotaDenied::Exhausted(_))), "empty, the ask out");
+    g.lease_granted(at(1020), next.want, grant(10.0, 250.0));
+    assert_eq!(g.check(at(1020), 10.0), Ok(()), "the grant arrived");
+    g.lease_failed(at(1021)); // no ask out: nothing changes
+    assert_eq!(g.fleet_state(at(1021)), Some(true));
+    g.join_fleet(at(1021));
+    assert_eq!(g.check(at(1021), 10.0), Ok(()), "joining again changes nothing: the bucket is not emptied twice");
+}
+
+#[test]
+fn a_lease_that_is_up_is_the_only_limit_and_a_failed_one_hands_back_to_the_own_bucket() {
+    let plan = QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() };
+    let mut g = QuotaGroup::new(plan, at(0));
+    g.join_fleet(at(0));
+    let ask = g.lease_ask_now(at(0)).expect("a joining group asks at once");
+    g.lease_granted(at(5), ask.want, grant(ask.want, 0.0));
+    assert_eq!(ask.want, 4.0, "four of the largest charge (1 CU) so far");
+    for ms in 5..9 {
+        g.charge(at(ms), 1.0).expect("the lease pays: the own bucket, emptied on joining, is not asked");
+    }
+    g.take_lease_ask();
+    g.lease_failed(at(10));
+    assert!(g.charge(at(10), 10.0).is_err(), "the store failed: the own bucket, emptied at the fall, governs again");
+    assert!(g.charge(at(109), 10.0).is_err());
+    assert_eq!(g.charge(at(110), 10.0), Ok(()), "refilled at the plan's rate (the fleet said no rate: all its share)");
+}
+
+#[test]
+fn an_unknown_plan_learns_the_fleets_rate_and_tells_its_decrease_once() {
+    let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
+    g.join_fleet(at(0));
+    g.charge(at(0), 10.0).unwrap();
+    let ask = g.take_lease_ask().unwrap();
+    assert_eq!(ask.rate, 0.0, "unknown: the store only counts");
+    g.lease_granted(at(1), ask.want, grant(ask.want, 900.0));
+    for ms in 2..20 {
+        g.charge(at(ms), 10.0).expect("an unknown plan never waits on its lease");
+    }
+    g.on_limited(at(1000), None, false, 0.5);
+    assert_eq!(g.stats().allowed_rate, 450.0, "the fleet's 900 CU/s, halved, not this realm's 200");
+    assert_eq!(g.take_decrease(), Some(450.0));
+    assert_eq!(g.take_decrease(), None, "told once");
+}
+
+#[test]
+fn a_heard_plan_lowers_never_raises() {
+    let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
+    assert!(g.hear_plan(at(10), 300.0));
+    assert_eq!(g.stats().allowed_rate, 300.0);
+    assert!(!g.hear_plan(at(20), 400.0), "higher: not taken");
+    assert!(!g.hear_plan(at(20), f64::NAN));
+    assert!(g.hear_plan(at(30), 1.0));
+    assert_eq!(g.stats().allowed_rate, 30.0, "floored at min_fraction of the ceiling (600)");
+    assert_eq!(g.take_decrease(), None, "heard, not told again");
+}
+
+#[test]
+fn a_heard_plan_must_be_a_positive_rate_below_the_own() {
+    let mut g = QuotaGroup::new(QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() }, at(0));
+    assert!(!g.hear_plan(at(10), 100.0), "the same rate: nothing to lower");
+    assert!(!g.hear_plan(at(10), 0.0));
+    assert!(!g.hear_plan(at(10), -5.0));
+    assert_eq!(g.stats().allowed_rate, 100.0);
+}
+
+#[test]
+fn a_heard_plan_grows_back_as_if_limited_here() {
+    let mut g = QuotaGroup::new(QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() }, at(0));
+    assert!(g.hear_plan(at(0), 50.0), "the teller was limited at 100, halved");
+    g.on_success(at(10_000), 0.5);
+    assert_eq!(g.stats().allowed_rate, 55.0, "below 90 % of 100: one calm window is enough");
+}
+
+#[test]
+fn a_store_back_asks_at_once_instead_of_after_the_backoff() {
+    let plan = QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() };
+    let mut g = QuotaGroup::new(plan, at(0));
+    g.join_fleet(at(0));
+    assert!(g.lease_ask_now(at(0)).is_some());
+    g.lease_failed(at(10));
+    assert_eq!(g.lease_ask_now(at(500)), None, "backing off one period");
+    g.lease_store_back(at(500));
+    assert!(g.lease_ask_now(at(500)).is_some());
+}
+
+/// A member of a 100 CU/s plan (kept per second) that joined its fleet at 0 and asked at once.
+fn joined_and_asked() -> (QuotaGroup, LeaseAsk) {
+    let plan = QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() };
+    let mut g = QuotaGroup::new(plan, at(0));
+    g.join_fleet(at(0));
+    let _ = g.charge(at(0), 1.0);
+    let ask = g.take_lease_ask().expect("asked");
+    (g, ask)
+}
+
+#[test]
+fn before_its_store_first_answers_a_members_429s_cool_it_but_lower_no_configured_plan() {
+    let plan = QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() };
+    let two_episodes = |g: &mut QuotaGroup, from: u64| {
+        g.on_limited(at(from), Some(Duration::from_secs(1)), false, 0.5);
+        g.on_limited(at(from + 1_200), Some(Duration::from_secs(1)), false, 0.5);
+    };
+    // Alone (no fleet), the second episode within a minute halves it.
+    let mut alone = QuotaGroup::new(plan, at(0));
+    two_episodes(&mut alone, 500);
+    assert_eq!(alone.stats().allowed_rate, 50.0);
+    // In a fleet whose store has not answered yet: cooled, not lowered, nothing told.
+    let mut g = QuotaGroup::new(plan, at(0));
+    g.join_fleet(at(0));
+    two_episodes(&mut g, 500);
+    assert!(g.cooldown_until() > at(1_700), "the Retry-After is kept");
+    assert_eq!((g.stats().allowed_rate, g.take_decrease()), (100.0, None));
+    // The first answer at 2 s: 1.5 s later, 429s are news again (a warning, then the halving).
+    let ask = g.lease_ask_now(at(2_000)).expect("an ask");
+    g.lease_granted(at(2_001), ask.want, grant(ask.want, 50.0));
+    two_episodes(&mut g, 4_000);
+    assert_eq!(g.stats().allowed_rate, 50.0, "coordinated, the plan comes down as alone");
+    // A store that never answers: after COLD_RESIDUE the member is alone, and its 429s count.
+    let mut cut_off = QuotaGroup::new(plan, at(0));
+    cut_off.join_fleet(at(0));
+    two_episodes(&mut cut_off, COLD_RESIDUE.as_millis() as u64);
+    assert_eq!(cut_off.stats().allowed_rate, 50.0);
+}
+
+/// 1-CU charges tried every ms of the second from `from` ms: how many were paid.
+fn paid_in_a_second(g: &mut QuotaGroup, from: u64) -> usize {
+    (from..from + 1000).filter(|&ms| g.charge(at(ms), 1.0).is_ok()).count()
+}
+
+#[test]
+fn before_its_store_first_answers_a_member_spends_a_quarter_of_its_plan() {
+    let plan = QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() };
+    let mut g = QuotaGroup::new(plan, at(0));
+    g.join_fleet(at(0));
+    let first = paid_in_a_second(&mut g, 0);
+    assert!((24..=26).contains(&first), "a quarter of 100 CU/s before any answer: {first}");
+}
+
+#[test]
+fn a_first_answer_in_time_puts_the_lease_up_and_a_late_one_keeps_the_quarter_until_the_verdict() {
+    let (mut quick, ask) = joined_and_asked();
+    quick.lease_granted(at(50), ask.want, grant(ask.want, 25.0));
+    assert_eq!(quick.fleet_state(at(50)), Some(true), "answered in time: leased");
+    // Answered 600 ms later: the store may be too slow to lease from (one share of the burst per
+    // round trip); no verdict yet, so the member keeps spending its quarter alone.
+    let (mut late, ask) = joined_and_asked();
+    late.lease_granted(at(600), ask.want, grant(ask.want, 25.0));
+    assert_eq!(late.fleet_state(at(600)), Some(false), "a late first answer: not leased yet");
+    let paid = paid_in_a_second(&mut late, 600);
+    assert!((20..=30).contains(&paid), "still a quarter of the plan: {paid}");
+}
+
+#[test]
+fn a_store_down_at_start_ends_the_quarter_at_its_first_failure() {
+    let (mut g, _) = joined_and_asked();
+    g.lease_failed(at(5)); // refused: nothing listens
+    let paid = paid_in_a_second(&mut g, 1000);
+    assert!(paid >= 95, "the member's local policy, the whole plan: {paid}");
+}
+
+#[test]
+fn a_store_that_never_answers_ends_the_quarter_after_the_cold_residue() {
+    let plan = QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() };
+    let mut g = QuotaGroup::new(plan, at(0));
+    g.join_fleet(at(0));
+    let _ = g.take_lease_ask(); // out, never answered
+    let early = paid_in_a_second(&mut g, 2000);
+    let late = paid_in_a_second(&mut g, COLD_RESIDUE.as_millis() as u64 + 1000);
+    assert!(early <= 30 && late >= 95, "a quarter, then the plan: {early}, {late}");
+}
