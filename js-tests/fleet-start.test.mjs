@@ -6,39 +6,18 @@
 // two seconds and some reads failed; the whole plan each until the store answered.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { startRedis } from './helpers/redis.mjs';
 import { fleetProcess } from './helpers/fleet-process.mjs';
 import { startLimitedKey } from './helpers/limited-node.mjs';
+import { slowProxy } from './helpers/slow-proxy.mjs';
 
 const stops = [];
 after(async () => { for (const stop of stops) await stop(); });
 
-/** A TCP proxy to `port` that holds each chunk a random `lo`-`hi` ms, in order, each way. */
-async function jitteredProxy(port, lo, hi) {
-  const server = net.createServer((client) => {
-    const upstream = net.connect(port, '127.0.0.1');
-    const relay = (from, to) => {
-      let last = 0;
-      from.on('data', (d) => {
-        last = Math.max(last, Date.now() + lo + Math.random() * (hi - lo));
-        setTimeout(() => to.writable && to.write(d), last - Date.now());
-      });
-    };
-    relay(client, upstream);
-    relay(upstream, client);
-    const end = () => { client.destroy(); upstream.destroy(); };
-    client.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
-  });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  return { port: server.address().port, close: () => new Promise((r) => { server.close(r); }) };
-}
-
 test('four workers starting together with a burst beside a Redis 300-600 ms away keep the key\'s plan', async () => {
   const redis = await startRedis();
   stops.push(redis.stop);
-  const proxy = await jitteredProxy(redis.port, 300, 600);
+  const proxy = await slowProxy(redis.port, 300, 600);
   stops.push(proxy.close);
   // A key of 30 requests a second; each worker (2 relayers) starts with 10 reads at once, then
   // 5.6 a second: the fleet asks 40 at once and 75 % of the plan after.

@@ -5,12 +5,12 @@
 // redis-server on 127.0.0.1 (helpers/redis.mjs) and its own loopback nodes.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { createClient } from 'redis';
 import { FaultTolerantRelayer, ConfigError, isRateLimitedError } from '../pkg/dist/node.mjs';
 import { startRedis, freePort, scriptCalls as evalCalls } from './helpers/redis.mjs';
 import { fleetProcess } from './helpers/fleet-process.mjs';
 import { startLimitedKey } from './helpers/limited-node.mjs';
+import { slowProxy } from './helpers/slow-proxy.mjs';
 import { useMockNodes } from './helpers/mock-node.mjs';
 
 const node = useMockNodes(after);
@@ -168,21 +168,6 @@ test('Redis killed mid-run and restarted empty: no request fails, the relayer fa
     await relayer.close();
   }
 });
-
-/** A TCP proxy to `port` that holds every chunk `delayMs` each way: a slow store. */
-async function slowProxy(port, delayMs) {
-  const server = net.createServer((client) => {
-    const upstream = net.connect(port, '127.0.0.1');
-    const relay = (from, to) => from.on('data', (d) => setTimeout(() => to.writable && to.write(d), delayMs));
-    relay(client, upstream);
-    relay(upstream, client);
-    const end = () => { client.destroy(); upstream.destroy(); };
-    client.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
-  });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  return { port: server.address().port, close: () => new Promise((r) => server.close(r)) };
-}
 
 test('a slow store (every answer 600 ms late) holds up no request, even with a 400 ms deadline', async () => {
   const redis = await startRedis();
