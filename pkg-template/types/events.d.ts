@@ -173,9 +173,10 @@ export interface QuotaGroupStats {
    */
   fleet?: 'leased' | 'local';
   /**
-   * What this process (JS realm) may spend of the plan now, CU/s: `allowedCuPerSecond` alone; its share while
-   * it spends alone after losing the fleet's store; its part of the fleet's rate while leased (what it took
-   * lately plus what the fleet leaves unused). A line of requests waiting for CU drains at about this rate.
+   * What this process (JS realm) may spend of the plan now, CU/s: `allowedCuPerSecond` alone; a quarter of it
+   * before the fleet's store first answers in time (or is found slow); its share while it spends alone after
+   * losing the fleet's store; its part of the fleet's rate while leased (what it took lately plus what the
+   * fleet leaves unused). A line of requests waiting for CU drains at about this rate.
    */
   spendingCuPerSecond: number;
   /** Requests waiting for this group's CU now, from every relayer of the realm that shares it. */

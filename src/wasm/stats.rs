@@ -56,7 +56,7 @@ pub fn snapshot(core: &Core) -> JsValue {
                 let fleet = g.quota.borrow_mut().fleet_state(now).map(|up| if up { "leased" } else { "local" });
                 // Each borrow its own statement: a temporary in the builder chain below lives to
                 // its end, and a second borrow of the group there would panic.
-                let spending = g.quota.borrow_mut().serving_rate(now);
+                let spending = g.quota.borrow_mut().spending_rate(now);
                 let waiting = g.quota.borrow().line();
                 let cu_last_second = g.quota.borrow_mut().cu_last_second(now);
                 Obj::new()

@@ -171,6 +171,22 @@ impl QuotaGroup {
         }
     }
 
+    /// What this realm may spend of the plan now (CU/s), as `stats()` tells
+    /// it: the [serving rate](QuotaGroup::serving_rate), but before the
+    /// store's first verdict the cold share it actually spends at (the
+    /// line's estimate keeps the whole plan then: the share lasts a few
+    /// round trips, and reads turned away for it would fail for nothing).
+    pub fn spending_rate(&mut self, now: Instant) -> f64 {
+        let cold = self.cold_until.is_some_and(|until| now < until) && self.alone.is_none();
+        let rate = self.serving_rate(now);
+        let leased = self.lease.as_mut().is_some_and(|lease| lease.up(now));
+        if cold && !leased {
+            rate * COLD_SHARE
+        } else {
+            rate
+        }
+    }
+
     /// The rate this realm's waiting charges are paid at now (CU/s): what
     /// a line of requests queued for the plan drains at (`Router::plan_backlog`).
     /// Alone, the own bucket's rate. On a lease that is up, the realm's

@@ -165,6 +165,7 @@ fn before_its_store_first_answers_a_member_spends_a_quarter_of_its_plan() {
     let plan = QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() };
     let mut g = QuotaGroup::new(plan, at(0));
     g.join_fleet(at(0));
+    assert_eq!(g.spending_rate(at(0)), 25.0, "told as it is spent");
     let first = paid_in_a_second(&mut g, 0);
     assert!((24..=26).contains(&first), "a quarter of 100 CU/s before any answer: {first}");
 }
@@ -187,6 +188,7 @@ fn a_first_answer_in_time_puts_the_lease_up_and_a_late_one_keeps_the_quarter_unt
 fn a_store_down_at_start_ends_the_quarter_at_its_first_failure() {
     let (mut g, _) = joined_and_asked();
     g.lease_failed(at(5)); // refused: nothing listens
+    assert_eq!(g.spending_rate(at(5)), 100.0);
     let paid = paid_in_a_second(&mut g, 1000);
     assert!(paid >= 95, "the member's local policy, the whole plan: {paid}");
 }
