@@ -24,6 +24,7 @@ mod engine_lookup;
 pub mod engine_raw;
 mod engine_replace;
 mod engine_results;
+mod engine_seams;
 mod engine_send;
 pub mod fees;
 pub mod fleet_nonce;
