@@ -6,7 +6,7 @@
 //! randomness comes from `getrandom` (the platform CSPRNG; never
 //! `RandomState`, which is identical in every wasm instance and would make
 //! every browser retry in lockstep), and the transport is `fetch` (through
-//! the wrapper's HTTP sender, `wasm/fetch.rs`). For native tests, [`sim`] provides a virtual clock
+//! the wrapper's HTTP sender, `wasm/fetch.rs`). For native tests, `sim` provides a virtual clock
 //! that jumps straight to the next deadline and a scripted transport, so
 //! minutes of retry schedule run in microseconds and deterministically.
 

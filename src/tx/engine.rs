@@ -1,7 +1,7 @@
 //! The async shell of the transaction layer: accounts, their nonce books
 //! and nonce slots, and the loop that watches one nonce until it resolves.
 //!
-//! Per nonce, exactly one loop runs ([`SlotCell::driven`]); a cancel asked
+//! Per nonce, exactly one loop runs (`SlotCell::driven`); a cancel asked
 //! for by another caller only flips the slot's intent and wakes that loop,
 //! then waits for the same result. That is what keeps speed-up and cancel
 //! from racing: there is one writer per nonce.

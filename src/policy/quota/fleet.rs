@@ -68,7 +68,7 @@ impl QuotaGroup {
     /// Until its store first answers (a Redis across a network takes a few
     /// round trips to connect and load the lease script: seconds when it
     /// is far away), a configured plan's 429s are the residue of processes
-    /// starting alone at the whole plan, not news of it ([`COLD_RESIDUE`]
+    /// starting alone at the whole plan, not news of it (`COLD_RESIDUE`
     /// at most; an unknown plan learns from the fleet's rate as before).
     pub fn join_fleet(&mut self, now: Instant) {
         if self.lease.is_none() {
@@ -250,7 +250,7 @@ impl QuotaGroup {
     /// once, which says nothing of the plan (a new user's fleet kept those
     /// halvings after Redis restarted and sent 10–45 % of its plan for 40 s).
     /// Nor do they count as a first strike, and a 429 in the first
-    /// [`ALONE_RESIDUE`] back (the provider's window still holds what the
+    /// `ALONE_RESIDUE` back (the provider's window still holds what the
     /// members sent alone) lowers nothing: one such 429 after a 429 met
     /// alone halved a new user's key for the whole fleet, which took 100 s
     /// to grow back.

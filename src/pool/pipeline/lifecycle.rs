@@ -6,7 +6,7 @@ use super::Pipeline;
 impl Pipeline {
     /// Stops the pipeline: waits and backoffs in progress end at once (their
     /// timers are cleared) and every request still running fails with
-    /// [`StopReason::Closed`] at its next step.
+    /// [`StopReason::Closed`](crate::error::StopReason::Closed) at its next step.
     pub fn close(&self) {
         self.shutdown.trigger();
         // A closed relayer learns nothing more: what it shared lives on
