@@ -63,13 +63,14 @@ impl QuotaGroup {
     /// store round trip after the connection is up) the group spends from
     /// it, and processes starting together would otherwise each send their
     /// whole burst first (a fleet restart's first second was its burst
-    /// times its processes). It refills at the plan's rate meanwhile.
+    /// times its processes). It refills meanwhile at [`COLD_SHARE`] of a
+    /// configured plan, until the store's verdict (`end_cold`).
     ///
     /// Until its store first answers (a Redis across a network takes a few
     /// round trips to connect and load the lease script: seconds when it
     /// is far away), a configured plan's 429s are the residue of processes
-    /// starting alone at the whole plan, not news of it (`COLD_RESIDUE`
-    /// at most; an unknown plan learns from the fleet's rate as before).
+    /// starting alone, not news of it (`COLD_RESIDUE` at most; an unknown
+    /// plan learns from the fleet's rate as before).
     pub fn join_fleet(&mut self, now: Instant) {
         if self.lease.is_none() {
             self.lease = Some(Lease::new(DEFAULT_PERIOD));
@@ -82,8 +83,9 @@ impl QuotaGroup {
         }
     }
 
-    /// The store answered or failed (or [`COLD_RESIDUE`] passed): the own
-    /// bucket back at the allowed rate (unless spending alone at a share).
+    /// The store's verdict (an answer in time, found slow, a failed ask) or
+    /// [`COLD_RESIDUE`] passed: the own bucket back at the allowed rate
+    /// (unless spending alone at a share).
     fn end_cold(&mut self, now: Instant) {
         if self.cold_until.take().is_some() && self.alone.is_none() {
             self.bucket.set_rate(now, self.allowed);
