@@ -63,7 +63,7 @@ impl QuotaGroup {
     /// store round trip after the connection is up) the group spends from
     /// it, and processes starting together would otherwise each send their
     /// whole burst first (a fleet restart's first second was its burst
-    /// times its processes). It refills meanwhile at [`COLD_SHARE`] of a
+    /// times its processes). It refills meanwhile at `COLD_SHARE` of a
     /// configured plan, until the store's verdict (`end_cold`).
     ///
     /// Until its store first answers (a Redis across a network takes a few
