@@ -71,9 +71,11 @@ use std::time::Duration;
 
 use crate::time::Instant;
 
+mod charge_sizes;
 mod messages;
 mod said;
 mod store_speed;
+use charge_sizes::ChargeSizes;
 pub use messages::{LeaseAsk, LeaseGrant};
 use store_speed::StoreSpeed;
 pub use store_speed::{BACK_STREAK, SLOW_STREAK};
@@ -113,8 +115,8 @@ pub struct Lease {
     others_demand: Option<f64>,
     /// What this realm would spend (CU/s), as its group last said (`demand`).
     demand: f64,
-    /// The largest single charge seen: a chunk always covers a few.
-    largest: f64,
+    /// The charge the lease is sized for (`charge_sizes`): a chunk always covers a few.
+    largest: ChargeSizes,
     /// The largest charge refused since the last grant (0: none).
     need: f64,
     /// The fleet bucket's burst, as last asked.
@@ -160,7 +162,7 @@ impl Lease {
             share: f64::INFINITY,
             others_demand: None,
             demand: 0.0,
-            largest: 1.0,
+            largest: ChargeSizes::new(1.0),
             need: 0.0,
             burst: f64::INFINITY,
             short: false,
@@ -201,7 +203,7 @@ impl Lease {
     /// it could (an ask's answer, or the store's refill). Always yes while
     /// the lease is not up or the plan is unknown (`limited` false).
     pub fn check(&mut self, now: Instant, cost: f64, limited: bool) -> Result<(), Duration> {
-        self.largest = self.largest.max(cost);
+        self.largest.checked(cost);
         if !self.up(now) || !limited || self.held(now) >= cost {
             return Ok(());
         }
@@ -215,6 +217,8 @@ impl Lease {
 
     /// Spends `cost` (after a `check` that said yes).
     pub fn spend(&mut self, now: Instant, cost: f64, limited: bool) {
+        // Counted once per charge paid (a charge is checked again at every wake while it waits).
+        self.largest.see(cost);
         if self.up(now) && limited {
             self.held = (self.held(now) - cost).max(0.0);
         } else if self.slow() {
@@ -232,9 +236,9 @@ impl Lease {
         if self.out.is_some() || now < self.retry_at || now < self.short_until {
             return None;
         }
-        let chunk = (recent_rate * self.period.as_secs_f64()).max(4.0 * self.largest);
-        let chunk =
-            if rate.is_finite() && rate > 0.0 { chunk.min(burst.min(self.share).max(self.largest)) } else { chunk };
+        let largest = self.largest.large();
+        let chunk = (recent_rate * self.period.as_secs_f64()).max(4.0 * largest);
+        let chunk = if rate.is_finite() && rate > 0.0 { chunk.min(burst.min(self.share).max(largest)) } else { chunk };
         // Enough held: half a chunk, and what a refused charge needs (it must ask, or it would
         // wait for the held units to expire).
         let held = self.held(now);
@@ -250,7 +254,7 @@ impl Lease {
         // An unknown plan's store only counts: no burst for parts to fill.
         self.burst = if rate.is_finite() && rate > 0.0 { burst } else { f64::INFINITY };
         let blocking = held > self.share || self.parts_block();
-        let released = if blocking && self.up && held > 0.0 && held < self.need.max(self.largest) { held } else { 0.0 };
+        let released = if blocking && self.up && held > 0.0 && held < self.need.max(largest) { held } else { 0.0 };
         if released > 0.0 {
             self.held = 0.0;
         }
@@ -279,7 +283,7 @@ impl Lease {
             burst,
             held,
             hold: self.hold(),
-            least: self.largest,
+            least: largest,
             released,
             demand: self.demand,
         })
@@ -306,7 +310,8 @@ impl Lease {
     /// charge above this realm's share of it, or above half of it (the
     /// share moves with the members holding; the burst does not).
     fn parts_block(&self) -> bool {
-        self.burst.is_finite() && (self.largest > self.share || self.largest * 2.0 > self.burst)
+        let largest = self.largest.large();
+        self.burst.is_finite() && (largest > self.share || largest * 2.0 > self.burst)
     }
 
     /// The store answered the ask out.
@@ -316,7 +321,7 @@ impl Lease {
         };
         self.overdue = false;
         self.answered_since.get_or_insert(now);
-        let timely = store_speed::timely(self.period, self.share, self.burst, self.largest, self.demand);
+        let timely = store_speed::timely(self.period, self.share, self.burst, self.largest.large(), self.demand);
         let took = now.saturating_since(since);
         self.speed.answered(took, timely, self.period);
         self.proven |= took <= timely;

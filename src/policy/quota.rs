@@ -377,6 +377,8 @@ mod fleet;
 #[cfg(test)]
 mod fleet_window_tests;
 #[cfg(test)]
+mod largest_charge_tests;
+#[cfg(test)]
 mod serving_rate_tests;
 mod shares;
 

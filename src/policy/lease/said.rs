@@ -53,8 +53,8 @@ impl Lease {
         self.short
     }
 
-    /// The largest single charge seen (CU).
+    /// The charge the lease is sized for (CU; `charge_sizes`): large among the recent ones.
     pub fn largest(&self) -> f64 {
-        self.largest
+        self.largest.large()
     }
 }

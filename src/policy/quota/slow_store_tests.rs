@@ -62,7 +62,7 @@ fn busiest_second(paid: &[u64]) -> usize {
 }
 
 /// The p-th percentile of the waits of charges that arrived from `from` ms on.
-fn percentile(waits: &[(u64, u64)], from: u64, p: usize) -> u64 {
+pub(super) fn percentile(waits: &[(u64, u64)], from: u64, p: usize) -> u64 {
     let mut w: Vec<u64> = waits.iter().filter(|(t, _)| *t >= from).map(|(_, w)| *w).collect();
     w.sort_unstable();
     w[w.len() * p / 100]
