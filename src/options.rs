@@ -217,9 +217,13 @@ impl EndpointSpec {
         self.allow.as_ref().is_none_or(|a| a.iter().any(|m| m == method)) && !self.deny.iter().any(|m| m == method)
     }
 
-    /// The cost of `method` here.
+    /// The cost of `method` here: its own entry in `costs`, else the `"*"`
+    /// entry (every other method: a provider that counts requests, where the
+    /// relayer's own calls, a head poll's `eth_blockNumber` or the chain
+    /// check, must cost what the user's do), else `default` (the table's).
     pub fn cost(&self, method: &str, default: f64) -> f64 {
-        self.costs.iter().find(|(m, _)| m == method).map_or(default, |(_, c)| *c)
+        let entry = |name: &str| self.costs.iter().find(|(m, _)| m == name).map(|(_, c)| *c);
+        entry(method).or_else(|| entry("*")).unwrap_or(default)
     }
 
     /// Checks the numbers; `path` is `upstreams[i]`.

@@ -76,7 +76,10 @@ export interface EndpointConfig {
   priority?: number;
   /** Methods this endpoint may serve (`allow`) or must not (`deny`). */
   methods?: { allow?: string[]; deny?: string[] };
-  /** Compute-unit costs per method, overriding the built-in table. */
+  /**
+   * Compute-unit costs per method, overriding the built-in table; `'*'` prices every method not listed (the
+   * relayer's own head poll and chain check included): `{ '*': 1 }` for a provider that counts requests.
+   */
   costs?: Record<string, number>;
   /** Attempts in flight at once (scaled down during slow start). @default 64 */
   maxConcurrency?: number;

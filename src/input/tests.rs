@@ -276,3 +276,14 @@ fn the_realm_budget_is_an_option_under_fleet() {
     .unwrap_err();
     assert_eq!(err.field(), "fleet.budget.burst");
 }
+
+#[test]
+fn a_star_in_costs_prices_every_method_not_listed() {
+    let list = upstreams(json!([{ "url": "http://a.b", "costs": { "*": 1, "eth_getLogs": 5 } }])).unwrap();
+    let s = &list[0].0;
+    assert_eq!(s.cost("eth_getLogs", 75.0), 5.0, "its own entry first");
+    assert_eq!(s.cost("eth_blockNumber", 10.0), 1.0, "the relayer's head poll costs what the user's reads do");
+    assert_eq!(s.cost("eth_chainId", 0.0), 1.0, "and so does the chain check");
+    let plain = upstreams(json!([{ "url": "http://a.b", "costs": { "eth_call": 1 } }])).unwrap();
+    assert_eq!(plain[0].0.cost("eth_blockNumber", 10.0), 10.0, "without a star, the table's");
+}
