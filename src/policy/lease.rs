@@ -203,11 +203,26 @@ impl Lease {
     /// it could (an ask's answer, or the store's refill). Always yes while
     /// the lease is not up or the plan is unknown (`limited` false).
     pub fn check(&mut self, now: Instant, cost: f64, limited: bool) -> Result<(), Duration> {
-        self.largest.checked(cost);
+        self.check_as(now, cost, limited, true)
+    }
+
+    /// As [`Lease::check`], for a charge that would not wait as it is: a
+    /// dearer way to the same plan than one the caller also checks (an
+    /// endpoint of the group whose chain check is due), so it sizes no ask.
+    pub fn check_quietly(&mut self, now: Instant, cost: f64, limited: bool) -> Result<(), Duration> {
+        self.check_as(now, cost, limited, false)
+    }
+
+    fn check_as(&mut self, now: Instant, cost: f64, limited: bool, waits: bool) -> Result<(), Duration> {
+        if waits {
+            self.largest.checked(cost);
+        }
         if !self.up(now) || !limited || self.held(now) >= cost {
             return Ok(());
         }
-        self.need = self.need.max(cost);
+        if waits {
+            self.need = self.need.max(cost);
+        }
         if now < self.short_until {
             return Err(self.short_until.saturating_since(now));
         }

@@ -272,10 +272,24 @@ impl QuotaGroup {
 
     /// Whether `cost` could be charged now, without charging.
     pub fn check(&mut self, now: Instant, cost: f64) -> Result<(), QuotaDenied> {
+        self.check_as(now, cost, true)
+    }
+
+    /// As [`QuotaGroup::check`], for a dearer way to the same plan than one
+    /// also checked (`Router::select`: an endpoint of the group whose chain
+    /// check is due beside one whose is not): a refusal sizes no lease ask.
+    /// Checked as the request's own, the pending check of a second URL on
+    /// the key (2 CU beside 1) sized every ask of a fleet of 1-request reads
+    /// for it (all-or-nothing grants of 2, held a quarter period).
+    pub fn check_quietly(&mut self, now: Instant, cost: f64) -> Result<(), QuotaDenied> {
+        self.check_as(now, cost, false)
+    }
+
+    fn check_as(&mut self, now: Instant, cost: f64, waits: bool) -> Result<(), QuotaDenied> {
         if now < self.cooldown_until {
             return Err(QuotaDenied::Cooling(self.cooldown_until));
         }
-        if self.lease_check(now, cost)? {
+        if self.lease_check(now, cost, waits)? {
             return Ok(());
         }
         self.bucket.check(now, cost).map_err(QuotaDenied::Exhausted)
@@ -287,7 +301,7 @@ impl QuotaGroup {
             return Err(QuotaDenied::Cooling(self.cooldown_until));
         }
         // A lease that is up governs alone (the fleet's bucket is the limit); otherwise the own bucket.
-        if !self.lease_check(now, cost)? {
+        if !self.lease_check(now, cost, true)? {
             self.bucket.try_take(now, cost).map_err(QuotaDenied::Exhausted)?;
         }
         self.lease_spend(now, cost);

@@ -254,3 +254,22 @@ fn an_answer_a_period_late_is_the_store_alive_and_slow_not_down() {
     let again = lease.ask(at(t + 9_200), 10.0, 50.0, 50.0).expect("the second given up too");
     assert_eq!(again.want, 10.0, "the 7 never counted, and 3 since");
 }
+
+#[test]
+fn a_dearer_way_checked_quietly_sizes_no_ask_the_charge_that_waits_does() {
+    // 1 CU reads; a second URL of the key whose chain check is due costs 2 per read there.
+    let mut lease = Lease::new(DEFAULT_PERIOD);
+    let first = lease.ask(at(0), 4.0, 24.0, 6.0).unwrap();
+    lease.granted(at(1), first.want, LeaseGrant { share: 1.5, short_for: Duration::ZERO, ..grant(1.0) });
+    lease.spend(at(2), 1.0, true);
+    for _ in 0..10 {
+        assert!(lease.check(at(3), 1.0, true).is_err(), "nothing held: the read waits");
+        assert!(lease.check_quietly(at(3), 2.0, true).is_err());
+    }
+    let ask = lease.ask(at(3), 4.0, 24.0, 6.0).unwrap();
+    assert_eq!(ask.least, 1.0, "sized for the read that waits, not the dearer way: {ask:?}");
+    // Checked as its own, the dearer way sized it (all-or-nothing grants of 2).
+    lease.granted(at(4), ask.want, LeaseGrant { share: 1.5, short_for: Duration::ZERO, ..grant(0.0) });
+    assert!(lease.check(at(400), 2.0, true).is_err());
+    assert_eq!(lease.ask(at(400), 4.0, 24.0, 6.0).unwrap().least, 2.0);
+}

@@ -100,13 +100,14 @@ impl QuotaGroup {
     /// The lease's verdict on `cost`: `Ok(true)` when a lease that is up
     /// pays for it (the own bucket is not asked), `Ok(false)` when the own
     /// bucket governs (no lease, not up, or an unknown plan).
-    pub(super) fn lease_check(&mut self, now: Instant, cost: f64) -> Result<bool, QuotaDenied> {
+    pub(super) fn lease_check(&mut self, now: Instant, cost: f64, waits: bool) -> Result<bool, QuotaDenied> {
         if self.cold_until.is_some_and(|until| now >= until) {
             self.end_cold(now);
         }
         let limited = self.allowed.is_finite();
         let Some(lease) = self.lease.as_mut() else { return Ok(false) };
-        let verdict = lease.check(now, cost, limited).map_err(QuotaDenied::Exhausted);
+        let verdict = if waits { lease.check(now, cost, limited) } else { lease.check_quietly(now, cost, limited) };
+        let verdict = verdict.map_err(QuotaDenied::Exhausted);
         let leased = limited && lease.up(now);
         self.follow_lease(now, leased);
         self.queue_ask(now);

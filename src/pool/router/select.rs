@@ -32,6 +32,7 @@ impl Router {
         // hedge's narrower view): a total outage is the pool's, not one
         // request's (`None`: no endpoint usable at all).
         let mut pool_open: Option<bool> = None;
+        let group_cheapest = self.group_cheapest(req, now);
         for i in 0..self.endpoints.len() {
             self.adopt_shared_chain(i, now);
             let awaiting_check = self.awaiting_chain_check(i, now);
@@ -90,7 +91,13 @@ impl Router {
             if awaiting_check {
                 slot_blocked = true; // the check's answer wakes the waiters
             }
-            match self.groups[ep.group].quota.borrow_mut().check(now, cost) {
+            // A dearer way to the same plan (this endpoint's chain check is due, another's of
+            // the group is not) is checked quietly: the request waits for the cheaper one.
+            let cheapest = group_cheapest[ep.group];
+            let mut quota = self.groups[ep.group].quota.borrow_mut();
+            let verdict = if cost > cheapest { quota.check_quietly(now, cost) } else { quota.check(now, cost) };
+            drop(quota);
+            match verdict {
                 Ok(()) => {}
                 Err(QuotaDenied::Cooling(t)) => {
                     quota_blocked = true;
@@ -171,6 +178,19 @@ impl Router {
             }
         }
         Selection::Wait { until: Some(earliest.unwrap_or(now + CONCURRENCY_RECHECK)), quota: false, paced: false }
+    }
+
+    /// The cheapest attempt of `req` on each quota group's endpoints that
+    /// serve its method (infinite for a group with none).
+    fn group_cheapest(&self, req: &RouteRequest<'_>, now: Instant) -> Vec<f64> {
+        let mut cheapest = vec![f64::INFINITY; self.groups.len()];
+        for (i, ep) in self.endpoints.iter().enumerate() {
+            if ep.spec.serves(req.method) {
+                let cost = self.attempt_cost(i, req, self.would_check_chain(i, now));
+                cheapest[ep.group] = cheapest[ep.group].min(cost);
+            }
+        }
+        cheapest
     }
 
     /// Orders candidates by the strategy (the first reservable one wins).
