@@ -159,7 +159,10 @@ impl Router {
                 && ep.breaker.borrow_mut().state(now) == BreakerState::Closed
                 && ep.rest_until <= now
                 && ep.in_flight < ep.concurrency_limit(now)
-                && self.groups[ep.group].quota.borrow_mut().check(now, cost).is_ok();
+                // Quietly: a poll the plan cannot pay now is skipped, never waited for, so it
+                // sizes no lease ask (a 10 CU `eth_blockNumber` among 1-request reads did: every
+                // grant all-or-nothing 10, and a fleet's reads turned away).
+                && self.groups[ep.group].quota.borrow_mut().check_quietly(now, cost).is_ok();
             if let Some(r) = free.then(|| self.reserve(i, now, &req, false)).flatten() {
                 polls.push(r);
             }
