@@ -169,9 +169,11 @@ export interface QuotaGroupStats {
   cooldownMs: number;
   /**
    * With a fleet store (`fleet.redis`): `'leased'` while this group spends from its lease on the fleet's
-   * bucket, `'local'` while it spends from its own (the store not yet answered, down or slow).
+   * bucket; `'shares'` while the store answers too slowly to lease from (it spends its share of the fleet,
+   * coordinated by what every member reports); `'local'` while it spends alone (the store not yet answered,
+   * down or unreachable).
    */
-  fleet?: 'leased' | 'local';
+  fleet?: 'leased' | 'shares' | 'local';
   /**
    * What this process (JS realm) may spend of the plan now, CU/s: `allowedCuPerSecond` alone; a quarter of it
    * before the fleet's store first answers in time (or is found slow); its share while it spends alone after

@@ -388,6 +388,7 @@ mod aimd;
 mod alone;
 mod bucket;
 mod fleet;
+pub use fleet::FleetMode;
 #[cfg(test)]
 mod fleet_window_tests;
 #[cfg(test)]

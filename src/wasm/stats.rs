@@ -9,6 +9,7 @@ use wasm_bindgen::prelude::*;
 use super::core::Core;
 use super::descriptors::Obj;
 use super::js_runtime::JsRuntime;
+use crate::policy::quota::FleetMode;
 use crate::pool::endpoint::ChainStatus;
 use crate::runtime::Runtime;
 use crate::time::millis_f64;
@@ -53,7 +54,11 @@ pub fn snapshot(core: &Core) -> JsValue {
             .filter(|g| !g.name.is_empty())
             .map(|g| {
                 let s = g.quota.borrow().stats();
-                let fleet = g.quota.borrow_mut().fleet_state(now).map(|up| if up { "leased" } else { "local" });
+                let fleet = g.quota.borrow_mut().fleet_mode(now).map(|mode| match mode {
+                    FleetMode::Leased => "leased",
+                    FleetMode::Shares => "shares",
+                    FleetMode::Local => "local",
+                });
                 // Each borrow its own statement: a temporary in the builder chain below lives to
                 // its end, and a second borrow of the group there would panic.
                 let spending = g.quota.borrow_mut().spending_rate(now);

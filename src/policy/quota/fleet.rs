@@ -55,6 +55,18 @@ pub const COLD_RESIDUE: std::time::Duration = std::time::Duration::from_secs(10)
 pub const COLD_SHARE: f64 = 0.25;
 
 use crate::policy::lease::{Lease, LeaseAsk, LeaseGrant, DEFAULT_PERIOD};
+
+/// How a fleet member's group spends (`QuotaGroup::fleet_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FleetMode {
+    /// From the fleet's bucket (the store answers in time).
+    Leased,
+    /// From its own bucket at its share of the fleet, reporting what it
+    /// spends: the store answers, too slowly to lease from.
+    Shares,
+    /// Alone: the store not yet answered, down, or unreachable.
+    Local,
+}
 use crate::time::Instant;
 
 impl QuotaGroup {
@@ -95,6 +107,23 @@ impl QuotaGroup {
     /// Whether the group leases from a fleet store, and whether the lease is up now.
     pub fn fleet_state(&mut self, now: Instant) -> Option<bool> {
         self.lease.as_mut().map(|lease| lease.up(now))
+    }
+
+    /// How the group spends in its fleet now (`None`: no store), as
+    /// `stats()` tells it: a member beside a store too slow to lease from
+    /// is coordinated all the same (its share, from what every member
+    /// reports), and told apart from one spending alone; shown as alone, a
+    /// new user's fleet on a far Redis read `'local'` for a whole run and
+    /// could not tell it from one that never reached Redis.
+    pub fn fleet_mode(&mut self, now: Instant) -> Option<FleetMode> {
+        let lease = self.lease.as_mut()?;
+        Some(if lease.up(now) {
+            FleetMode::Leased
+        } else if lease.slow() {
+            FleetMode::Shares
+        } else {
+            FleetMode::Local
+        })
     }
 
     /// The lease's verdict on `cost`: `Ok(true)` when a lease that is up

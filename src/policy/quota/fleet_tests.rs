@@ -203,3 +203,19 @@ fn a_store_that_never_answers_ends_the_quarter_after_the_cold_residue() {
     let late = paid_in_a_second(&mut g, COLD_RESIDUE.as_millis() as u64 + 1000);
     assert!(early <= 30 && late >= 95, "a quarter, then the plan: {early}, {late}");
 }
+
+#[test]
+fn a_member_beside_a_slow_store_is_told_as_spending_its_share_not_as_alone() {
+    let (mut g, ask) = joined_and_asked();
+    assert_eq!(g.fleet_mode(at(0)), Some(FleetMode::Local), "no answer yet");
+    g.lease_granted(at(600), ask.want, grant(ask.want, 25.0)); // late
+    let _ = g.charge(at(700), 1.0);
+    let again = g.take_lease_ask().expect("asks again");
+    g.lease_granted(at(1300), again.want, grant(again.want, 25.0)); // late again: slow
+    assert_eq!(g.fleet_mode(at(1300)), Some(FleetMode::Shares));
+    let (mut quick, ask) = joined_and_asked();
+    quick.lease_granted(at(20), ask.want, grant(ask.want, 25.0));
+    assert_eq!(quick.fleet_mode(at(20)), Some(FleetMode::Leased));
+    let plan = QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() };
+    assert_eq!(QuotaGroup::new(plan, at(0)).fleet_mode(at(0)), None, "no store");
+}
