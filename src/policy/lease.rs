@@ -49,7 +49,7 @@
 //! and hands each member at most its share of the burst (the burst over
 //! the members holding), and the realm sizes its chunks to that share. A
 //! fleet then sends, in any interval T, at most burst + rate × T, what one
-//! relayer's own bucket allows ([`FleetBucket`](crate::policy::fleet_bucket::FleetBucket) is the store's side).
+//! relayer's own bucket allows (`FleetBucket` is the store's side).
 //!
 //! A realm holding part of a charge it cannot pay gives it back: `tokens + held ≤ burst` means a fleet whose members
 //! each hold a part of a charge larger than its share of the burst (20
