@@ -128,7 +128,7 @@ function fleetTypes(client: { eval<T>(script: string, options?: { keys?: string[
   const a = new FaultTolerantRelayer(['http://127.0.0.1:8545'], { fleet: { redis: 'redis://127.0.0.1:6379', prefix: 'bots:' } });
   const b = new FaultTolerantRelayer(['http://127.0.0.1:8545'], { fleet: { redis: { url: 'rediss://h:6380', password: 'p', socket: { tls: true } } } });
   const c = new FaultTolerantRelayer(['http://127.0.0.1:8545'], { fleet: { redis: client, budget: false } });
-  const state: 'leased' | 'local' | undefined = a.stats().quotaGroups[0]?.fleet;
+  const state: 'leased' | 'shares' | 'local' | undefined = a.stats().quotaGroups[0]?.fleet;
   void state; void b; void c;
 }
 void fleetTypes;
