@@ -32,9 +32,9 @@ impl Router {
         // hedge's narrower view): a total outage is the pool's, not one
         // request's (`None`: no endpoint usable at all).
         let mut pool_open: Option<bool> = None;
-        let group_cheapest = self.group_cheapest(req, now);
-        for i in 0..self.endpoints.len() {
-            self.adopt_shared_chain(i, now);
+        let costs = self.attempt_costs(req, now);
+        let group_cheapest = self.group_cheapest(req, &costs);
+        for (i, &cost) in costs.iter().enumerate() {
             let awaiting_check = self.awaiting_chain_check(i, now);
             let recheck = self.chain_recheck;
             let ep = &mut self.endpoints[i];
@@ -59,7 +59,6 @@ impl Router {
             serving += 1;
             serving_set.push(i);
             let fleet_hold = self.fleet_probe_hold(i, now);
-            let cost = self.attempt_cost(i, req, self.would_check_chain(i, now));
             let ep = &mut self.endpoints[i];
             let mut until: Option<Instant> = None;
             let mut slot_blocked = false;
@@ -180,13 +179,24 @@ impl Router {
         Selection::Wait { until: Some(earliest.unwrap_or(now + CONCURRENCY_RECHECK)), quota: false, paced: false }
     }
 
-    /// The cheapest attempt of `req` on each quota group's endpoints that
-    /// serve its method (infinite for a group with none).
-    fn group_cheapest(&self, req: &RouteRequest<'_>, now: Instant) -> Vec<f64> {
+    /// What an attempt of `req` costs on each endpoint now (its chain
+    /// check included when one is due), once the realm's fresh checks are
+    /// adopted: worked out once per selection.
+    fn attempt_costs(&mut self, req: &RouteRequest<'_>, now: Instant) -> Vec<f64> {
+        (0..self.endpoints.len())
+            .map(|i| {
+                self.adopt_shared_chain(i, now);
+                self.attempt_cost(i, req, self.would_check_chain(i, now))
+            })
+            .collect()
+    }
+
+    /// The cheapest of `costs` on each quota group's endpoints that serve
+    /// `req`'s method (infinite for a group with none).
+    fn group_cheapest(&self, req: &RouteRequest<'_>, costs: &[f64]) -> Vec<f64> {
         let mut cheapest = vec![f64::INFINITY; self.groups.len()];
-        for (i, ep) in self.endpoints.iter().enumerate() {
+        for (ep, &cost) in self.endpoints.iter().zip(costs) {
             if ep.spec.serves(req.method) {
-                let cost = self.attempt_cost(i, req, self.would_check_chain(i, now));
                 cheapest[ep.group] = cheapest[ep.group].min(cost);
             }
         }
