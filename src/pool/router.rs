@@ -314,6 +314,8 @@ mod pacing;
 mod pacing_tests;
 #[cfg(test)]
 mod probe_time_tests;
+#[cfg(test)]
+mod quiet_check_tests;
 mod reserve;
 mod select;
 #[cfg(test)]
