@@ -35,6 +35,7 @@ use super::token_bucket::TokenBucket;
 use crate::config_error::ConfigError;
 use crate::time::Instant;
 pub use bucket::{QuotaBucket, WindowedBucket};
+use line::QuotaLine;
 
 /// Tuning of one quota group.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -199,8 +200,8 @@ pub struct QuotaGroup {
     /// runs at [`fleet::COLD_SHARE`] of the plan (`join_fleet`).
     cold_until: Option<Instant>,
     /// Requests waiting for this group's CU now, from every relayer that
-    /// shares it (`pool::plan_line`).
-    line: u32,
+    /// shares it, in turn (`pool::router::backlog`).
+    line: QuotaLine,
 }
 
 impl QuotaGroup {
@@ -266,7 +267,7 @@ impl QuotaGroup {
             alone: None,
             residue_until: Instant::ZERO,
             cold_until: None,
-            line: 0,
+            line: QuotaLine::default(),
         }
     }
 
@@ -358,19 +359,36 @@ impl QuotaGroup {
         self.cooldown_until
     }
 
-    /// A request starts waiting for this group's CU.
-    pub fn join_line(&mut self) {
-        self.line = self.line.saturating_add(1);
+    /// A request starts waiting for this group's CU, at `place` (its turn).
+    pub fn join_line(&mut self, place: u64) {
+        self.line.join(place);
     }
 
-    /// A request stops waiting for this group's CU (served, or gone).
-    pub fn leave_line(&mut self) {
-        self.line = self.line.saturating_sub(1);
+    /// A request stops waiting for this group's CU (served, gone, or held
+    /// by something else): the next one's turn, if it was the head.
+    pub fn leave_line(&mut self, place: u64) {
+        self.line.leave(place);
     }
 
     /// Requests waiting for this group's CU now, from every relayer sharing it.
     pub fn line(&self) -> u32 {
-        self.line
+        self.line.waiting()
+    }
+
+    /// Whether a request at `place` (`None`: not waiting) has others ahead
+    /// of it in this group's line: then the CU the group has are theirs.
+    pub fn line_ahead_of(&self, place: Option<u64>) -> bool {
+        self.line.ahead_of(place)
+    }
+
+    /// Whether `place` is this group's head (its turn to take the CU).
+    pub fn line_head_is(&self, place: u64) -> bool {
+        self.line.head() == Some(place)
+    }
+
+    /// `waker` is woken when `place` becomes the head.
+    pub fn wait_turn(&mut self, place: u64, waker: &std::task::Waker) {
+        self.line.wait_turn(place, waker);
     }
 
     /// A snapshot for stats.
@@ -393,6 +411,7 @@ pub use fleet::FleetMode;
 mod fleet_window_tests;
 #[cfg(test)]
 mod largest_charge_tests;
+mod line;
 #[cfg(test)]
 mod serving_rate_tests;
 mod shares;

@@ -228,6 +228,8 @@ mod permit;
 #[cfg(test)]
 mod queue_tests;
 #[cfg(test)]
+mod quota_turn_tests;
+#[cfg(test)]
 mod realm_tests;
 mod selection;
 #[cfg(test)]

@@ -35,4 +35,8 @@ pub struct RouteRequest<'a> {
     /// a request with time to prove the node (`policy::silence`); `None`:
     /// no deadline to respect (head polls, tests).
     pub deadline: Option<Instant>,
+    /// Its place in its plans' lines while it waits for CU
+    /// (`backlog::InLine`): a group's CU go to the head of its line, so a
+    /// request with others ahead of it (or none, and a line) takes none.
+    pub place: Option<u64>,
 }

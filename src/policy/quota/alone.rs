@@ -166,7 +166,7 @@ impl QuotaGroup {
             0 => self.lease.as_ref().map_or(1.0, Lease::largest),
             n => self.recent.iter().map(|(_, c)| c).sum::<f64>() / n as f64,
         };
-        rate + f64::from(self.line) * each / LINE_DRAIN.as_secs_f64()
+        rate + f64::from(self.line.waiting()) * each / LINE_DRAIN.as_secs_f64()
     }
 
     /// The rate the own bucket runs at now: the allowed rate, or while
@@ -289,7 +289,7 @@ mod tests {
         group.join_fleet(at(200));
         let rate = group.observed_rate(at(200));
         assert_eq!(group.demand(rate), 60.0, "60 CU in its first second");
-        (0..10).for_each(|_| group.join_line());
+        (0..10).for_each(|place| group.join_line(place));
         assert_eq!(group.demand(rate), 60.0 + 10.0 * 20.0 / 2.0, "ten 20 CU charges waiting");
         let ask = group.lease_ask_now(at(200)).expect("an ask");
         assert_eq!(ask.demand, 160.0, "told with each ask");

@@ -21,6 +21,8 @@ fn paced_fleet(each_per_s: f64, ms: u64, one_way: (u64, u64)) -> Vec<(u64, u64)>
     let config = QuotaConfig { cu_per_second: 30.0, ..QuotaConfig::default() };
     let mut members: Vec<QuotaGroup> = (0..4).map(|_| QuotaGroup::new(config, at(0))).collect();
     let mut waiting: Vec<VecDeque<u64>> = vec![VecDeque::new(); 4];
+    // Each member's line places: joined and left in order (the waiting is FIFO).
+    let (mut joined, mut left) = ([0u64; 4], [0u64; 4]);
     let mut charged = [false; 4];
     let mut store = StoreSim::new(one_way);
     let mut rng = SeededRandom::new(7);
@@ -34,7 +36,8 @@ fn paced_fleet(each_per_s: f64, ms: u64, one_way: (u64, u64)) -> Vec<(u64, u64)>
             while next[i] <= now as f64 {
                 next[i] += gap;
                 waiting[i].push_back(now);
-                m.join_line();
+                m.join_line(joined[i]);
+                joined[i] += 1;
             }
             while let Some(&since) = waiting[i].front() {
                 let cost = if charged[i] { 1.0 } else { 2.0 };
@@ -44,7 +47,8 @@ fn paced_fleet(each_per_s: f64, ms: u64, one_way: (u64, u64)) -> Vec<(u64, u64)>
                 charged[i] = true;
                 waits.push((since, now - since));
                 waiting[i].pop_front();
-                m.leave_line();
+                m.leave_line(left[i]);
+                left[i] += 1;
             }
             if let Some(ask) = m.take_lease_ask() {
                 store.send(now, i, ask, &mut rng);

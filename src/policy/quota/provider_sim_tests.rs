@@ -30,6 +30,8 @@ pub(super) fn fleet_beside_provider(plan: f64, demand: f64, ms: u64, one_way: (u
     let mut members: Vec<QuotaGroup> = (0..4).map(|_| QuotaGroup::new(config, at(0))).collect();
     members.iter_mut().for_each(|m| m.join_fleet(at(0)));
     let mut waiting: Vec<VecDeque<u64>> = vec![VecDeque::new(); 4];
+    // Each member's line places: joined and left in order (the waiting is FIFO).
+    let (mut joined, mut left) = ([0u64; 4], [0u64; 4]);
     let mut store = StoreSim::new(one_way);
     let mut rng = SeededRandom::new(seed);
     let mut window: VecDeque<(u64, f64)> = VecDeque::new();
@@ -42,7 +44,8 @@ pub(super) fn fleet_beside_provider(plan: f64, demand: f64, ms: u64, one_way: (u
         for i in 0..4 {
             if rng.next_unit() < demand / 20.0 / 1000.0 / 4.0 {
                 waiting[i].push_back(now);
-                members[i].join_line();
+                members[i].join_line(joined[i]);
+                joined[i] += 1;
             }
             while let Some(&since) = waiting[i].front() {
                 if members[i].charge(at(now), 20.0).is_err() {
@@ -68,7 +71,8 @@ pub(super) fn fleet_beside_provider(plan: f64, demand: f64, ms: u64, one_way: (u
                 run.accepted.extend(std::iter::repeat_n(now, 20));
                 run.waits.push((since, now - since));
                 waiting[i].pop_front();
-                members[i].leave_line();
+                members[i].leave_line(left[i]);
+                left[i] += 1;
             }
             run.lowest_plan = run.lowest_plan.min(members[i].stats().allowed_rate);
             if let Some(ask) = members[i].take_lease_ask() {

@@ -18,6 +18,8 @@ fn fleet_on_store(plan: f64, demand: f64, ms: u64, one_way: (u64, u64), seed: u6
     let config = QuotaConfig { cu_per_second: plan, ..QuotaConfig::default() };
     let mut members: Vec<QuotaGroup> = (0..4).map(|_| QuotaGroup::new(config, at(0))).collect();
     let mut waiting: Vec<VecDeque<u64>> = vec![VecDeque::new(); 4];
+    // Each member's line places: joined and left in order (the waiting is FIFO).
+    let (mut joined, mut left) = ([0u64; 4], [0u64; 4]);
     let mut store = StoreSim::new(one_way);
     // Arrivals and the store's delays draw from their own streams: a change in when members ask
     // leaves the arrivals as they were, so runs compare like for like.
@@ -30,7 +32,8 @@ fn fleet_on_store(plan: f64, demand: f64, ms: u64, one_way: (u64, u64), seed: u6
         for (i, m) in members.iter_mut().enumerate() {
             if rng.next_unit() < demand / 20.0 / 1000.0 / 4.0 {
                 waiting[i].push_back(now);
-                m.join_line();
+                m.join_line(joined[i]);
+                joined[i] += 1;
             }
             while let Some(&since) = waiting[i].front() {
                 if m.charge(at(now), 20.0).is_err() {
@@ -39,7 +42,8 @@ fn fleet_on_store(plan: f64, demand: f64, ms: u64, one_way: (u64, u64), seed: u6
                 paid.extend(std::iter::repeat_n(now, 20));
                 waits.push((since, now - since));
                 waiting[i].pop_front();
-                m.leave_line();
+                m.leave_line(left[i]);
+                left[i] += 1;
             }
             if let Some(ask) = m.take_lease_ask() {
                 store.send(now, i, ask, &mut store_rng);

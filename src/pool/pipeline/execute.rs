@@ -2,6 +2,8 @@
 //! `pipeline.rs`'s doc, step by step.
 
 use super::*;
+use crate::pool::route_request::RouteRequest;
+use crate::pool::router::backlog::InLine;
 
 impl Pipeline {
     /// Runs one logical request; `attempt` performs one try against the
@@ -41,7 +43,7 @@ impl Pipeline {
         let mut turn: Option<PacedTurn> = None;
         // Its place in its plans' line while it waits for one (given back when served or gone);
         // it is shed when joining would put it past its deadline.
-        let mut in_line: Option<crate::pool::router::backlog::InLine> = None;
+        let mut in_line: Option<InLine> = None;
 
         loop {
             if self.shutdown.is_triggered() {
@@ -56,7 +58,9 @@ impl Pipeline {
                     return Ok(Success { value, endpoint, attempts: Vec::new() });
                 }
             }
-            let request = route(&call, &info, &state.tried, (only_untried, after), (start, deadline));
+            let place = in_line.as_ref().map(InLine::place);
+            let request =
+                RouteRequest { place, ..route(&call, &info, &state.tried, (only_untried, after), (start, deadline)) };
             let reservation = if let Some(permit) = preselected.take() {
                 permit
             } else {
@@ -95,9 +99,12 @@ impl Pipeline {
                         }
                         // Until it has a place in its plans' line: a request first held by
                         // something else (a fresh node's chain check, a slot) joins the line
-                        // when the plans are what holds it, at the back (shed if that is past
-                        // its deadline).
-                        if in_line.is_none() {
+                        // when the plans are what holds it, in turn by its start (shed if that
+                        // is past its deadline). Held by something else now, it leaves the
+                        // line (a head that cannot take the CU would hold up the others).
+                        if !quota {
+                            drop(in_line.take());
+                        } else if in_line.is_none() {
                             match self.behind_its_plans(now, &request, deadline) {
                                 Err(()) => return Err(state.stop(StopReason::RateLimited)), // told now, not at its deadline
                                 Ok(place) => in_line = place,
@@ -106,12 +113,21 @@ impl Pipeline {
                         self.waiting.set(self.waiting.get() + 1);
                         // Waiting for a slot only: no timer but the deadline's (a release wakes us).
                         // Woken in turn by its start, however many rounds it waited (`Notify`).
-                        let wake = until.unwrap_or(deadline);
+                        // Behind others in its plans' line: no timer but the deadline's either,
+                        // its turn wakes it (the refills are theirs first).
+                        let behind = in_line.as_ref().filter(|l| !l.is_head());
+                        let wake = if behind.is_some() { deadline } else { until.unwrap_or(deadline) };
                         let turn = u64::try_from(start.since_epoch().as_millis()).unwrap_or(u64::MAX);
+                        let its_turn = async {
+                            match behind {
+                                Some(line) => line.turn().await,
+                                None => std::future::pending().await,
+                            }
+                        };
                         either(
                             either(
                                 either(runtime.sleep(wake.saturating_since(now)), self.slots.notified_in_turn(turn)),
-                                self.realm_woken(turn),
+                                either(self.realm_woken(turn), its_turn),
                             ),
                             self.shutdown.wait(),
                         )

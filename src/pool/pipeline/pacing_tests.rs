@@ -95,15 +95,16 @@ fn a_request_being_served_holds_no_place_in_the_pacers_line() {
 }
 
 #[test]
-fn a_request_waiting_for_its_quota_holds_no_place_in_the_pacers_line() {
+fn requests_waiting_for_their_quota_are_served_in_turn_beside_the_pacer() {
     // 100 CU a second, a burst of 100: the 100 CU request served at 884 ms
-    // empties the bucket; the next 100 CU one, older than the 1 CU one held
-    // since 1000 ms, waits for the bucket at the turn at 1269 ms (until
-    // 1884 ms), not for the pacer: the 1 CU one takes that turn.
+    // empties the bucket; the next 100 CU one (held since 600 ms) waits for
+    // the bucket, and the 1 CU one held since 1000 ms waits behind it in the
+    // key's line: the refill is the older one's, all 100 CU at 1884 ms, and
+    // the 1 CU one takes the pacer's next turn, 385 ms later. Before requests
+    // waited in turn, the 1 CU one took the pacer's turn at 1269 ms and the
+    // 100 CU one waited for a bucket that every small request could empty.
     let quota = QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() };
     let h = back_after_an_outage_in(vec![Answer("0x1")], Some(quota));
     let answered = calls_at(&h, &[(0, None), (550, Some(100.0)), (600, Some(100.0)), (1000, Some(1.0))]);
-    assert_eq!(answered[..2], [Some(500), Some(884)]);
-    assert_eq!(answered[3], Some(1269), "the pacer's turn at 1269 ms goes to the request it holds");
-    assert_eq!(answered[2], Some(1894), "the bucket's 99 CU at 1884 ms (the 1 CU spent) are 100 at 1894");
+    assert_eq!(answered, vec![Some(500), Some(884), Some(1884), Some(2269)]);
 }

@@ -57,7 +57,7 @@ impl Pipeline {
         if waiting > 0 && line.wait(waiting).is_some_and(|wait| now + wait * 2 > deadline) {
             return Err(());
         }
-        Ok(Some(InLine::join(&line)))
+        Ok(Some(InLine::join(&line, request.since.unwrap_or(now))))
     }
 
     /// Gives a slot back: wakes this pipeline's longest waiter and, in a
@@ -94,6 +94,7 @@ pub(super) fn route<'r>(
         hedge_of: None,
         since: Some(since),
         deadline: Some(deadline),
+        place: None,
     }
 }
 

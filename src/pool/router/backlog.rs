@@ -7,11 +7,16 @@
 //! ones waited nearly as long. Shedding at arrival keeps the line within
 //! the deadline: the excess fails fast and the rest are served in time.
 
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use super::Router;
 use crate::coord::realm::SharedGroup;
 use crate::policy::breaker::BreakerState;
+use crate::policy::quota::QuotaDenied;
 use crate::pool::route_request::RouteRequest;
 use crate::time::Instant;
 
@@ -45,23 +50,75 @@ impl PlanLine {
 /// (served, failed, or its caller went away): every relayer sharing a
 /// group sees the same line, so a fleet member with three relayers in a
 /// process no longer counted a third of it (a new user's overload failed
-/// with `DeadlineError` after 2–29 s instead of being told at once).
-pub struct InLine(Vec<SharedGroup>);
+/// with `DeadlineError` after 2–29 s instead of being told at once). The
+/// lines serve in turn (`policy::quota::line`): the place is the
+/// request's start, so a retry keeps its request's place.
+pub struct InLine {
+    groups: Vec<SharedGroup>,
+    place: u64,
+}
+
+/// Bits of a place for the order of joining within one millisecond.
+const ORDER_BITS: u32 = 20;
+
+thread_local! {
+    /// The order of joining, for places unique among every line of the realm.
+    static JOINED: Cell<u64> = const { Cell::new(0) };
+}
 
 impl InLine {
-    /// Joins `line`'s groups.
-    pub fn join(line: &PlanLine) -> Self {
+    /// Joins `line`'s groups, in turn by `since` (the request's start).
+    pub fn join(line: &PlanLine, since: Instant) -> Self {
+        let ms = u64::try_from(since.since_epoch().as_millis()).unwrap_or(u64::MAX);
+        let order = JOINED.with(|j| {
+            let order = j.get();
+            j.set(order.wrapping_add(1));
+            order & ((1 << ORDER_BITS) - 1)
+        });
+        let place = (ms.min((1 << (64 - ORDER_BITS)) - 1) << ORDER_BITS) | order;
         for g in &line.groups {
-            g.borrow_mut().join_line();
+            g.borrow_mut().join_line(place);
         }
-        InLine(line.groups.clone())
+        InLine { groups: line.groups.clone(), place }
+    }
+
+    /// Its place (`RouteRequest::place`).
+    pub fn place(&self) -> u64 {
+        self.place
+    }
+
+    /// Whether it is the head of one of its lines: the CU there are its
+    /// own to take when they come, so it waits for them on a timer.
+    pub fn is_head(&self) -> bool {
+        self.groups.iter().any(|g| g.borrow().line_head_is(self.place))
+    }
+
+    /// Completes when it is the head of one of its lines (at once if it is).
+    pub fn turn(&self) -> Turn<'_> {
+        Turn(self)
+    }
+}
+
+/// The future of [`InLine::turn`].
+pub struct Turn<'a>(&'a InLine);
+
+impl Future for Turn<'_> {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0.is_head() {
+            return Poll::Ready(());
+        }
+        for g in &self.0.groups {
+            g.borrow_mut().wait_turn(self.0.place, cx.waker());
+        }
+        Poll::Pending
     }
 }
 
 impl Drop for InLine {
     fn drop(&mut self) {
-        for g in &self.0 {
-            g.borrow_mut().leave_line();
+        for g in &self.groups {
+            g.borrow_mut().leave_line(self.place);
         }
     }
 }
@@ -88,8 +145,9 @@ impl Router {
             let cost = self.attempt_cost(i, req, self.would_check_chain(i, now));
             cheapest = cheapest.min(self.attempt_cost(i, req, false));
             let group = self.endpoints[i].group;
-            let mut quota = self.groups[group].quota.borrow_mut();
-            if !matches!(quota.check(now, cost), Err(crate::policy::quota::QuotaDenied::Exhausted(_))) {
+            let verdict = self.groups[group].quota.borrow_mut().check(now, cost);
+            let verdict = verdict.and_then(|()| in_turn(&self.groups[group].quota, req, cost, now));
+            if !matches!(verdict, Err(QuotaDenied::Exhausted(_))) {
                 return None;
             }
             if !groups.contains(&group) {
@@ -104,4 +162,19 @@ impl Router {
             rate,
         })
     }
+}
+
+/// A plan's yes for `req` on `group`, in turn: the CU a group has
+/// are for the requests waiting in its line, oldest first, so one with
+/// others ahead of it (`RouteRequest::place`; a request not in the
+/// line is behind all of it) is told to wait a refill of its `cost`,
+/// and is woken when its turn comes (`InLine::turn`).
+pub fn in_turn(group: &SharedGroup, req: &RouteRequest<'_>, cost: f64, now: Instant) -> Result<(), QuotaDenied> {
+    let mut quota = group.borrow_mut();
+    if !quota.line_ahead_of(req.place) {
+        return Ok(());
+    }
+    let rate = quota.serving_rate(now);
+    let refill = if rate.is_finite() && rate > 0.0 { (cost / rate).clamp(0.001, 1.0) } else { 0.1 };
+    Err(QuotaDenied::Exhausted(Duration::from_secs_f64(refill)))
 }

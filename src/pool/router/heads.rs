@@ -147,6 +147,7 @@ impl Router {
             hedge_of: None,
             since: None,
             deadline: None,
+            place: None,
         };
         let mut polls = Vec::new();
         for i in 0..self.endpoints.len() {
@@ -162,7 +163,9 @@ impl Router {
                 // Quietly: a poll the plan cannot pay now is skipped, never waited for, so it
                 // sizes no lease ask (a 10 CU `eth_blockNumber` among 1-request reads did: every
                 // grant all-or-nothing 10, and a fleet's reads turned away).
-                && self.groups[ep.group].quota.borrow_mut().check_quietly(now, cost).is_ok();
+                && self.groups[ep.group].quota.borrow_mut().check_quietly(now, cost).is_ok()
+                // Nor taken from requests waiting for the plan (it is background).
+                && !self.groups[ep.group].quota.borrow().line_ahead_of(None);
             if let Some(r) = free.then(|| self.reserve(i, now, &req, false)).flatten() {
                 polls.push(r);
             }

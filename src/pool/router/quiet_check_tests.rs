@@ -80,6 +80,7 @@ fn asks_of_a_busy_member() -> Vec<LeaseAsk> {
             hedge_of: None,
             since: Some(now),
             deadline: Some(now + Duration::from_secs(10)),
+            place: None,
         };
         while waiting > 0 {
             let Selection::Reserved(res) = r.select(now, &read, (0.5, 0.5)) else { break };

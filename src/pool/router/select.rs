@@ -3,6 +3,7 @@
 //! take the request, ranked by the strategy, the first reservable one
 //! reserved.
 
+use super::backlog::in_turn;
 use super::*;
 
 impl Router {
@@ -96,6 +97,7 @@ impl Router {
             let mut quota = self.groups[ep.group].quota.borrow_mut();
             let verdict = if cost > cheapest { quota.check_quietly(now, cost) } else { quota.check(now, cost) };
             drop(quota);
+            let verdict = verdict.and_then(|()| in_turn(&self.groups[ep.group].quota, req, cost, now));
             match verdict {
                 Ok(()) => {}
                 Err(QuotaDenied::Cooling(t)) => {

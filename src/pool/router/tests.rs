@@ -40,6 +40,7 @@ pub(super) fn req<'a>(tried: &'a [bool]) -> RouteRequest<'a> {
         hedge_of: None,
         since: None,
         deadline: None,
+        place: None,
     }
 }
 

@@ -47,6 +47,7 @@ fn request(after: Option<usize>) -> RouteRequest<'static> {
         hedge_of: None,
         since: None,
         deadline: None,
+        place: None,
     }
 }
 
