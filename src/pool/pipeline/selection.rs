@@ -42,10 +42,10 @@ impl Pipeline {
     /// relayer sharing those plans (`Router::plan_backlog`): then it is
     /// shed at once (`Err`); otherwise its place in their line, if it
     /// waits for a plan. Twice the line's
-    /// time must fit: the waiters take the refills in no fixed order, so
-    /// one may wait well past the line's average (shedding past the
-    /// average alone, many reads of a simulated 130 % overload still
-    /// failed at 1.7–2 s of their 2 s deadline).
+    /// time must fit: it is counted at this request's cost and at the rate
+    /// the plans pay now, and both move while it waits (at the line's time
+    /// alone, a simulated 130 % overload still failed reads at 1.7–2 s of
+    /// their 2 s deadline, also with the line served in turn).
     pub(super) fn behind_its_plans(
         &self,
         now: Instant,
