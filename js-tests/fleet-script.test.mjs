@@ -25,12 +25,13 @@ async function store() {
     client,
     bucket,
     /** One ask; resolves with the numbers the script returned. */
-    async ask(member, { want, rate = 100, burst = 50, held = 0, hold = 2000, least = 1, released, demand }) {
-      const tail = demand === undefined ? [] : [String(demand)];
+    async ask(member, { want, rate = 100, burst = 50, held = 0, hold = 2000, least = 1, released, demand, alone }) {
+      const tail = demand === undefined && alone === undefined ? [] : [String(demand ?? -1)];
+      if (alone !== undefined) tail.push(String(alone));
       const reply = await client.eval(LEASE_SCRIPT, {
         keys: [bucket(), `${bucket()}:holds`, `${bucket()}:queue`],
         arguments: [want, rate, burst, held, hold, least].map(String).concat(member,
-          released === undefined && demand === undefined ? [] : [String(released ?? 0)], tail),
+          released === undefined && tail.length === 0 ? [] : [String(released ?? 0)], tail),
       });
       const [granted, shortMs, fleetRate, share, othersNeed] = reply.map(Number);
       return { granted, shortMs, fleetRate, share, othersNeed };
@@ -221,4 +222,28 @@ test('an answer sums what the other members need, and says -1 while one of them 
   assert.equal((await s.ask('l', { want: 5, demand: 50 })).othersNeed, -1);
   await new Promise((resolve) => setTimeout(resolve, 2300));
   assert.equal((await s.ask('l', { want: 5, demand: 50 })).othersNeed, 0, 'the others gone');
+});
+
+test('what a member spent alone is taken from the tokens, even below zero; a report or nonsense is not', async () => {
+  const s = await store();
+  s.fresh();
+  // Four workers spent 30 CU alone before the store first answered: a new bucket does not pay its
+  // burst of 50 on top (src/policy/fleet_bucket.rs, lease/spent_alone.rs).
+  const first = await s.ask('a', { want: 30, alone: 30 });
+  assert.equal(first.granted, 20, 'the burst less what was spent alone');
+  const second = await s.ask('b', { want: 10, alone: 25 });
+  assert.equal(second.granted, 0, 'the window is full');
+  assert.ok(second.shortMs >= 340 && second.shortMs <= 360, `25 below zero and 10 wanted at 100 CU/s: ${second.shortMs} ms`);
+  const [tokens] = (await s.client.hmGet(s.bucket(), ['tokens'])).map(Number);
+  assert.ok(tokens < -20, `below zero: ${tokens}`);
+  s.fresh();
+  for (const [i, weird] of ['-5', 'nan', 'inf', 'x'].entries()) {
+    const got = await s.ask(`w${i}`, { want: 1, alone: weird });
+    assert.equal(got.granted, 1, `"${weird}" spent alone is nothing`);
+  }
+  s.fresh();
+  const report = await s.ask('r', { want: 5, hold: 0, alone: 40 });
+  assert.equal(report.granted, 5, 'a report counts its own spending only');
+  const [left] = (await s.client.hmGet(s.bucket(), ['tokens'])).map(Number);
+  assert.ok(Math.abs(left - 45) < 1, `the report's 5 of 50, nothing more: ${left}`);
 });

@@ -16,7 +16,8 @@ const REPORT_PRESENCE_MS = 2000; // policy::fleet_bucket::REPORT_PRESENCE: a rep
 // rate (CU/s; 0 = plan unknown: grant all and only count), burst (CU), what the asker still
 // holds (CU), how long a grant stays spendable (ms), the asker's largest charge (CU), the asker's
 // id, what it gives back of its hold (CU; back into the tokens, at most its hold; absent: 0),
-// what it needs now (CU/s, kept as 'd:'..id while it is a member; absent: unsaid). Server time, so machines' clocks never matter. Returns strings (Redis would truncate Lua
+// what it needs now (CU/s, kept as 'd:'..id while it is a member; absent: unsaid), what it spent alone
+// in the last second (CU: taken from the tokens, even below zero; absent: none). Server time, so machines' clocks never matter. Returns strings (Redis would truncate Lua
 // numbers): granted, ms until the rest could be (a short member queues: the refill goes first
 // to the short members granted less lately), the fleet's rate (CU/s, decayed over 10 s), the most one member may
 // hold (0: no bound), and what the other members need (the sum of their 'd:'; -1 when one said
@@ -27,6 +28,8 @@ local held, hold, least, member = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber
 local released = tonumber(ARGV[8] or '0')
 local demand = ARGV[9] and tonumber(ARGV[9])
 if demand and not (demand >= 0 and demand < math.huge) then demand = nil end -- unsaid, as an older member
+local alone = tonumber(ARGV[10] or '0')
+if not (alone and alone >= 0 and alone < math.huge) then alone = 0 end -- what makes no sense is nothing
 if not (want and rate and burst and held and hold and least) or want < 0 or rate < 0 or burst < 0
   or held < 0 or hold < 0 or least < 0 or not member or member == '' or not released or released < 0 then
   return redis.error_reply('bad lease ask')
@@ -77,6 +80,7 @@ end
 if demand then redis.call('HSET', KEYS[1], 'd:' .. member, demand) else redis.call('HDEL', KEYS[1], 'd:' .. member) end
 local dt = math.max(0, now - at)
 local granted, short, share = want, 0, 0
+if hold == 0 or rate <= 0 then alone = 0 end -- a report is all spent alone; an unknown plan only counts
 if hold == 0 then
   -- A report of what a member spent alone (policy::lease, its store too slow): counted in full,
   -- taken from the tokens even below zero; nothing held.
@@ -89,7 +93,9 @@ if hold == 0 then
 elseif rate > 0 then
   local cap = math.max(0, math.max(burst, least) - others - held)
   local uncapped = (tokens or burst) + dt * rate / 1000 + released
-  tokens = math.min(cap, uncapped)
+  -- What the asker spent alone in the last second is still in the provider's window: taken
+  -- whatever the tokens are (even below zero), so a bucket starting full does not pay its burst on top.
+  tokens = math.min(cap, uncapped) - alone
   share = burst / (redis.call('ZCARD', KEYS[2]) + 1)
   local target = math.min(want, math.max(0, math.max(share, least) - held))
   local ahead, queued = 0, false
@@ -125,7 +131,7 @@ elseif rate > 0 then
 else
   tokens, total = burst, others
 end
-spent = spent * math.exp(-dt / 10000) + granted
+spent = spent * math.exp(-dt / 10000) + granted + alone
 redis.call('HSET', KEYS[1], 'tokens', tokens, 'at', now, 'spent', spent, 'v', '${LAYOUT}', 'held', total, 'born', born)
 redis.call('PEXPIRE', KEYS[1], 60000)
 redis.call('PEXPIRE', KEYS[2], 60000)

@@ -8,6 +8,7 @@
 //!     holds past their end are forgotten; the asker's own is replaced by `held`
 //!     others  = Σ what the other members hold
 //!     tokens  = min(max(burst, least) − others − held, tokens + elapsed × rate)   (a new bucket starts full)
+//!               − alone (what the asker spent alone in the last second; may go below 0)
 //!     share   = burst / (members holding, the asker included)
 //!     granted = min(want, tokens, max(share, least) − held)     (never below 0)
 //!     the asker now holds held + granted, until now + hold
@@ -125,6 +126,9 @@ impl FleetBucket {
         let others_demand = others_demand.is_finite().then_some(others_demand);
         let demand = if ask.demand.is_finite() && ask.demand >= 0.0 { ask.demand } else { f64::NAN };
         let held = if ask.held.is_finite() { ask.held.max(0.0) } else { 0.0 };
+        // What the asker spent alone in the last second: still in the provider's window.
+        let alone =
+            if ask.alone.is_finite() && !ask.hold.is_zero() && ask.rate > 0.0 { ask.alone.max(0.0) } else { 0.0 };
         let (granted, short_ms, share) = if ask.hold.is_zero() {
             // A report of what a member spent alone (its store too slow to spend from,
             // `policy::lease`): counted in full, taken from the tokens even below zero, so members
@@ -142,7 +146,9 @@ impl FleetBucket {
             // the asker's largest charge would never let it hold one (it waited for its deadline).
             let cap = (ask.burst.max(ask.least) - others - held).max(0.0);
             let uncapped = self.tokens.unwrap_or(ask.burst) + dt_ms * ask.rate / 1000.0 + released;
-            let tokens = uncapped.min(cap);
+            // Taken from the tokens whatever they are (even below zero, as a report): a bucket that
+            // starts full would otherwise pay its burst on top of what the members spent alone.
+            let tokens = uncapped.min(cap) - alone;
             let share = ask.burst / (self.holds.len() + 1) as f64;
             let room = (share.max(ask.least) - held).max(0.0);
             let target = ask.want.min(room);
@@ -192,7 +198,7 @@ impl FleetBucket {
             self.tokens = Some(ask.burst);
             (ask.want, 0.0, 0.0)
         };
-        self.spent = self.spent * (-dt_ms / 10_000.0).exp() + granted;
+        self.spent = self.spent * (-dt_ms / 10_000.0).exp() + granted + alone;
         self.at = Some(now);
         let age = now.saturating_since(*self.born.get_or_insert(now));
         LeaseGrant {

@@ -74,9 +74,11 @@ use crate::time::Instant;
 mod charge_sizes;
 mod messages;
 mod said;
+mod spent_alone;
 mod store_speed;
 use charge_sizes::ChargeSizes;
 pub use messages::{LeaseAsk, LeaseGrant};
+use spent_alone::SpentAlone;
 use store_speed::StoreSpeed;
 pub use store_speed::{BACK_STREAK, SLOW_STREAK};
 
@@ -144,6 +146,8 @@ pub struct Lease {
     /// The ask out is such a report of this many CU (its grant is spent
     /// already; counted again if the ask fails).
     reporting: Option<f64>,
+    /// Charges paid alone lately (the lease not up), for the next ask.
+    alone: SpentAlone,
 }
 
 impl Lease {
@@ -172,6 +176,7 @@ impl Lease {
             proven: false,
             unreported: 0.0,
             reporting: None,
+            alone: SpentAlone::default(),
         }
     }
 
@@ -238,6 +243,8 @@ impl Lease {
             self.held = (self.held(now) - cost).max(0.0);
         } else if self.slow() {
             self.unreported += cost; // the store counts it with the next ask
+        } else if limited {
+            self.alone.paid(now, cost); // told with the first ask back (`LeaseAsk::alone`)
         }
     }
 
@@ -289,6 +296,7 @@ impl Lease {
                 least: want,
                 released: 0.0,
                 demand: self.demand,
+                alone: 0.0,
             });
         }
         self.reporting = None;
@@ -301,6 +309,7 @@ impl Lease {
             least: largest,
             released,
             demand: self.demand,
+            alone: self.alone.take(now),
         })
     }
 
@@ -345,6 +354,9 @@ impl Lease {
         self.need = 0.0;
         self.expires = since + self.hold();
         self.up = !self.slow() && (self.proven || !self.burst.is_finite());
+        if self.up && self.burst.is_finite() {
+            self.held = self.alone.pay_from(now, self.held); // `spent_alone`
+        }
         self.failures = 0;
         self.retry_at = Instant::ZERO; // answered, if late: no backoff
         self.fleet_rate = grant.fleet_rate.max(0.0);

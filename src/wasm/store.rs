@@ -20,7 +20,7 @@ thread_local! {
 }
 
 /// Attaches the fleet store: `ask(key, want, rate, burst, held, holdMs,
-/// least, released, demand)` is called for each lease ask and must answer later (never from inside the call)
+/// least, released, demand, alone)` is called for each lease ask and must answer later (never from inside the call)
 /// through `realmLeaseGranted` or `realmLeaseFailed`. Groups of relayers
 /// created from now on lease from it.
 #[wasm_bindgen(js_name = attachRealmStore)]
@@ -93,7 +93,7 @@ pub(super) fn ask(group: u64, ask: &LeaseAsk) {
     };
     let hold_ms = ask.hold.as_secs_f64() * 1000.0;
     let args = Array::of4(&format!("{group:016x}").into(), &ask.want.into(), &ask.rate.into(), &ask.burst.into());
-    for extra in [ask.held, hold_ms, ask.least, ask.released, ask.demand] {
+    for extra in [ask.held, hold_ms, ask.least, ask.released, ask.demand, ask.alone] {
         args.push(&extra.into());
     }
     if store.apply(&JsValue::UNDEFINED, &args).is_err() {

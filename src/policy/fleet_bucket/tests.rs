@@ -14,6 +14,7 @@ fn ask(want: f64, held: f64) -> LeaseAsk {
         least: 1.0,
         released: 0.0,
         demand: 0.0,
+        alone: 0.0,
     }
 }
 
@@ -302,4 +303,28 @@ fn an_answer_sums_the_other_members_needs_and_says_none_when_one_said_none() {
     // Its hold over, it no longer counts; nor does the reporter after REPORT_PRESENCE.
     assert_eq!(bucket.ask(at(600), 3, with(9.0, 2_000)).others_demand, Some(150.0));
     assert_eq!(bucket.ask(at(2_100), 3, with(9.0, 2_000)).others_demand, Some(0.0), "both gone");
+}
+
+#[test]
+fn what_members_spent_alone_is_taken_from_the_tokens_even_below_zero() {
+    // Four members spent 30 CU alone in their last second before the store first answered
+    // (a fleet's start): the provider's window holds them, so a new bucket does not pay its
+    // burst of 50 on top.
+    let mut bucket = FleetBucket::default();
+    let first = bucket.ask(at(0), 1, LeaseAsk { alone: 30.0, ..ask(30.0, 0.0) });
+    assert_eq!(first.granted, 20.0, "the burst less what was spent alone");
+    let second = bucket.ask(at(0), 2, LeaseAsk { alone: 25.0, ..ask(10.0, 0.0) });
+    assert_eq!(second.granted, 0.0, "the window is full");
+    assert_eq!(second.short_for, Duration::from_millis(350), "25 CU below zero and 10 wanted, at 100 CU/s");
+    assert_eq!(bucket.ask(at(350), 2, ask(10.0, 0.0)).granted, 10.0, "then paid, in turn");
+    // Counted in the fleet's rate, as a report is.
+    let mut quiet = FleetBucket::default();
+    let told = bucket.ask(at(350), 3, ask(0.0, 0.0)).fleet_rate;
+    let untold = quiet.ask(at(350), 3, ask(0.0, 0.0)).fleet_rate;
+    assert!(told > untold, "{told} against {untold}");
+    // An ask of an unknown plan, a report, or a senseless number changes nothing.
+    let mut other = FleetBucket::default();
+    for weird in [f64::NAN, -5.0, f64::INFINITY] {
+        assert_eq!(other.ask(at(0), 4, LeaseAsk { alone: weird, ..ask(1.0, 0.0) }).granted, 1.0, "{weird}");
+    }
 }

@@ -30,6 +30,12 @@ pub struct LeaseAsk {
     /// sums the members' so a member beside a slow store can take its part
     /// of the plan by need (`QuotaGroup`'s shares), not by what it got.
     pub demand: f64,
+    /// What the realm spent alone (its own bucket, the lease not up: a
+    /// fleet's start, a store that was away) in the last second (CU), told
+    /// with its first ask back: the store takes it from its tokens, as the
+    /// provider's window still holds it (a new bucket starting full on top
+    /// of what four workers had spent alone met a 429 at a fleet's start).
+    pub alone: f64,
 }
 
 /// The store's answer to an ask.

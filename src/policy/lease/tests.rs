@@ -22,7 +22,17 @@ fn a_lease_is_asked_ahead_of_need_and_spent_without_waiting() {
     let hold = Duration::from_secs(2);
     assert_eq!(
         ask,
-        LeaseAsk { want: 100.0, rate: 500.0, burst: 1000.0, held: 0.0, hold, least: 10.0, released: 0.0, demand: 0.0 }
+        LeaseAsk {
+            want: 100.0,
+            rate: 500.0,
+            burst: 1000.0,
+            held: 0.0,
+            hold,
+            least: 10.0,
+            released: 0.0,
+            demand: 0.0,
+            alone: 0.0
+        }
     );
     assert_eq!(lease.ask(at(1), 100.0, 500.0, 1000.0), None, "one ask out at a time");
     lease.granted(at(20), ask.want, grant(100.0));

@@ -26,12 +26,13 @@ fn a_fleet_group_spends_its_lease_and_asks_the_next_chunk_ahead() {
     g.lease_granted(at(105), ask.want, grant(ask.want, 250.0));
     assert_eq!(g.fleet_state(at(105)), Some(true));
     g.charge(at(1005), 10.0).unwrap();
-    g.charge(at(1006), 10.0).unwrap();
     assert_eq!(g.take_lease_ask(), None, "half a chunk left: no ask yet");
-    g.charge(at(1007), 10.0).unwrap();
+    g.charge(at(1006), 10.0).unwrap();
+    // 38 held of the 40 granted: the 2 CU spent alone before the answer are paid from it.
     let next = g.take_lease_ask().expect("below half a chunk");
-    assert_eq!(g.charge(at(1008), 10.0), Ok(()), "the last of the lease");
-    assert!(matches!(g.check(at(1008), 10.0), Err(QuotaDenied::Exhausted(_))), "empty, the ask out");
+    assert_eq!(next.alone, 0.0, "paid, so not told");
+    assert_eq!(g.charge(at(1007), 10.0), Ok(()), "the last whole charge of the lease");
+    assert!(matches!(g.check(at(1008), 10.0), Err(QuotaDenied::Exhausted(_))), "8 left, the ask out");
     g.lease_granted(at(1020), next.want, grant(10.0, 250.0));
     assert_eq!(g.check(at(1020), 10.0), Ok(()), "the grant arrived");
     g.lease_failed(at(1021)); // no ask out: nothing changes
