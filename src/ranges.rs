@@ -27,6 +27,21 @@ pub fn show(v: f64) -> String {
     }
 }
 
+/// Reads a plain decimal (`12`, `1.5`, `.25`; no sign, exponent or
+/// words) without pulling the float parser (kilobytes of tables) into the
+/// wasm build: what a `Retry-After` of seconds, a "retry in 1.5s" hint or
+/// an id echoed as a string holds.
+pub fn decimal(text: &str) -> Option<f64> {
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.len() + fraction.len() == 0 || !digits(whole) || !digits(fraction) {
+        return None;
+    }
+    let value = whole.bytes().fold(0.0, |v, b| v * 10.0 + f64::from(b - b'0'));
+    let (part, scale) = fraction.bytes().fold((0.0, 1.0), |(v, s), b| (v * 10.0 + f64::from(b - b'0'), s * 10.0));
+    Some(value + part / scale)
+}
+
 /// A duration given in milliseconds, between `min` and one day.
 pub fn millis(field: &str, v: f64, min: f64) -> Result<Duration, ConfigError> {
     if !v.is_finite() || v < min || v > MAX_MS {
@@ -62,6 +77,17 @@ pub fn bounded(field: &str, v: f64, min: f64, max: f64) -> Result<f64, ConfigErr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plain_decimal_reads_as_the_float_parser_reads_it() {
+        for text in ["0", "7", "12", "1.5", ".25", "3.", "0.001", "250", "86400", "1.125", "007"] {
+            assert_eq!(decimal(text), text.parse::<f64>().ok(), "{text}");
+        }
+        for text in ["", ".", "-1", "+1", "1e3", "inf", "NaN", "1.2.3", " 1", "1 ", "0x10", "1,5"] {
+            assert_eq!(decimal(text), None, "{text}");
+        }
+        assert_eq!(decimal(&"9".repeat(400)), Some(f64::INFINITY), "too many digits: not finite, as the parser says");
+    }
 
     #[test]
     fn limits_are_inclusive_and_refusals_say_the_range_and_the_value() {

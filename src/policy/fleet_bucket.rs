@@ -117,7 +117,8 @@ impl FleetBucket {
         let mine = served(&self.holds, member);
         // What the asker gives back returns to the tokens, up to what its hold counts.
         let its_hold = self.holds.iter().find(|h| h.member == member).map_or(0.0, |h| h.amount);
-        let released = if ask.released.is_finite() { ask.released.clamp(0.0, its_hold) } else { 0.0 };
+        // `max`/`min`, not `clamp`: its panic message formats floats, 17 KB of wasm (`f64::clamp`).
+        let released = if ask.released.is_finite() { ask.released.max(0.0).min(its_hold) } else { 0.0 };
         self.holds.retain(|h| h.member != member);
         let others: f64 = self.holds.iter().map(|h| h.amount).sum();
         // The others' demands, summed only when every one said its own (a member of an older

@@ -23,7 +23,7 @@ extern "C" {
 /// (some proxies echo ids as strings). Single and batch replies read ids
 /// the same way.
 pub(super) fn reply_id(id: &JsValue) -> Option<f64> {
-    id.as_f64().or_else(|| id.as_string().and_then(|s| s.parse::<f64>().ok()))
+    id.as_f64().or_else(|| id.as_string().and_then(|s| crate::ranges::decimal(&s)))
 }
 
 /// Reduces a batch reply to one entry per item, in item order: the reply

@@ -20,7 +20,7 @@ pub fn parse_retry_after(value: &str, unix_now: Duration) -> Option<Duration> {
         // Huge digit strings saturate instead of failing.
         return Some(Duration::from_secs(v.parse::<u64>().unwrap_or(u64::MAX)));
     }
-    if let Ok(secs) = v.parse::<f64>() {
+    if let Some(secs) = crate::ranges::decimal(v) {
         return (secs.is_finite() && secs >= 0.0).then(|| Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX));
     }
     let at = parse_http_date(v)?;
@@ -35,7 +35,7 @@ pub fn hint_from_message(message: &str) -> Option<Duration> {
         let Some(pos) = lower.find(marker) else { continue };
         let rest = lower[pos + marker.len()..].trim_start_matches([' ', ':', '"', '=']);
         let digits: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
-        let Ok(n) = digits.parse::<f64>() else { continue };
+        let Some(n) = crate::ranges::decimal(&digits) else { continue };
         if !n.is_finite() || n < 0.0 {
             continue;
         }

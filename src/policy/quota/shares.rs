@@ -31,7 +31,8 @@ pub(super) fn share_by_need(own: f64, others: f64, plan: f64, members: f64, floo
     let handed = NEED_HANDED * plan;
     let needed = own + others;
     let part = if needed > handed { handed * own / needed } else { own + (handed - needed) / members.max(1.0) };
-    (part / plan).clamp(floor.min(1.0), 1.0)
+    // `max`/`min`, not `clamp` (its panic message formats floats: 17 KB of wasm).
+    (part / plan).max(floor.min(1.0)).min(1.0)
 }
 
 /// A member's share of the plan while its store answers too slowly to
@@ -59,7 +60,7 @@ pub(super) fn share_beside(own: f64, fleet: f64, plan: f64, members: Option<f64>
     match members {
         Some(n) if own > 0.0 && fleet > 0.0 && plan > 0.0 => {
             let handed = (1.0 - FLEET_WINDOW_BURST) * plan;
-            ((own + (handed - fleet).max(0.0) / n) / plan).clamp(floor.min(1.0), 1.0)
+            ((own + (handed - fleet).max(0.0) / n) / plan).max(floor.min(1.0)).min(1.0)
         }
         _ => share_of_fleet(own, fleet, floor),
     }
