@@ -264,7 +264,7 @@ impl PoolOptions {
             q.validate(&format!("quota.{name}"))?;
         }
         let mut names: Vec<&String> = self.quota_groups.iter().map(|(n, _)| n).collect();
-        names.sort_unstable();
+        crate::small_sort::sort_by(&mut names, |a, b| a < b);
         if names.windows(2).any(|w| w[0] == w[1]) {
             return Err(ConfigError::new("quota", "group names must be unique"));
         }

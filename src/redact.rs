@@ -98,7 +98,7 @@ impl EndpointUrl {
             label.push_str(&names.join("&"));
         }
         // Longest first, so a secret that contains another is masked whole.
-        secrets.sort_unstable_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        crate::small_sort::sort_by(&mut secrets, longer_first);
         secrets.dedup();
         // fetch refuses URLs with credentials: they travel as a header instead.
         let url = match authorization {
@@ -155,7 +155,7 @@ impl EndpointUrl {
     pub fn add_secret(&mut self, secret: &str) {
         if secret.len() >= 4 && !self.secrets.iter().any(|s| s == secret) {
             self.secrets.push(secret.to_string());
-            self.secrets.sort_unstable_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+            crate::small_sort::sort_by(&mut self.secrets, longer_first);
         }
     }
 
@@ -252,6 +252,11 @@ fn looks_like_secret(segment: &str) -> bool {
     let has_digit = segment.chars().any(|c| c.is_ascii_digit());
     let has_alpha = segment.chars().any(|c| c.is_ascii_alphabetic());
     (urlsafe && segment.len() >= 12 && has_digit && has_alpha) || segment.len() >= 24
+}
+
+/// Secrets longest first (then in text order), so one that contains another is masked whole.
+fn longer_first(a: &String, b: &String) -> bool {
+    b.len().cmp(&a.len()).then_with(|| a.cmp(b)).is_lt()
 }
 
 #[cfg(test)]

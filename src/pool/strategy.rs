@@ -4,6 +4,7 @@
 use super::endpoint::EndpointState;
 use super::options::Strategy;
 use super::route_request::RouteRequest;
+use crate::small_sort::sort_by_key;
 use crate::time::Instant;
 
 /// The mutable state strategies keep between requests.
@@ -29,14 +30,14 @@ pub fn rank(
     match strategy {
         Strategy::RoundRobin => {
             let start = req.after.map_or(*state.cursor, |a| (a + 1) % n);
-            order.sort_by_key(|&i| (i + n - start) % n);
+            sort_by_key(&mut order, |&i| (i + n - start) % n);
             if let Some(&first) = order.first() {
                 *state.cursor = (first + 1) % n;
             }
         }
-        Strategy::Priority => order.sort_by_key(|&i| (endpoints[i].spec.priority, i)),
+        Strategy::Priority => sort_by_key(&mut order, |&i| (endpoints[i].spec.priority, i)),
         Strategy::Sticky => {
-            order.sort_by_key(|&i| (Some(i) != state.sticky, endpoints[i].spec.priority, i));
+            sort_by_key(&mut order, |&i| (Some(i) != state.sticky, endpoints[i].spec.priority, i));
         }
         Strategy::Weighted => {
             let weights: Vec<f64> =

@@ -54,7 +54,7 @@ impl ChargeSizes {
         self.len = (self.len + 1).min(KEPT);
         let mut sorted = self.recent;
         let seen = &mut sorted[..self.len];
-        seen.sort_unstable_by(f64::total_cmp);
+        crate::small_sort::sort_by(seen, |a, b| a.total_cmp(b).is_lt());
         self.large = seen[((self.len - 1) as f64 * PART).floor() as usize];
     }
 

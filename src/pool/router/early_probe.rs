@@ -134,7 +134,7 @@ impl Router {
                         .is_ok()
             })
             .collect();
-        candidates.sort_by_key(|&i| self.endpoints[i].breaker.borrow().early_probe_at());
+        crate::small_sort::sort_by_key(&mut candidates, |&i| self.endpoints[i].breaker.borrow().early_probe_at());
         candidates
     }
 

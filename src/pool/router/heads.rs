@@ -219,7 +219,7 @@ impl Router {
 
     /// Records one round's heads, best first.
     fn observe_round(&mut self, mut heads: Vec<(usize, u64)>, at: Instant) {
-        heads.sort_by_key(|&(_, head)| std::cmp::Reverse(head));
+        crate::small_sort::sort_by_key(&mut heads, |&(_, head)| std::cmp::Reverse(head));
         for (endpoint, head) in heads {
             self.observe_head(endpoint, head, at);
         }
