@@ -100,15 +100,16 @@ impl Pipeline {
                         // Until it has a place in its plans' line: a request first held by
                         // something else (a fresh node's chain check, a slot) joins the line
                         // when the plans are what holds it, in turn by its start (shed if that
-                        // is past its deadline). Held by something else now, it leaves the
-                        // line (a head that cannot take the CU would hold up the others).
-                        if !quota {
-                            drop(in_line.take());
-                        } else if in_line.is_none() {
+                        // is past its deadline). Held by something else now (not its plans: a
+                        // dead node's open breaker beside them does not count), it leaves the
+                        // line: a head that cannot take the CU would hold up the others.
+                        if in_line.is_none() {
                             match self.behind_its_plans(now, &request, deadline) {
                                 Err(()) => return Err(state.stop(StopReason::RateLimited)), // told now, not at its deadline
                                 Ok(place) => in_line = place,
                             }
+                        } else if !quota && self.router.borrow_mut().plan_backlog(now, &request).is_none() {
+                            drop(in_line.take());
                         }
                         self.waiting.set(self.waiting.get() + 1);
                         // Waiting for a slot only: no timer but the deadline's (a release wakes us).

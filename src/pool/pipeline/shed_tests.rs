@@ -19,12 +19,26 @@ use crate::runtime::Transport;
 /// Reads at `per_second` for `seconds` on one node whose key pays 10 reads
 /// a second, 2 s deadlines: (ms each answer took, ms each failure took, its reason).
 fn reads_against_a_plan(per_second: u64, seconds: u64) -> (Vec<u64>, Vec<(u64, StopReason)>) {
+    reads_against_a_plan_beside(per_second, seconds, false)
+}
+
+/// The same, with a second node beside it (`dead`: its breaker open for
+/// the whole run, as after it died).
+fn reads_against_a_plan_beside(per_second: u64, seconds: u64, dead: bool) -> (Vec<u64>, Vec<(u64, StopReason)>) {
     let mut raw = RawOptions { deadline_ms: Some(2_000.0), ..opts() };
     raw.pool.quota_groups = vec![("key".to_string(), QuotaConfig { cu_per_second: 10.0, ..QuotaConfig::default() })];
-    let h = harness_with(vec![vec![Slow(MS(20), Box::new(Answer("0x1")))]], raw, |specs| {
+    let mut scripts = vec![vec![Slow(MS(20), Box::new(Answer("0x1")))]];
+    if dead {
+        scripts.push(vec![Refuse]);
+    }
+    let h = harness_with(scripts, raw, |specs| {
         specs[0].quota_group = Some("key".into());
         specs[0].costs = vec![("eth_getBalance".to_string(), 1.0)];
     });
+    if dead {
+        let now = h.rt.now();
+        h.pipeline.with_router(|r| r.endpoints[1].breaker.borrow_mut().open_until(now, now + MS(600_000)));
+    }
     let answered = RefCell::new(Vec::new());
     let failed = RefCell::new(Vec::new());
     let read = |at: u64| {
@@ -59,6 +73,18 @@ fn past_the_plan_the_excess_fails_at_once_and_the_rest_in_time() {
     // Within the plan: nothing is shed.
     let (answered, failed) = reads_against_a_plan(8, 10);
     assert_eq!((answered.len(), failed.len()), (80, 0));
+}
+
+#[test]
+fn past_the_plan_beside_a_dead_node_the_excess_still_fails_at_once() {
+    // The dead node's breaker, open, is not what holds the reads: the plan is.
+    let (answered, failed) = reads_against_a_plan_beside(13, 20, true);
+    assert!(answered.len() as f64 / 20.0 >= 9.0, "the plan is used: {} reads", answered.len());
+    let mut waits: Vec<u64> = failed.iter().map(|&(ms, _)| ms).collect();
+    waits.sort_unstable();
+    let median = waits.get(waits.len() / 2).copied().unwrap_or(0);
+    assert!(waits.len() >= 40, "the excess fails: {} of 260", waits.len());
+    assert!(median <= 50, "told at once: median {median} ms of 2,000 ({failed:?})");
 }
 
 /// Three relayers of one realm on one key (they share its quota group),
