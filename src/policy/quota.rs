@@ -359,9 +359,9 @@ impl QuotaGroup {
         self.cooldown_until
     }
 
-    /// A request starts waiting for this group's CU, at `place` (its turn).
-    pub fn join_line(&mut self, place: u64) {
-        self.line.join(place);
+    /// A request of `cost` CU starts waiting for this group's CU, at `place` (its turn).
+    pub fn join_line(&mut self, place: u64, cost: f64) {
+        self.line.join(place, cost);
     }
 
     /// A request stops waiting for this group's CU (served, gone, or held
@@ -373,6 +373,11 @@ impl QuotaGroup {
     /// Requests waiting for this group's CU now, from every relayer sharing it.
     pub fn line(&self) -> u32 {
         self.line.waiting()
+    }
+
+    /// What those requests cost together (CU).
+    pub fn line_cu(&self) -> f64 {
+        self.line.cu()
     }
 
     /// Whether a request at `place` (`None`: not waiting) has others ahead

@@ -289,7 +289,7 @@ mod tests {
         group.join_fleet(at(200));
         let rate = group.observed_rate(at(200));
         assert_eq!(group.demand(rate), 60.0, "60 CU in its first second");
-        (0..10).for_each(|place| group.join_line(place));
+        (0..10).for_each(|place| group.join_line(place, 20.0));
         assert_eq!(group.demand(rate), 60.0 + 10.0 * 20.0 / 2.0, "ten 20 CU charges waiting");
         let ask = group.lease_ask_now(at(200)).expect("an ask");
         assert_eq!(ask.demand, 160.0, "told with each ask");

@@ -36,7 +36,7 @@ fn paced_fleet(each_per_s: f64, ms: u64, one_way: (u64, u64)) -> Vec<(u64, u64)>
             while next[i] <= now as f64 {
                 next[i] += gap;
                 waiting[i].push_back(now);
-                m.join_line(joined[i]);
+                m.join_line(joined[i], 1.0);
                 joined[i] += 1;
             }
             while let Some(&since) = waiting[i].front() {

@@ -24,22 +24,29 @@ use std::task::Waker;
 /// The waiting requests of one group, by place.
 #[derive(Debug, Default)]
 pub struct QuotaLine {
-    /// Each place and the waker of its request while it waits for its turn.
-    places: BTreeMap<u64, Option<Waker>>,
+    /// Each place, its request's cost (CU) and its waker while it waits for its turn.
+    places: BTreeMap<u64, (f64, Option<Waker>)>,
+    /// What the waiting requests cost together (CU).
+    cu: f64,
 }
 
 impl QuotaLine {
-    /// A request takes `place` (unique among the waiters: `pool::router::backlog`).
-    pub fn join(&mut self, place: u64) {
-        self.places.entry(place).or_insert(None);
+    /// A request of `cost` CU takes `place` (unique among the waiters: `pool::router::backlog`).
+    pub fn join(&mut self, place: u64, cost: f64) {
+        let cost = if cost.is_finite() { cost.max(0.0) } else { 0.0 };
+        if self.places.insert(place, (cost, None)).is_none() {
+            self.cu += cost;
+        }
     }
 
     /// A request leaves `place`; the new head, if the head left, is woken.
     pub fn leave(&mut self, place: u64) {
         let was_head = self.head() == Some(place);
-        self.places.remove(&place);
+        if let Some((cost, _)) = self.places.remove(&place) {
+            self.cu = if self.places.is_empty() { 0.0 } else { (self.cu - cost).max(0.0) };
+        }
         if was_head {
-            if let Some(waker) = self.places.values_mut().next().and_then(Option::take) {
+            if let Some(waker) = self.places.values_mut().next().and_then(|(_, w)| w.take()) {
                 waker.wake();
             }
         }
@@ -62,7 +69,7 @@ impl QuotaLine {
 
     /// `waker` is woken when `place` becomes the head.
     pub fn wait_turn(&mut self, place: u64, waker: &Waker) {
-        if let Some(slot) = self.places.get_mut(&place) {
+        if let Some((_, slot)) = self.places.get_mut(&place) {
             match slot {
                 Some(w) => w.clone_from(waker),
                 None => *slot = Some(waker.clone()),
@@ -73,6 +80,13 @@ impl QuotaLine {
     /// How many wait.
     pub fn waiting(&self) -> u32 {
         u32::try_from(self.places.len()).unwrap_or(u32::MAX)
+    }
+
+    /// What the waiting requests cost together (CU): the line's length in
+    /// the plan's terms (a 20 CU call behind 35 reads of 1 CU waits for 35
+    /// CU, not for 35 calls like itself).
+    pub fn cu(&self) -> f64 {
+        self.cu
     }
 }
 
@@ -94,9 +108,10 @@ mod tests {
     fn the_oldest_place_is_served_first_and_the_next_is_woken_when_it_leaves() {
         let mut line = QuotaLine::default();
         assert!(!line.ahead_of(None), "an empty line holds nobody");
-        line.join(30);
-        line.join(10);
-        line.join(20);
+        line.join(30, 1.0);
+        line.join(10, 20.0);
+        line.join(20, 1.0);
+        assert_eq!(line.cu(), 22.0);
         assert_eq!(line.head(), Some(10), "by place, not by who joined first");
         assert!(line.ahead_of(None), "a newcomer is behind everyone");
         assert!(line.ahead_of(Some(20)));
@@ -110,7 +125,7 @@ mod tests {
         line.leave(10);
         assert_eq!(second.0.load(Ordering::SeqCst), 1, "the head left: the next one's turn");
         assert_eq!(third.0.load(Ordering::SeqCst), 0);
-        assert_eq!((line.head(), line.waiting()), (Some(20), 1));
+        assert_eq!((line.head(), line.waiting(), line.cu()), (Some(20), 1, 1.0));
         line.leave(20);
         assert_eq!(line.waiting(), 0);
     }

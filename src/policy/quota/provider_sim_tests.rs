@@ -44,7 +44,7 @@ pub(super) fn fleet_beside_provider(plan: f64, demand: f64, ms: u64, one_way: (u
         for i in 0..4 {
             if rng.next_unit() < demand / 20.0 / 1000.0 / 4.0 {
                 waiting[i].push_back(now);
-                members[i].join_line(joined[i]);
+                members[i].join_line(joined[i], 20.0);
                 joined[i] += 1;
             }
             while let Some(&since) = waiting[i].front() {

@@ -53,12 +53,12 @@ fn fleet_starting_on_store(
             let arrivals = if now == 0 { at_start } else { 0 };
             for _ in 0..arrivals {
                 waiting[i].push_back(now);
-                m.join_line(joined[i]);
+                m.join_line(joined[i], 20.0);
                 joined[i] += 1;
             }
             if rng.next_unit() < demand / 20.0 / 1000.0 / 4.0 {
                 waiting[i].push_back(now);
-                m.join_line(joined[i]);
+                m.join_line(joined[i], 20.0);
                 joined[i] += 1;
             }
             while let Some(&since) = waiting[i].front() {

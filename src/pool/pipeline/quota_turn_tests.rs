@@ -17,6 +17,9 @@ use crate::runtime::Transport;
 /// What happened to one call: when it began and ended (ms), and how.
 type Outcome = (u64, u64, Result<(), StopReason>);
 
+/// One call's method, how long it took (ms), and how it ended.
+type Timed = (&'static str, u64, Result<(), StopReason>);
+
 /// On one node whose key pays 10 CU a second (a burst of 10), 10 s
 /// deadlines: 15 reads of 1 CU at once, an 8 CU `eth_getLogs` 10 ms later,
 /// then reads at 9 a second for 10 s. (the 8 CU call, the reads.)
@@ -66,4 +69,35 @@ fn a_large_charge_is_served_in_its_turn_not_starved_by_small_ones() {
     assert_eq!(overtaken, 0, "no read is answered before an older one: {by_start:?}");
     let behind: Vec<_> = reads.iter().filter(|&&(b, e, _)| b > began && e < ended).collect();
     assert!(behind.is_empty(), "no read that came after it is answered before it: {behind:?}");
+}
+
+#[test]
+fn a_large_call_behind_small_ones_is_measured_by_their_cu_not_its_own() {
+    // 30 requests/s of plan, 60 reads of 1 CU at once (30 of them wait), then a 20 CU
+    // `eth_getLogs` with a 30 s deadline. The line ahead of it is 30 CU, a second of the plan;
+    // counted as 30 calls like itself (600 CU, 20 s, twice that past its deadline), it was
+    // refused at once (a new user's run: 13 of 22 such calls) where it is answered in 1–2 s.
+    let mut raw = RawOptions { deadline_ms: Some(30_000.0), ..opts() };
+    raw.pool.quota_groups = vec![("key".to_string(), QuotaConfig { cu_per_second: 30.0, ..QuotaConfig::default() })];
+    let h = harness_with(vec![vec![Slow(MS(20), Box::new(Answer("0x1")))]], raw, |specs| {
+        specs[0].quota_group = Some("key".into());
+        specs[0].costs = vec![("eth_getBalance".to_string(), 1.0), ("eth_getLogs".to_string(), 20.0)];
+    });
+    let call = |at: u64, method: &'static str| {
+        let h = &h;
+        async move {
+            h.rt.sleep(MS(at)).await;
+            let began = h.now_ms();
+            let result = h.pipeline.execute(&h.rt, Call::new(method), |t| h.net.send(&(), t), &|_| {}).await;
+            (method, h.now_ms() - began, result.map(|_| ()).map_err(|f| f.reason))
+        }
+    };
+    let mut tasks: Vec<Pin<Box<dyn Future<Output = Timed> + '_>>> = Vec::new();
+    tasks.extend((0..60).map(|_| Box::pin(call(0, "eth_getBalance")) as _));
+    tasks.push(Box::pin(call(5, "eth_getLogs")));
+    let outcomes = h.rt.block_on(crate::runtime::sim::join_all(tasks)).unwrap();
+    let (_, took, result) = outcomes.iter().find(|(m, _, _)| *m == "eth_getLogs").unwrap();
+    assert_eq!(*result, Ok(()), "the large call is answered, not refused");
+    assert!(*took <= 3_000, "in about the line's 50 CU at 30 a second: {took} ms");
+    assert!(outcomes.iter().all(|(_, _, r)| r.is_ok()), "every read too");
 }

@@ -53,8 +53,11 @@ impl Pipeline {
         deadline: Instant,
     ) -> Result<Option<InLine>, ()> {
         let Some(line) = self.router.borrow_mut().plan_backlog(now, request) else { return Ok(None) };
-        let waiting = line.waiting();
-        if waiting > 0 && line.wait(waiting).is_some_and(|wait| now + wait * 2 > deadline) {
+        // What waits ahead, in the plan's terms, then its own cost: counted as that many calls
+        // like itself, a 20 CU call behind 35 reads of 1 CU was told at once it could not make a
+        // 30 s deadline (a new user's run) where it waited 1–2 s.
+        let ahead = line.waiting_cu() + line.cost;
+        if line.waiting() > 0 && line.wait(ahead).is_some_and(|wait| now + wait * 2 > deadline) {
             return Err(());
         }
         Ok(Some(InLine::join(&line, request.since.unwrap_or(now))))

@@ -38,11 +38,16 @@ impl PlanLine {
         self.groups.iter().map(|g| g.borrow().line()).max().unwrap_or(0)
     }
 
-    /// How long `waiting` requests like this one take to pass.
-    pub fn wait(&self, waiting: u32) -> Option<Duration> {
-        let line = f64::from(waiting) * self.cost;
-        (self.rate.is_finite() && self.rate > 0.0 && line.is_finite())
-            .then(|| Duration::from_secs_f64((line.max(0.0) / self.rate).min(86_400.0)))
+    /// What the requests waiting in this line cost together (CU; of the
+    /// groups, the longest line).
+    pub fn waiting_cu(&self) -> f64 {
+        self.groups.iter().map(|g| g.borrow().line_cu()).fold(0.0, f64::max)
+    }
+
+    /// How long `cu` compute units of the line take to pass at its rate.
+    pub fn wait(&self, cu: f64) -> Option<Duration> {
+        (self.rate.is_finite() && self.rate > 0.0 && cu.is_finite())
+            .then(|| Duration::from_secs_f64((cu.max(0.0) / self.rate).min(86_400.0)))
     }
 }
 
@@ -77,7 +82,7 @@ impl InLine {
         });
         let place = (ms.min((1 << (64 - ORDER_BITS)) - 1) << ORDER_BITS) | order;
         for g in &line.groups {
-            g.borrow_mut().join_line(place);
+            g.borrow_mut().join_line(place, line.cost);
         }
         InLine { groups: line.groups.clone(), place }
     }
