@@ -25,6 +25,10 @@ const options: RelayerOptions = {
   dedup: true, cache: { latestTtlMs: 500, immutableTtlMs: 60000, maxEntries: 100 },
   transactions: { pollIntervalMs: 3000, bumpPercent: 15, feeCeiling: '200000000000', confirmations: 2, rebroadcastEveryPolls: 4, repairGaps: true },
 };
+// `null` leaves an option at its default (the README); an unset environment variable is `undefined`.
+declare const REDIS_URL: string | undefined;
+const defaults: RelayerOptions = { batch: null, fleet: { redis: REDIS_URL } };
+void defaults;
 const endpoint: EndpointConfig = {
   url: 'https://eth-mainnet.g.alchemy.com/v2/key', label: 'alchemy', headers: { 'x-api-key': 'k' }, quotaGroup: 'alchemy',
   weight: 2, priority: 0, methods: { allow: ['eth_call'], deny: ['eth_getLogs'] }, costs: { eth_call: 26 }, maxConcurrency: 8, timeoutMs: 2000,

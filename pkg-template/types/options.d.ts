@@ -232,7 +232,7 @@ export interface RelayerOptions {
    * waits up to that long to gather more (viem's `wait`). `false`: every read alone.
    * @default { maxSize: 100, waitMs: 0 }
    */
-  batch?: boolean | { maxSize?: number; waitMs?: number };
+  batch?: boolean | null | { maxSize?: number; waitMs?: number };
   /** Response cache (`false` disables). @default enabled */
   cache?: boolean | CacheOptions;
   /**
@@ -273,7 +273,7 @@ export interface RelayerOptions {
    * reloaded mid-send gets its nonces back with `resumeTransactions` and finishes them.
    * @default true (budget: { ratio: 0.1, minPerSecond: 2, burst: 20 }, prefix: 'breakwater:', tabs: true, indexedDB: false)
    */
-  fleet?: boolean | { budget?: boolean | RetryBudgetOptions; redis?: string | RedisStoreOptions | RedisClientLike; prefix?: string; tabs?: boolean; indexedDB?: boolean };
+  fleet?: boolean | { budget?: boolean | RetryBudgetOptions; redis?: string | RedisStoreOptions | RedisClientLike | undefined; prefix?: string; tabs?: boolean; indexedDB?: boolean };
   /** Defaults of the transaction layer (each call may override them). */
   transactions?: TransactionOptions;
   /**
