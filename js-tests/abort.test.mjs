@@ -55,3 +55,31 @@ test('aborting the first of two identical reads does not fail the second', async
   await assert.rejects(first, /first caller left/);
   assert.equal(await second, '0x2a');
 });
+
+test('fifty calls in flight on one signal add one listener to it, and one abort ends them all', async () => {
+  // Node warns of a possible leak past ten listeners on one signal: a new user saw the warning from
+  // six concurrent calls sharing a page's signal (each call and each HTTP exchange added one).
+  const a = await node([{ hang: true }]);
+  const relayer = new FaultTolerantRelayer([a.url], { attemptTimeoutMs: 60000, batch: false });
+  const warnings = [];
+  const onWarning = (w) => warnings.push(w);
+  process.on('warning', onWarning);
+  try {
+    const controller = new AbortController();
+    const calls = Array.from({ length: 50 }, (_, i) =>
+      relayer.request({ method: 'eth_getBalance', params: [`0x${String(i).padStart(40, '0')}`, 'latest'] }, { signal: controller.signal }));
+    while (a.count() < 1) await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 50)); // the others in flight or queued
+    const listeners = (await import('node:events')).getEventListeners(controller.signal, 'abort');
+    assert.equal(listeners.length, 1, `one listener on the caller's signal: ${listeners.length}`);
+    const reason = new Error('page left');
+    controller.abort(reason);
+    const settled = await Promise.allSettled(calls);
+    assert.ok(settled.every((s) => s.status === 'rejected' && s.reason === reason), 'every call ends with the reason');
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message), []);
+  } finally {
+    process.off('warning', onWarning);
+    relayer.close();
+  }
+});

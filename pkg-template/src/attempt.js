@@ -6,21 +6,10 @@ import { TransportError } from './errors.js';
 import { engineCall } from './descriptors.js';
 import { abortable, invalid } from './calls.js';
 import { observe } from './observe.js';
+import { onAbort } from './abort-watch.js';
 
-// close() reaches every attempt in flight through one listener on the relayer's signal, not one per
-// attempt: Node warns of a possible leak past ten listeners on one signal (eleven operations at once).
-const closeWatchers = new WeakMap();
-function whenClosed(closer, fn) {
-  let watchers = closeWatchers.get(closer);
-  if (!watchers) {
-    const all = new Set();
-    watchers = all;
-    closeWatchers.set(closer, all);
-    closer.addEventListener('abort', () => { for (const w of [...all]) w(); all.clear(); }, { once: true });
-  }
-  watchers.add(fn);
-  return () => watchers.delete(fn);
-}
+// close() reaches every attempt in flight through one listener on the relayer's signal, and the
+// caller's signal likewise (`onAbort`): Node warns of a possible leak past ten listeners on one signal.
 
 /**
  * One attempt of an executeRpcWithRetry operation, reported to the engine
@@ -31,7 +20,7 @@ function whenClosed(closer, fn) {
 export async function runAttempt(engine, op, endpoint, index, attemptNumber, timeoutMs, outer, wrap, closer) {
   const controller = new AbortController();
   const forward = () => controller.abort(outer.reason);
-  if (outer) outer.addEventListener('abort', forward, { once: true });
+  const unforward = outer ? onAbort(outer, forward) : () => {};
   let timer;
   let unwatch = () => {};
   const timedOut = new Promise((resolve) => {
@@ -41,7 +30,7 @@ export async function runAttempt(engine, op, endpoint, index, attemptNumber, tim
       resolve({ ok: false, error: closer.reason, observation: { transport: 'aborted' } });
     };
     if (closer.aborted) onClose();
-    else unwatch = whenClosed(closer, onClose);
+    else unwatch = onAbort(closer, onClose);
     timer = setTimeout(() => {
       const error = new TransportError({ kind: 'transport', code: -32002, transport: 'timeout', endpoint,
         message: `operation timed out after ${timeoutMs} ms on ${endpoint}` });
@@ -70,7 +59,7 @@ export async function runAttempt(engine, op, endpoint, index, attemptNumber, tim
     return await Promise.race([run, timedOut]);
   } finally {
     clearTimeout(timer);
-    if (outer) outer.removeEventListener('abort', forward);
+    unforward();
     unwatch();
   }
 }

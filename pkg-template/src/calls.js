@@ -3,6 +3,7 @@
 // a bad argument, the `{ signal }` option, and a call that ends as soon as
 // its signal aborts.
 
+import { onAbort } from './abort-watch.js';
 import { InvalidRequestError } from './errors.js';
 
 /** An InvalidRequestError for a bad argument (`field` names it). */
@@ -34,8 +35,7 @@ export function abortable(promise, signal) {
   promise.catch(() => {});
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    const unwatch = onAbort(signal, () => reject(signal.reason));
+    promise.then(resolve, reject).finally(unwatch);
   });
 }

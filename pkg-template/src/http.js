@@ -15,6 +15,7 @@
 //   { status, retryAfter, inexact }    a JSON number in it cannot be held exactly by a JS number
 //   { error, timedOut }                fetch or the body read failed
 
+import { onAbort } from './abort-watch.js';
 const utf8 = new TextDecoder();
 
 // A number token that may not survive JSON.parse: 16+ digits (2^53 has 16),
@@ -148,10 +149,10 @@ async function httpExchange(url, headers, maxBytes, body, timeoutMs, signal, con
     timedOut = true;
     controller.abort();
   });
-  const onAbort = () => controller.abort();
+  let unwatch = () => {};
   if (signal) {
     if (signal.aborted) controller.abort();
-    else signal.addEventListener('abort', onAbort, { once: true });
+    else unwatch = onAbort(signal, () => controller.abort());
   }
   try {
     const response = await fetch(url, { method: 'POST', headers, body, signal: controller.signal });
@@ -179,6 +180,6 @@ async function httpExchange(url, headers, maxBytes, body, timeoutMs, signal, con
     return { error, timedOut };
   } finally {
     clear();
-    if (signal) signal.removeEventListener('abort', onAbort);
+    unwatch();
   }
 }

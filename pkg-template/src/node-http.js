@@ -20,6 +20,7 @@
 // Idle keep-alive sockets never hold the process open (Node's agent unrefs
 // them).
 
+import { onAbort } from './abort-watch.js';
 import http from 'node:http';
 import https from 'node:https';
 import zlib from 'node:zlib';
@@ -101,12 +102,12 @@ function exchange(first, firstHeaders, maxBytes, body, timeoutMs, signal, send) 
   let settled = false;
   let timedOut = false;
   let req = null;
-  let onAbort = null;
+  let unwatch = () => {};
   const finish = (result) => {
     if (settled) return;
     settled = true;
     clear();
-    if (signal && onAbort) signal.removeEventListener('abort', onAbort);
+    unwatch();
     send(result);
   };
   const abort = () => {
@@ -124,8 +125,7 @@ function exchange(first, firstHeaders, maxBytes, body, timeoutMs, signal, send) 
       abort();
       return { abort() {} };
     }
-    onAbort = abort;
-    signal.addEventListener('abort', onAbort, { once: true });
+    unwatch = onAbort(signal, abort);
   }
   const length = Buffer.byteLength(body);
   let hops = 0;
