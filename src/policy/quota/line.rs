@@ -90,6 +90,46 @@ impl QuotaLine {
     }
 }
 
+/// A quota group's line, as the router and the pipeline see it (`pool::router::backlog`).
+impl super::QuotaGroup {
+    /// A request of `cost` CU starts waiting for this group's CU, at `place` (its turn).
+    pub fn join_line(&mut self, place: u64, cost: f64) {
+        self.line.join(place, cost);
+    }
+
+    /// A request stops waiting for this group's CU (served, gone, or held
+    /// by something else): the next one's turn, if it was the head.
+    pub fn leave_line(&mut self, place: u64) {
+        self.line.leave(place);
+    }
+
+    /// Requests waiting for this group's CU now, from every relayer sharing it.
+    pub fn line(&self) -> u32 {
+        self.line.waiting()
+    }
+
+    /// What those requests cost together (CU).
+    pub fn line_cu(&self) -> f64 {
+        self.line.cu()
+    }
+
+    /// Whether a request at `place` (`None`: not waiting) has others ahead
+    /// of it in this group's line: then the CU the group has are theirs.
+    pub fn line_ahead_of(&self, place: Option<u64>) -> bool {
+        self.line.ahead_of(place)
+    }
+
+    /// Whether `place` is this group's head (its turn to take the CU).
+    pub fn line_head_is(&self, place: u64) -> bool {
+        self.line.head() == Some(place)
+    }
+
+    /// `waker` is woken when `place` becomes the head.
+    pub fn wait_turn(&mut self, place: u64, waker: &std::task::Waker) {
+        self.line.wait_turn(place, waker);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
