@@ -43,20 +43,23 @@ impl SpentAlone {
     /// alone in the last window and what a grant could not pay (an ask
     /// that fails loses it, which costs at most one window's caution).
     pub(super) fn take(&mut self, now: Instant) -> f64 {
-        self.forget_before(now);
-        let recent: f64 = self.recent.drain(..).map(|(_, cost)| cost).sum();
-        recent + std::mem::take(&mut self.owed)
+        self.drain_window(now) + std::mem::take(&mut self.owed)
     }
 
     /// A grant put the lease up, `held` CU now held: what was paid alone
     /// in the last window is paid from it first; returns what is left
     /// held (the rest is owed to the store).
     pub(super) fn pay_from(&mut self, now: Instant, held: f64) -> f64 {
-        self.forget_before(now);
-        let spent: f64 = self.recent.drain(..).map(|(_, cost)| cost).sum();
+        let spent = self.drain_window(now);
         let paid = spent.min(held.max(0.0));
         self.owed += spent - paid;
         held - paid
+    }
+
+    /// What was paid alone in the window before `now` (CU), forgotten once read.
+    fn drain_window(&mut self, now: Instant) -> f64 {
+        self.forget_before(now);
+        self.recent.drain(..).map(|(_, cost)| cost).sum()
     }
 
     fn forget_before(&mut self, now: Instant) {
