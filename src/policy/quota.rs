@@ -198,7 +198,7 @@ pub struct QuotaGroup {
     residue_until: Instant,
     /// Until the store first answers (at most until then), the own bucket
     /// runs at [`fleet::COLD_SHARE`] of the plan (`join_fleet`).
-    cold_until: Option<Instant>,
+    cold: Option<fleet::Cold>,
     /// Requests waiting for this group's CU now, from every relayer that
     /// shares it, in turn (`pool::router::backlog`).
     line: QuotaLine,
@@ -266,7 +266,7 @@ impl QuotaGroup {
             was_leased: false,
             alone: None,
             residue_until: Instant::ZERO,
-            cold_until: None,
+            cold: None,
             line: QuotaLine::default(),
         }
     }

@@ -49,10 +49,21 @@ impl TokenBucket {
         }
     }
 
-    /// Empties the bucket at `now` (it refills at its rate from there).
-    pub fn drain(&mut self, now: Instant) {
+    /// Empties the bucket at `now` (it refills at its rate from there);
+    /// returns what it held.
+    pub fn drain(&mut self, now: Instant) -> f64 {
         self.refill(now);
-        self.tokens = 0.0;
+        std::mem::take(&mut self.tokens)
+    }
+
+    /// Puts back `tokens` withheld by a [`drain`](TokenBucket::drain) that
+    /// turned out needless, never above the burst (a negative or NaN amount
+    /// puts nothing back).
+    pub fn give_back(&mut self, now: Instant, tokens: f64) {
+        self.refill(now);
+        if tokens > 0.0 {
+            self.tokens = (self.tokens + tokens).min(self.burst);
+        }
     }
 
     /// Tokens available at `now`.
@@ -110,6 +121,21 @@ mod tests {
         assert_eq!(b.try_take(at(0), 1.0), Err(Duration::from_millis(100)));
         assert!(b.try_take(at(100), 1.0).is_ok());
         assert_eq!(b.try_take(at(100), 3.0), Err(Duration::from_millis(300)));
+    }
+
+    #[test]
+    fn a_drain_says_what_it_held_and_a_give_back_stays_within_the_burst() {
+        let mut b = TokenBucket::new(10.0, 5.0, at(0), true);
+        assert_eq!(b.drain(at(0)), 5.0);
+        b.give_back(at(100), 3.0);
+        assert!((b.available(at(100)) - 4.0).abs() < 1e-9, "1 refilled + 3 given back");
+        b.give_back(at(100), 3.0);
+        assert_eq!(b.available(at(100)), 5.0, "never above the burst");
+        b.drain(at(100));
+        for bad in [-2.0, f64::NAN] {
+            b.give_back(at(100), bad);
+            assert_eq!(b.available(at(100)), 0.0, "{bad} puts nothing back");
+        }
     }
 
     #[test]

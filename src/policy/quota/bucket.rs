@@ -19,8 +19,10 @@ pub trait QuotaBucket {
     fn set_rate(&mut self, now: Instant, rate: f64);
     /// Changes the burst (tokens held are capped to it).
     fn set_burst(&mut self, now: Instant, burst: f64);
-    /// Empties the bucket (it refills at its rate).
-    fn drain(&mut self, now: Instant);
+    /// Empties the bucket (it refills at its rate); returns what it held.
+    fn drain(&mut self, now: Instant) -> f64;
+    /// Puts back `tokens` a [`drain`](QuotaBucket::drain) withheld (up to the burst).
+    fn give_back(&mut self, now: Instant, tokens: f64);
     /// Charges paid elsewhere (a fleet lease) within the last second, in
     /// time order: a bucket that keeps every second counts them, so falling
     /// from a lease does not spend a second's worth on top of what the
@@ -44,8 +46,11 @@ impl QuotaBucket for TokenBucket {
     fn set_burst(&mut self, now: Instant, burst: f64) {
         TokenBucket::set_burst(self, now, burst)
     }
-    fn drain(&mut self, now: Instant) {
+    fn drain(&mut self, now: Instant) -> f64 {
         TokenBucket::drain(self, now)
+    }
+    fn give_back(&mut self, now: Instant, tokens: f64) {
+        TokenBucket::give_back(self, now, tokens)
     }
 }
 
@@ -85,8 +90,11 @@ impl QuotaBucket for WindowedBucket {
     fn set_burst(&mut self, now: Instant, burst: f64) {
         self.bucket.set_burst(now, burst);
     }
-    fn drain(&mut self, now: Instant) {
-        self.bucket.drain(now);
+    fn drain(&mut self, now: Instant) -> f64 {
+        self.bucket.drain(now)
+    }
+    fn give_back(&mut self, now: Instant, tokens: f64) {
+        self.bucket.give_back(now, tokens);
     }
     fn seed(&mut self, charges: &[(Instant, f64)]) {
         for &(at, cost) in charges {

@@ -56,6 +56,19 @@ pub const COLD_SHARE: f64 = 0.25;
 
 use crate::policy::lease::{Lease, LeaseAsk, LeaseGrant, DEFAULT_PERIOD};
 
+/// A member's start in its fleet, before the store's verdict (`join_fleet`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Cold {
+    /// When the cold share ends without a verdict ([`COLD_RESIDUE`] after joining).
+    until: Instant,
+    /// What the own bucket held when joining emptied it: given back if the
+    /// store fails before its first answer (its local policies govern, as
+    /// if it had no store: a relayer beside a Redis refusing connections
+    /// paced its first reads at the plan's rate, 250–540 ms for ten reads
+    /// that took 50–170 ms without a store, a new user's trial).
+    withheld: f64,
+}
+
 /// How a fleet member's group spends (`QuotaGroup::fleet_mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FleetMode {
@@ -86,10 +99,10 @@ impl QuotaGroup {
     pub fn join_fleet(&mut self, now: Instant) {
         if self.lease.is_none() {
             self.lease = Some(Lease::new(DEFAULT_PERIOD));
-            self.bucket.drain(now);
+            let withheld = self.bucket.drain(now);
             if self.config.plan().is_finite() {
                 self.residue_until = self.residue_until.max(now + COLD_RESIDUE);
-                self.cold_until = Some(now + COLD_RESIDUE);
+                self.cold = Some(Cold { until: now + COLD_RESIDUE, withheld });
                 self.bucket.set_rate(now, self.allowed * COLD_SHARE);
             }
         }
@@ -98,10 +111,12 @@ impl QuotaGroup {
     /// The store's verdict (an answer in time, found slow, a failed ask) or
     /// [`COLD_RESIDUE`] passed: the own bucket back at the allowed rate
     /// (unless spending alone at a share).
-    fn end_cold(&mut self, now: Instant) {
-        if self.cold_until.take().is_some() && self.alone.is_none() {
+    fn end_cold(&mut self, now: Instant) -> Option<Cold> {
+        let cold = self.cold.take();
+        if cold.is_some() && self.alone.is_none() {
             self.bucket.set_rate(now, self.allowed);
         }
+        cold
     }
 
     /// Whether the group leases from a fleet store, and whether the lease is up now.
@@ -130,7 +145,7 @@ impl QuotaGroup {
     /// pays for it (the own bucket is not asked), `Ok(false)` when the own
     /// bucket governs (no lease, not up, or an unknown plan).
     pub(super) fn lease_check(&mut self, now: Instant, cost: f64, waits: bool) -> Result<bool, QuotaDenied> {
-        if self.cold_until.is_some_and(|until| now >= until) {
+        if self.cold.is_some_and(|cold| now >= cold.until) {
             self.end_cold(now);
         }
         let limited = self.allowed.is_finite();
@@ -209,7 +224,7 @@ impl QuotaGroup {
     /// line's estimate keeps the whole plan then: the share lasts a few
     /// round trips, and reads turned away for it would fail for nothing).
     pub fn spending_rate(&mut self, now: Instant) -> f64 {
-        let cold = self.cold_until.is_some_and(|until| now < until) && self.alone.is_none();
+        let cold = self.cold.is_some_and(|cold| now < cold.until) && self.alone.is_none();
         let rate = self.serving_rate(now);
         let leased = self.lease.as_mut().is_some_and(|lease| lease.up(now));
         if cold && !leased {
@@ -315,9 +330,15 @@ impl QuotaGroup {
         self.leased_rate = Some(self.allowed);
     }
 
-    /// The store failed an ask: the group's own bucket governs until one succeeds.
+    /// The store failed an ask: the group's own bucket governs until one
+    /// succeeds. Failed before its first answer (down at start), the group
+    /// gets back what joining withheld from its bucket ([`Cold`]).
     pub fn lease_failed(&mut self, now: Instant) {
-        self.end_cold(now);
+        if let Some(cold) = self.end_cold(now) {
+            if self.alone.is_none() {
+                self.bucket.give_back(now, cold.withheld);
+            }
+        }
         if let Some(lease) = self.lease.as_mut() {
             lease.failed(now);
         }

@@ -195,6 +195,27 @@ fn a_store_down_at_start_ends_the_quarter_at_its_first_failure() {
 }
 
 #[test]
+fn a_store_down_at_start_gives_back_the_burst_joining_withheld() {
+    let plan = QuotaConfig { cu_per_second: 100.0, burst: 20.0, ..QuotaConfig::default() };
+    let at_once = |g: &mut QuotaGroup, ms: u64| (0..40).filter(|_| g.charge(at(ms), 1.0).is_ok()).count();
+    let mut alone = QuotaGroup::new(plan, at(0));
+    assert_eq!(at_once(&mut alone, 150), 20, "no store: the burst at once");
+    let mut g = QuotaGroup::new(plan, at(0));
+    g.join_fleet(at(0));
+    let _ = g.take_lease_ask();
+    g.lease_failed(at(150)); // refused: the local policies govern, as without a store
+    let paid = at_once(&mut g, 150);
+    assert_eq!(paid, 20, "the burst given back, not refilled at the plan's rate: {paid}");
+    // A store that answered first keeps the burst withheld when it later fails.
+    let mut answered = QuotaGroup::new(plan, at(0));
+    answered.join_fleet(at(0));
+    let ask = answered.lease_ask_now(at(0)).expect("an ask");
+    answered.lease_granted(at(20), ask.want, grant(ask.want, 25.0));
+    answered.lease_failed(at(150));
+    assert!(at_once(&mut answered, 150) < 20, "no second burst after a lease");
+}
+
+#[test]
 fn a_store_that_never_answers_ends_the_quarter_after_the_cold_residue() {
     let plan = QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() };
     let mut g = QuotaGroup::new(plan, at(0));
