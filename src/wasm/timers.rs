@@ -69,7 +69,7 @@ impl Wheel {
         if self.armed.as_ref().is_some_and(|(at, _)| *at <= deadline) {
             return;
         }
-        let ms = (deadline.saturating_sub(now) as f64 / 1000.0).ceil().clamp(1.0, i32::MAX as f64);
+        let ms = crate::policy::bound((deadline.saturating_sub(now) as f64 / 1000.0).ceil(), 1.0, i32::MAX as f64);
         self.armed = Some((deadline, Timeout::new(ms as u32, fire)));
     }
 }

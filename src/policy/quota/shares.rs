@@ -73,7 +73,7 @@ pub(super) fn share_of_fleet(own: f64, fleet: f64, floor: f64) -> f64 {
     if !(own > 0.0 && fleet > 0.0) {
         return 1.0;
     }
-    (own / fleet).max(floor).clamp(0.0, 1.0)
+    crate::policy::bound((own / fleet).max(floor), 0.0, 1.0)
 }
 
 #[cfg(test)]

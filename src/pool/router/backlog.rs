@@ -180,6 +180,6 @@ pub fn in_turn(group: &SharedGroup, req: &RouteRequest<'_>, cost: f64, now: Inst
         return Ok(());
     }
     let rate = quota.serving_rate(now);
-    let refill = if rate.is_finite() && rate > 0.0 { (cost / rate).clamp(0.001, 1.0) } else { 0.1 };
+    let refill = if rate.is_finite() && rate > 0.0 { crate::policy::bound(cost / rate, 0.001, 1.0) } else { 0.1 };
     Err(QuotaDenied::Exhausted(Duration::from_secs_f64(refill)))
 }
