@@ -271,7 +271,8 @@ impl QuotaGroup {
         }
     }
 
-    /// Whether `cost` could be charged now, without charging.
+    /// Whether `cost` could be charged now, without charging, out of turn
+    /// (a probe's check; a request checks in turn: `check_in_turn`).
     pub fn check(&mut self, now: Instant, cost: f64) -> Result<(), QuotaDenied> {
         self.check_as(now, cost, true)
     }

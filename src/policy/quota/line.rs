@@ -21,6 +21,9 @@
 use std::collections::BTreeMap;
 use std::task::Waker;
 
+use super::QuotaDenied;
+use crate::time::Instant;
+
 /// The waiting requests of one group, by place.
 #[derive(Debug, Default)]
 pub struct QuotaLine {
@@ -119,6 +122,34 @@ impl super::QuotaGroup {
         self.line.ahead_of(place)
     }
 
+    /// [`check`](QuotaGroup::check) for a request at `place` in this
+    /// group's line (`None`: not in it, so behind all of it). The CU the
+    /// group has are for the requests waiting, oldest first: one with
+    /// others ahead is told to wait a refill of its `cost`, and is woken
+    /// when its turn comes (`router::backlog::InLine::turn`). A plain
+    /// `check` is out of turn: for probes, which go before the line on
+    /// purpose (an outage's early probe, a capacity probe).
+    pub fn check_in_turn(&mut self, now: Instant, cost: f64, place: Option<u64>) -> Result<(), QuotaDenied> {
+        self.check(now, cost)?;
+        self.turn(now, cost, place)
+    }
+
+    /// [`check_quietly`](QuotaGroup::check_quietly), in turn as
+    /// [`check_in_turn`](QuotaGroup::check_in_turn).
+    pub fn check_quietly_in_turn(&mut self, now: Instant, cost: f64, place: Option<u64>) -> Result<(), QuotaDenied> {
+        self.check_quietly(now, cost)?;
+        self.turn(now, cost, place)
+    }
+
+    fn turn(&mut self, now: Instant, cost: f64, place: Option<u64>) -> Result<(), QuotaDenied> {
+        if !self.line.ahead_of(place) {
+            return Ok(());
+        }
+        let rate = self.serving_rate(now);
+        let refill = if rate.is_finite() && rate > 0.0 { crate::policy::bound(cost / rate, 0.001, 1.0) } else { 0.1 };
+        Err(QuotaDenied::Exhausted(std::time::Duration::from_secs_f64(refill)))
+    }
+
     /// Whether `place` is this group's head (its turn to take the CU).
     pub fn line_head_is(&self, place: u64) -> bool {
         self.line.head() == Some(place)
@@ -142,6 +173,28 @@ mod tests {
         fn wake(self: Arc<Self>) {
             self.0.fetch_add(1, Ordering::SeqCst);
         }
+    }
+
+    #[test]
+    fn a_check_in_turn_leaves_the_groups_cu_to_the_requests_ahead() {
+        use crate::policy::quota::{QuotaConfig, QuotaGroup};
+        use crate::time::at;
+        let plan = QuotaConfig { cu_per_second: 10.0, ..QuotaConfig::default() };
+        let mut g = QuotaGroup::new(plan, at(0));
+        assert_eq!(g.check_in_turn(at(0), 1.0, None), Ok(()), "nobody waiting: as a plain check");
+        g.join_line(10, 1.0);
+        g.join_line(20, 1.0);
+        assert_eq!(g.check_in_turn(at(0), 1.0, Some(10)), Ok(()), "the head's turn");
+        let behind = g.check_in_turn(at(0), 2.0, Some(20));
+        assert!(
+            matches!(behind, Err(QuotaDenied::Exhausted(wait)) if wait.as_millis() == 200),
+            "a refill of its cost: {behind:?}"
+        );
+        assert!(g.check_quietly_in_turn(at(0), 1.0, None).is_err(), "not in the line: behind all of it");
+        assert_eq!(g.check(at(0), 1.0), Ok(()), "a probe checks out of turn");
+        g.leave_line(10);
+        g.leave_line(20);
+        assert_eq!(g.check_in_turn(at(0), 1.0, None), Ok(()));
     }
 
     #[test]

@@ -150,8 +150,7 @@ impl Router {
             let cost = self.attempt_cost(i, req, self.would_check_chain(i, now));
             cheapest = cheapest.min(self.attempt_cost(i, req, false));
             let group = self.endpoints[i].group;
-            let verdict = self.groups[group].quota.borrow_mut().check(now, cost);
-            let verdict = verdict.and_then(|()| in_turn(&self.groups[group].quota, req, cost, now));
+            let verdict = self.groups[group].quota.borrow_mut().check_in_turn(now, cost, req.place);
             if !matches!(verdict, Err(QuotaDenied::Exhausted(_))) {
                 return None;
             }
@@ -167,19 +166,4 @@ impl Router {
             rate,
         })
     }
-}
-
-/// A plan's yes for `req` on `group`, in turn: the CU a group has
-/// are for the requests waiting in its line, oldest first, so one with
-/// others ahead of it (`RouteRequest::place`; a request not in the
-/// line is behind all of it) is told to wait a refill of its `cost`,
-/// and is woken when its turn comes (`InLine::turn`).
-pub fn in_turn(group: &SharedGroup, req: &RouteRequest<'_>, cost: f64, now: Instant) -> Result<(), QuotaDenied> {
-    let mut quota = group.borrow_mut();
-    if !quota.line_ahead_of(req.place) {
-        return Ok(());
-    }
-    let rate = quota.serving_rate(now);
-    let refill = if rate.is_finite() && rate > 0.0 { crate::policy::bound(cost / rate, 0.001, 1.0) } else { 0.1 };
-    Err(QuotaDenied::Exhausted(Duration::from_secs_f64(refill)))
 }

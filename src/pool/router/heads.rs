@@ -163,9 +163,8 @@ impl Router {
                 // Quietly: a poll the plan cannot pay now is skipped, never waited for, so it
                 // sizes no lease ask (a 10 CU `eth_blockNumber` among 1-request reads did: every
                 // grant all-or-nothing 10, and a fleet's reads turned away).
-                && self.groups[ep.group].quota.borrow_mut().check_quietly(now, cost).is_ok()
-                // Nor taken from requests waiting for the plan (it is background).
-                && !self.groups[ep.group].quota.borrow().line_ahead_of(None);
+                // Nor taken from requests waiting for the plan (it is background: not in the line).
+                && self.groups[ep.group].quota.borrow_mut().check_quietly_in_turn(now, cost, None).is_ok();
             if let Some(r) = free.then(|| self.reserve(i, now, &req, false)).flatten() {
                 polls.push(r);
             }

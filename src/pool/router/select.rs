@@ -3,7 +3,6 @@
 //! take the request, ranked by the strategy, the first reservable one
 //! reserved.
 
-use super::backlog::in_turn;
 use super::*;
 
 impl Router {
@@ -95,9 +94,12 @@ impl Router {
             // the group is not) is checked quietly: the request waits for the cheaper one.
             let cheapest = group_cheapest[ep.group];
             let mut quota = self.groups[ep.group].quota.borrow_mut();
-            let verdict = if cost > cheapest { quota.check_quietly(now, cost) } else { quota.check(now, cost) };
+            let verdict = if cost > cheapest {
+                quota.check_quietly_in_turn(now, cost, req.place)
+            } else {
+                quota.check_in_turn(now, cost, req.place)
+            };
             drop(quota);
-            let verdict = verdict.and_then(|()| in_turn(&self.groups[ep.group].quota, req, cost, now));
             match verdict {
                 Ok(()) => {}
                 Err(QuotaDenied::Cooling(t)) => {
