@@ -11,6 +11,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
 use super::contract::kind;
+use super::traced::{with_cause, Traced};
 use super::descriptors::{self, Redactor, CODE_DISCONNECTED, CODE_INVALID_PARAMS};
 use super::fetch::{FetchCall, FetchTransport};
 use super::js_runtime::JsRuntime;
@@ -177,7 +178,7 @@ impl Core {
         sends: Option<&str>,
     ) -> Result<SuccessValue<JsValue>, (Failure<JsValue>, Option<JsValue>)> {
         let read = Read { method, key: &call.key, tag, fresh, sends };
-        let traced = Traced::new(self, call);
+        let traced = Traced::new(&self.pipeline, &self.transport, call);
         let emit = |e: PipelineEvent| self.emit(&e, method);
         // A caller that aborted has no answer for identical reads waiting on it.
         let aborted = || call.signal.as_ref().is_some_and(|s| s.aborted());
@@ -378,48 +379,4 @@ impl Transport for Core {
     async fn send(&self, call: &FetchCall, target: AttemptTarget) -> Observation<JsValue> {
         Core::send(self, call, target).await
     }
-}
-
-/// The attempts of one request through the fetch transport, remembering
-/// the foreign error behind each endpoint's last failure (a wrapped
-/// provider's own error, kept as the `cause` of the error reported).
-struct Traced<'a> {
-    core: &'a Core,
-    call: &'a FetchCall,
-    foreign: RefCell<Vec<(usize, JsValue)>>,
-}
-
-impl<'a> Traced<'a> {
-    fn new(core: &'a Core, call: &'a FetchCall) -> Self {
-        Traced { core, call, foreign: RefCell::new(Vec::new()) }
-    }
-
-    /// One attempt; nothing is sent once the relayer is closed.
-    async fn attempt(&self, target: AttemptTarget) -> Observation<JsValue> {
-        if self.core.closed() {
-            return Observation::Transport(TransportFailure::Aborted);
-        }
-        let (observation, error) = self.core.transport.send_traced(self.call, target).await;
-        let mut foreign = self.foreign.borrow_mut();
-        foreign.retain(|(e, _)| *e != target.endpoint);
-        if let Some(error) = error {
-            foreign.push((target.endpoint, error));
-        }
-        observation
-    }
-
-    /// The foreign error behind the failure's reported attempt, if any.
-    fn cause_for(&self, failure: &Failure<JsValue>) -> Option<JsValue> {
-        let reported = failure.last_endpoint();
-        self.foreign.borrow().iter().find(|(e, _)| Some(*e) == reported).map(|(_, error)| error.clone())
-    }
-}
-
-/// A failure descriptor with the wrapped provider's own error attached
-/// (the JS wrapper makes it the `cause` of the innermost error).
-fn with_cause(descriptor: JsValue, cause: Option<JsValue>) -> JsValue {
-    if let Some(cause) = cause {
-        let _ = Reflect::set(&descriptor, &"upstreamError".into(), &cause);
-    }
-    descriptor
 }

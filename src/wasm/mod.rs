@@ -26,7 +26,7 @@ macro_rules! modules_when {
 // coordination, and the node the transaction module calls (`node_bridge`).
 modules_when!(not(feature = "tx-module"):
     batch, core, delivery, fetch, head_poll, news, node_bridge, node_exports, observation, relayer, reply, stats,
-    store, tab_buckets, wire,
+    store, tab_buckets, traced, wire,
 );
 
 // The transaction module (loaded on the first transaction call): the
