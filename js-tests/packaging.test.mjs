@@ -110,3 +110,21 @@ test('publint (strict) and are-the-types-wrong pass on the packed tarball', () =
   const types = execFileSync(bin('attw'), [tarballPath, '--format', 'table-flipped'], { encoding: 'utf8', stdio: 'pipe' });
   assert.match(types, /No problems found/);
 });
+
+test("the web entry hands the wrapper every glue function it calls (named, so a bundle needs no shared chunk before the .wasm)", async () => {
+  const { readFileSync } = await import('node:fs');
+  const src = join(root, 'pkg-template/src');
+  const web = readFileSync(join(src, 'entries/web.js'), 'utf8');
+  const handed = new Set(web.match(/const wasm = \{([^}]*)\}/)[1].split(',').map((s) => s.trim()).filter(Boolean));
+  const glue = readFileSync(join(root, 'pkg/dist/breakwater_rpc.js'), 'utf8');
+  const exported = new Set([...glue.matchAll(/^export (?:class|function) (\w+)/gm)].map((m) => m[1]));
+  const called = new Set();
+  for (const file of readdirSync(src).filter((f) => f.endsWith('.js'))) {
+    const code = readFileSync(join(src, file), 'utf8').split('\n').filter((l) => !/^\s*(\/\/|\*|\/\*)/.test(l)).join('\n');
+    for (const m of code.matchAll(/\bwasm\.(\w+)/g)) if (exported.has(m[1])) called.add(m[1]);
+  }
+  assert.ok(called.has('WasmRelayer') && called.size >= 8, `found the wrapper's calls: ${[...called]}`);
+  const missing = [...called].filter((name) => !handed.has(name));
+  assert.deepEqual(missing, [], 'pkg-template/src/entries/web.js must name these');
+  for (const name of handed) assert.ok(exported.has(name), `${name} is no longer in the glue`);
+});

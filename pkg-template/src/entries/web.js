@@ -3,8 +3,20 @@
 // be made as soon as the import resolves. The glue path is relative to
 // dist/, where scripts/build.mjs puts it (it is not bundled).
 
-import init, * as wasm from './breakwater_rpc.js';
+import init, {
+  WasmRelayer, attachRealmStore, deliverHttp, detachRealmStore, hearRealmNews, realmLeaseFailed,
+  realmLeaseGranted, realmStoreBack, setRealmNewsSink, tabBucketAsk,
+} from './breakwater_rpc.js';
 import { createRelayerClass } from '../relayer.js';
+
+// What the wrapper calls of the glue, named, not as `import * as`: a namespace object makes
+// esbuild put its helper in a chunk shared with the transaction module's, which the page then
+// loads before the .wasm (one more round trip before the first answer). js-tests/web-entry.test.mjs
+// keeps this list complete.
+const wasm = {
+  WasmRelayer, attachRealmStore, deliverHttp, detachRealmStore, hearRealmNews, realmLeaseFailed,
+  realmLeaseGranted, realmStoreBack, setRealmNewsSink, tabBucketAsk,
+};
 
 export * from '../errors.js';
 
