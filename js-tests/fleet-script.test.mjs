@@ -25,16 +25,17 @@ async function store() {
     client,
     bucket,
     /** One ask; resolves with the numbers the script returned. */
-    async ask(member, { want, rate = 100, burst = 50, held = 0, hold = 2000, least = 1, released, demand, alone }) {
-      const tail = demand === undefined && alone === undefined ? [] : [String(demand ?? -1)];
-      if (alone !== undefined) tail.push(String(alone));
+    async ask(member, { want, rate = 100, burst = 50, held = 0, hold = 2000, least = 1, released, demand, alone, window }) {
+      const tail = demand === undefined && alone === undefined && window === undefined ? [] : [String(demand ?? -1)];
+      if (alone !== undefined || window !== undefined) tail.push(String(alone ?? 0));
+      if (window !== undefined) tail.push(String(window));
       const reply = await client.eval(LEASE_SCRIPT, {
         keys: [bucket(), `${bucket()}:holds`, `${bucket()}:queue`],
         arguments: [want, rate, burst, held, hold, least].map(String).concat(member,
           released === undefined && tail.length === 0 ? [] : [String(released ?? 0)], tail),
       });
-      const [granted, shortMs, fleetRate, share, othersNeed] = reply.map(Number);
-      return { granted, shortMs, fleetRate, share, othersNeed };
+      const [granted, shortMs, fleetRate, share, othersNeed, windowed] = reply.map(Number);
+      return { granted, shortMs, fleetRate, share, othersNeed, windowed };
     },
   };
 }
@@ -246,4 +247,42 @@ test('what a member spent alone is taken from the tokens, even below zero; a rep
   assert.equal(report.granted, 5, 'a report counts its own spending only');
   const [left] = (await s.client.hmGet(s.bucket(), ['tokens'])).map(Number);
   assert.ok(Math.abs(left - 45) < 1, `the report's 5 of 50, nothing more: ${left}`);
+});
+
+test('a plan kept per second: what was spent in the last second and everything held stay within the window', async () => {
+  const s = await store();
+  s.fresh();
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  // A refill fast enough that the window alone binds (policy/fleet_bucket/tests.rs, the same asks).
+  const windowed = { rate: 1000, burst: 100, window: 100 };
+  const first = await s.ask('a', { want: 60, ...windowed });
+  assert.deepEqual([first.granted, first.windowed], [60, 1], 'the window is said to be kept');
+  await sleep(100);
+  // a spent all 60 (it holds none): counted from now, for a second.
+  const second = await s.ask('a', { want: 60, ...windowed });
+  assert.ok(Math.abs(second.granted - 40) < 1e-9, `60 spent + 40 held: the plan (${second.granted})`);
+  assert.ok(second.shortMs >= 950 && second.shortMs <= 1040, `the rest when the 60 leave the window: ${second.shortMs} ms`);
+  await sleep(500);
+  const held = await s.ask('a', { want: 60, ...windowed });
+  assert.equal(held.granted, 0, 'the 60 and the 40 still count');
+  await sleep(second.shortMs - 500 + 30);
+  const later = await s.ask('a', { want: 60, ...windowed });
+  assert.ok(Math.abs(later.granted - 60) < 1e-9, `the 60 left: ${later.granted}`);
+  // What another member holds counts whole; a hold that ends unasked counts as spent when it ends.
+  s.fresh();
+  assert.equal((await s.ask('b', { want: 30, hold: 300, ...windowed })).granted, 30);
+  assert.equal((await s.ask('a', { want: 100, ...windowed })).granted, 50, '70 within the window, 50 its share');
+  s.fresh();
+  assert.equal((await s.ask('b', { want: 30, hold: 300, ...windowed })).granted, 30);
+  await sleep(400);
+  assert.equal((await s.ask('a', { want: 100, ...windowed })).granted, 70, "b's 30 ended unasked: counted as spent");
+  // No window (token-bucket terms, or a member of an older version): the tokens alone, and not said kept.
+  s.fresh();
+  const plain = { rate: 1000, burst: 100 };
+  assert.equal((await s.ask('a', { want: 60, ...plain })).granted, 60);
+  await sleep(100);
+  const again = await s.ask('a', { want: 60, ...plain });
+  assert.deepEqual([again.granted, again.windowed], [60, 0]);
+  const slots = await s.client.hGet(s.bucket(), 'win');
+  assert.ok(slots === '' || slots === null || slots.split(',').length <= 51, `the window keeps a second at most: ${slots}`);
 });

@@ -263,7 +263,7 @@ function redisStore(wasm, news, txModule, { prefix, client: given, options }, re
     if (!closed && beforeFirst && !(client && client.isReady)) return void beforeFirst.set(key, { at: Date.now(), args });
     sendAsk(...args);
   });
-  function sendAsk(key, want, rate, burst, held, holdMs, least, released = 0, demand = -1, alone = 0) {
+  function sendAsk(key, want, rate, burst, held, holdMs, least, released = 0, demand = -1, alone = 0, window = 0) {
     if (closed || !client || !client.isReady || busy(key)) return failLater(key);
     const started = Date.now();
     asking.set(key, started);
@@ -271,9 +271,11 @@ function redisStore(wasm, news, txModule, { prefix, client: given, options }, re
     const bucket = `${prefix}q:{${key}}`;
     const ask = runLease(client, {
       keys: [bucket, `${bucket}:holds`, `${bucket}:queue`],
-      // ARGV[9] the need (-1: unsaid), ARGV[10] what was spent alone, sent only when some was.
+      // ARGV[9] the need (-1: unsaid), ARGV[10] what was spent alone, ARGV[11] the one-second
+      // window, each sent only when it or one after it says something.
       arguments: [want, rate, burst, held, holdMs, least].map(String).concat(from, String(released))
-        .concat(demand >= 0 || alone > 0 ? [String(demand)] : [], alone > 0 ? [String(alone)] : []),
+        .concat(demand >= 0 || alone > 0 || window > 0 ? [String(demand)] : [],
+          alone > 0 || window > 0 ? [String(alone)] : [], window > 0 ? [String(window)] : []),
     });
     // A store that keeps its connection but stops answering (a paused or overloaded Redis) sends
     // no 'error': an ask unanswered for SILENT_MS is the sign, told as `fleetStore` down; the next
@@ -288,8 +290,8 @@ function redisStore(wasm, news, txModule, { prefix, client: given, options }, re
       (reply) => {
         heard();
         done();
-        const [granted, shortMs, fleetRate, share, othersNeed] = Array.isArray(reply) ? reply.map(Number) : [NaN, NaN, NaN, NaN, NaN];
-        wasm.realmLeaseGranted(key, want, granted, shortMs, fleetRate, share, othersNeed);
+        const [granted, shortMs, fleetRate, share, othersNeed, windowed] = Array.isArray(reply) ? reply.map(Number) : [NaN, NaN, NaN, NaN, NaN];
+        wasm.realmLeaseGranted(key, want, granted, shortMs, fleetRate, share, othersNeed, windowed);
       },
       () => {
         clearTimeout(silent);

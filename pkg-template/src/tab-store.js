@@ -46,26 +46,28 @@ export function tabStore(wasm) {
   let nextId = 0;
   const pending = new Map(); // group key -> the ask out at the leader: { id, want, numbers }
 
-  // `demand`: what the asking tab needs (CU/s), and `alone`: what it spent alone in the last
-  // second (CU), numbers apart from `numbers` (a leader of an earlier version reads six or seven
-  // of those, and ignores them).
-  const serve = (key, member, numbers, demand, alone) => {
+  // `demand`: what the asking tab needs (CU/s), `alone`: what it spent alone in the last
+  // second (CU), and `window`: the most the tabs may send in one second (CU), numbers apart from
+  // `numbers` (a leader of an earlier version reads six or seven of those, and ignores them).
+  const serve = (key, member, numbers, demand, alone, window) => {
     const need = typeof demand === 'number' ? demand : undefined;
     const spent = typeof alone === 'number' ? alone : undefined;
-    const reply = wasm.tabBucketAsk(key, member, Float64Array.from(numbers), need, spent);
-    return reply.length === 5 ? Array.from(reply) : null;
+    const second = typeof window === 'number' ? window : undefined;
+    const reply = wasm.tabBucketAsk(key, member, Float64Array.from(numbers), need, spent, second);
+    return reply.length >= 5 ? Array.from(reply) : null;
   };
-  // A leader of an earlier version answers four numbers: the others' need is then unknown.
+  // A leader of an earlier version answers four or five numbers: the others' need is then
+  // unknown, and no window was kept.
   const answer = (key, want, reply) => {
     if (closed) return;
-    if (reply) wasm.realmLeaseGranted(key, want, reply[0], reply[1], reply[2], reply[3], reply[4] ?? -1);
+    if (reply) wasm.realmLeaseGranted(key, want, reply[0], reply[1], reply[2], reply[3], reply[4] ?? -1, reply[5] ?? 0);
     else wasm.realmLeaseFailed(key);
   };
 
   channel.onmessage = ({ data }) => {
     if (closed || data === null || typeof data !== 'object' || data.v !== VERSION) return;
     if (leader && isAsk(data)) {
-      const r = serve(data.key, data.from, data.n, data.d, data.a);
+      const r = serve(data.key, data.from, data.n, data.d, data.a, data.w);
       channel.postMessage({ v: VERSION, t: 'grant', to: data.from, id: data.id, key: data.key, r });
     } else if (data.to === from && isGrant(data) && pending.get(data.key)?.id === data.id) {
       const { want } = pending.get(data.key);
@@ -74,18 +76,18 @@ export function tabStore(wasm) {
     }
   };
 
-  wasm.attachRealmStore((key, want, rate, burst, held, holdMs, least, released = 0, demand = -1, alone = 0) => {
+  wasm.attachRealmStore((key, want, rate, burst, held, holdMs, least, released = 0, demand = -1, alone = 0, window = 0) => {
     // What is given back goes as a seventh number only when there is some (a leader of an
     // earlier version reads six).
     const numbers = released > 0 ? [want, rate, burst, held, holdMs, least, released] : [want, rate, burst, held, holdMs, least];
     if (closed) return queueMicrotask(() => wasm.realmLeaseFailed(key));
     if (leader) {
-      const reply = serve(key, from, numbers, demand, alone);
+      const reply = serve(key, from, numbers, demand, alone, window);
       return queueMicrotask(() => answer(key, want, reply));
     }
     nextId += 1;
-    pending.set(key, { id: nextId, want, numbers, demand, alone }); // a later ask replaces one the engine gave up
-    channel.postMessage({ v: VERSION, t: 'ask', from, id: nextId, key, n: numbers, d: demand, a: alone });
+    pending.set(key, { id: nextId, want, numbers, demand, alone, window }); // a later ask replaces one the engine gave up
+    channel.postMessage({ v: VERSION, t: 'ask', from, id: nextId, key, n: numbers, d: demand, a: alone, w: window });
   });
 
   // Queued behind the current leader; granted when it goes. Held until close().
@@ -97,7 +99,7 @@ export function tabStore(wasm) {
     // leader may just have gone) are answered here now, then groups that failed ask again.
     const asked = [...pending];
     pending.clear();
-    for (const [key, { want, numbers, demand, alone }] of asked) answer(key, want, serve(key, from, numbers, demand, alone));
+    for (const [key, { want, numbers, demand, alone, window }] of asked) answer(key, want, serve(key, from, numbers, demand, alone, window));
     wasm.realmStoreBack();
   })).catch(quiet);
 

@@ -16,6 +16,11 @@
 //!     other members' (those holding or reporting), unknown when one said none
 //!   a report (hold 0: spent alone, the store slow): taken from the tokens in
 //!     full (even below 0); the asker holds 0 for REPORT_PRESENCE (still a member)
+//!   a plan kept per second (window > 0): what each member spent since its
+//!     last ask (its hold, less what it holds now and gives back), a hold
+//!     that ended, a report and `alone` count in the last second's spend
+//!     (`window.rs`), and a grant also keeps
+//!       spent in the last second + others + held + granted ≤ window
 //!   a shortage queues: tokens are kept for the short members ahead of the
 //!   asker: those granted less in the last second or so (of two alike, the
 //!   one queued first), so
@@ -40,6 +45,9 @@ use std::time::Duration;
 
 use super::lease::{LeaseAsk, LeaseGrant};
 use crate::time::Instant;
+
+mod window;
+pub use window::SpentWindow;
 
 /// One member's hold: what it may still spend, until when.
 #[derive(Clone, Copy, Debug)]
@@ -106,12 +114,18 @@ pub struct FleetBucket {
     holds: Vec<Hold>,
     /// Oldest first.
     claims: Vec<Claim>,
+    /// What the members spent in the last second, as far as it learned (`window.rs`).
+    spent_lately: SpentWindow,
 }
 
 impl FleetBucket {
     /// One ask of `member` at `now`.
     pub fn ask(&mut self, now: Instant, member: u64, ask: LeaseAsk) -> LeaseGrant {
         let dt_ms = self.at.map_or(0.0, |at| now.saturating_since(at).as_secs_f64() * 1000.0);
+        // A hold that ended unasked may have been spent to its end: counted so.
+        for h in self.holds.iter().filter(|h| h.until <= now) {
+            self.spent_lately.add(h.until, h.amount);
+        }
         self.holds.retain(|h| h.until > now);
         let served = |holds: &[Hold], m: u64| holds.iter().find(|h| h.member == m).map_or(0.0, |h| h.served(now));
         let mine = served(&self.holds, member);
@@ -127,6 +141,8 @@ impl FleetBucket {
         let others_demand = others_demand.is_finite().then_some(others_demand);
         let demand = if ask.demand.is_finite() && ask.demand >= 0.0 { ask.demand } else { f64::NAN };
         let held = if ask.held.is_finite() { ask.held.max(0.0) } else { 0.0 };
+        // What the asker spent since its last ask: its hold, less what it holds and gives back.
+        self.spent_lately.add(now, its_hold - held - released);
         // What the asker spent alone in the last second: still in the provider's window.
         let alone =
             if ask.alone.is_finite() && !ask.hold.is_zero() && ask.rate > 0.0 { ask.alone.max(0.0) } else { 0.0 };
@@ -136,6 +152,7 @@ impl FleetBucket {
             // still leasing wait for what it spent, and the fleet's rate counts it.
             let tokens = self.tokens.unwrap_or(ask.burst) + dt_ms * ask.rate / 1000.0;
             self.tokens = Some(tokens.min((ask.burst - others).max(0.0)) - ask.want.max(0.0));
+            self.spent_lately.add(now, ask.want);
             let share = ask.burst / (self.holds.len() + 1) as f64;
             // It holds nothing, but it is a member: counted among the members for
             // REPORT_PRESENCE, so each one's share says how many spend (`Lease::members`).
@@ -150,6 +167,12 @@ impl FleetBucket {
             // Taken from the tokens whatever they are (even below zero, as a report): a bucket that
             // starts full would otherwise pay its burst on top of what the members spent alone.
             let tokens = uncapped.min(cap) - alone;
+            self.spent_lately.add(now, alone);
+            // A plan kept per second: room within the window too (`window.rs`).
+            let windowed = ask.window.is_finite() && ask.window > 0.0;
+            let recent = self.spent_lately.total(now);
+            let within = if windowed { ask.window - recent - others - held } else { f64::INFINITY };
+            let avail = tokens.min(within);
             let share = ask.burst / (self.holds.len() + 1) as f64;
             let room = (share.max(ask.least) - held).max(0.0);
             let target = ask.want.min(room);
@@ -171,14 +194,22 @@ impl FleetBucket {
             // A full bucket waits for nobody: held back for claims whose members are not here yet,
             // its refill would be lost (six processes on a 100 CU/s plan were granted 52 CU/s of
             // 74, the line's turns promised to members that came back later than the bucket filled).
-            let ahead = if uncapped >= cap && tokens >= target && target > 0.0 { 0.0 } else { ahead };
-            let room = tokens - ahead;
+            // (The window's room is not a refill that would be lost: it waits for the queue.)
+            let full = uncapped >= cap && tokens <= within;
+            let ahead = if full && avail >= target && target > 0.0 { 0.0 } else { ahead };
+            let room = avail - ahead;
             let granted = if room >= target || held + room >= ask.least { target.min(room).max(0.0) } else { 0.0 };
             let left = tokens - granted;
             self.tokens = Some(left);
             let missing = target - granted;
-            let short =
-                if missing > 0.0 { ((ahead + missing - left).max(0.0) * 1000.0 / ask.rate).ceil() } else { 0.0 };
+            let short = if missing > 0.0 {
+                let refill = ((ahead + missing - left).max(0.0) * 1000.0 / ask.rate).ceil();
+                let frees =
+                    if windowed { self.spent_lately.frees_in(now, ahead + missing - (within - granted)) } else { 0.0 };
+                refill.max(frees)
+            } else {
+                0.0
+            };
             let until = now + Duration::from_secs_f64(short / 1000.0) + CLAIM_GRACE;
             match (place, missing > 0.0) {
                 (Some(i), true) => self.claims[i] = Claim { member, amount: missing, until },
@@ -200,6 +231,7 @@ impl FleetBucket {
             (ask.want, 0.0, 0.0)
         };
         self.spent = self.spent * (-dt_ms / 10_000.0).exp() + granted + alone;
+        self.spent_lately.total(now); // older slots dropped: it never grows past a second's
         self.at = Some(now);
         let age = now.saturating_since(*self.born.get_or_insert(now));
         LeaseGrant {
@@ -208,6 +240,8 @@ impl FleetBucket {
             fleet_rate: fleet_rate(self.spent, age),
             share: if share > 0.0 { share } else { f64::INFINITY },
             others_demand,
+            // Kept for a plan's grants (not a report, not an unknown plan): the asker may refill at its plan.
+            windowed: ask.window.is_finite() && ask.window > 0.0 && ask.rate > 0.0,
         }
     }
 

@@ -149,6 +149,10 @@ pub struct Lease {
     reporting: Option<f64>,
     /// Charges paid alone lately (the lease not up), for the next ask.
     alone: SpentAlone,
+    /// Whether the store's last answer kept the ask's one-second window
+    /// (`LeaseGrant::windowed`): only then is its bucket asked to refill at
+    /// the whole plan.
+    windowed: bool,
 }
 
 impl Lease {
@@ -178,6 +182,7 @@ impl Lease {
             unreported: 0.0,
             reporting: None,
             alone: SpentAlone::default(),
+            windowed: false,
         }
     }
 
@@ -273,6 +278,7 @@ impl Lease {
         self.fleet_rate = grant.fleet_rate.max(0.0);
         self.share = if grant.share > 0.0 { grant.share } else { f64::INFINITY };
         self.others_demand = grant.others_demand;
+        self.windowed = grant.windowed;
         self.short = grant.granted < want;
         if self.short {
             self.short_until = now + grant.short_for.min(self.period);

@@ -20,7 +20,7 @@ thread_local! {
 }
 
 /// Attaches the fleet store: `ask(key, want, rate, burst, held, holdMs,
-/// least, released, demand, alone)` is called for each lease ask and must answer later (never from inside the call)
+/// least, released, demand, alone, window)` is called for each lease ask and must answer later (never from inside the call)
 /// through `realmLeaseGranted` or `realmLeaseFailed`. Groups of relayers
 /// created from now on lease from it.
 #[wasm_bindgen(js_name = attachRealmStore)]
@@ -58,9 +58,12 @@ fn send(asks: Vec<(u64, LeaseAsk)>) {
 
 /// The store answered the ask for `want` CU of the group under `key`
 /// (`share`: the most one member may hold, 0 for no bound; `others_demand`:
-/// what the other members need, −1 or absent when unknown); an answer that
+/// what the other members need, −1 or absent when unknown; `windowed`: 1
+/// when the store kept the ask's one-second window, absent from an older
+/// store); an answer that
 /// makes no sense counts as a failure. `true` when a group of this realm took it.
 #[wasm_bindgen(js_name = realmLeaseGranted)]
+#[allow(clippy::too_many_arguments)] // the store's answer, number by number: no array to build per lease
 pub fn realm_lease_granted(
     key: &str,
     want: f64,
@@ -69,11 +72,13 @@ pub fn realm_lease_granted(
     fleet_rate: f64,
     share: f64,
     others_demand: Option<f64>,
+    windowed: Option<f64>,
 ) -> bool {
     let Some(key) = read_key(key) else { return false };
     let now = JsRuntime.now();
     let others_demand = others_demand.unwrap_or(f64::NAN);
-    with_realm(|realm| match LeaseGrant::read(want, granted, short_for_ms, fleet_rate, share, others_demand) {
+    let windowed = windowed.unwrap_or(0.0);
+    with_realm(|realm| match LeaseGrant::read(want, granted, short_for_ms, fleet_rate, share, others_demand, windowed) {
         Some(grant) => realm.lease_granted(key, now, want, grant),
         None => realm.lease_failed(key, now),
     })
@@ -93,7 +98,7 @@ pub(super) fn ask(group: u64, ask: &LeaseAsk) {
     };
     let hold_ms = ask.hold.as_secs_f64() * 1000.0;
     let args = Array::of4(&format!("{group:016x}").into(), &ask.want.into(), &ask.rate.into(), &ask.burst.into());
-    for extra in [ask.held, hold_ms, ask.least, ask.released, ask.demand, ask.alone] {
+    for extra in [ask.held, hold_ms, ask.least, ask.released, ask.demand, ask.alone, ask.window] {
         args.push(&extra.into());
     }
     if store.apply(&JsValue::UNDEFINED, &args).is_err() {

@@ -24,13 +24,22 @@ const LONGEST_HOLD_MS: f64 = 60_000.0;
 /// burst, held, hold (ms), least and (when some is given back) released,
 /// as the engine made them; `demand` what the tab needs (CU/s; absent from
 /// a tab of an earlier version), `alone` what it spent alone in the last
-/// second (CU, `LeaseAsk::alone`; absent likewise). Returns granted, ms until the rest could
-/// be, the fleet's rate, the share (0: no bound) and what the other tabs
-/// need (−1: unknown), or nothing for an ask that makes no sense (any
+/// second (CU, `LeaseAsk::alone`; absent likewise), `window` the most the
+/// tabs may send in one second (CU, `LeaseAsk::window`; absent or 0: none).
+/// Returns granted, ms until the rest could
+/// be, the fleet's rate, the share (0: no bound), what the other tabs
+/// need (−1: unknown) and 1 when the window was kept, or nothing for an ask that makes no sense (any
 /// number missing, negative or not finite): the asking tab counts that as
 /// a failed ask, never as quota.
 #[wasm_bindgen(js_name = tabBucketAsk)]
-pub fn tab_bucket_ask(key: &str, member: &str, numbers: &[f64], demand: Option<f64>, alone: Option<f64>) -> Vec<f64> {
+pub fn tab_bucket_ask(
+    key: &str,
+    member: &str,
+    numbers: &[f64],
+    demand: Option<f64>,
+    alone: Option<f64>,
+    window: Option<f64>,
+) -> Vec<f64> {
     // A seventh number, what the tab gives back of its hold, comes only when it gives some.
     let (&[want, rate, burst, held, hold_ms, least], released) = (match numbers {
         [six @ .., released] if numbers.len() == 7 => (six, *released),
@@ -45,8 +54,17 @@ pub fn tab_bucket_ask(key: &str, member: &str, numbers: &[f64], demand: Option<f
     // An unsaid or senseless need is unknown (the bucket then answers "unknown" to the others).
     let demand = demand.filter(|d| d.is_finite() && *d >= 0.0).unwrap_or(f64::NAN);
     let alone = alone.filter(|a| a.is_finite() && *a >= 0.0).unwrap_or(0.0);
-    let ask = LeaseAsk { want, rate, burst, held, hold, least, released, demand, alone };
+    let window = window.filter(|w| w.is_finite() && *w > 0.0).unwrap_or(0.0);
+    let ask = LeaseAsk { want, rate, burst, held, hold, least, released, demand, alone, window };
     let grant = BUCKETS.with(|b| b.borrow_mut().ask(JsRuntime.now(), key, member, ask));
     let share = if grant.share.is_finite() { grant.share } else { 0.0 };
-    vec![grant.granted, grant.short_for.as_secs_f64() * 1000.0, grant.fleet_rate, share, grant.others_demand.unwrap_or(-1.0)]
+    let windowed = if grant.windowed { 1.0 } else { 0.0 };
+    vec![
+        grant.granted,
+        grant.short_for.as_secs_f64() * 1000.0,
+        grant.fleet_rate,
+        share,
+        grant.others_demand.unwrap_or(-1.0),
+        windowed,
+    ]
 }

@@ -30,6 +30,7 @@ fn served(round_trips_ms: [u64; 4], ms: u64) -> [f64; 4] {
                 released: 0.0,
                 demand: 0.0,
                 alone: 0.0,
+                window: 0.0,
             };
             let grant = bucket.ask(at(now), m as u64, ask);
             got[m] += grant.granted;
@@ -72,6 +73,7 @@ fn the_refill_goes_first_to_the_short_member_granted_less_lately() {
         released: 0.0,
         demand: 0.0,
         alone: 0.0,
+        window: 0.0,
     };
     assert_eq!(bucket.ask(at(0), 1, ask(30.0)).granted, 30.0);
     let first = bucket.ask(at(0), 1, ask(5.0));

@@ -15,6 +15,7 @@ fn ask(want: f64, held: f64) -> LeaseAsk {
         released: 0.0,
         demand: 0.0,
         alone: 0.0,
+        window: 0.0,
     }
 }
 
@@ -327,4 +328,32 @@ fn what_members_spent_alone_is_taken_from_the_tokens_even_below_zero() {
     for weird in [f64::NAN, -5.0, f64::INFINITY] {
         assert_eq!(other.ask(at(0), 4, LeaseAsk { alone: weird, ..ask(1.0, 0.0) }).granted, 1.0, "{weird}");
     }
+}
+
+#[test]
+fn a_plan_kept_per_second_keeps_what_was_spent_in_the_last_second_and_what_is_held_within_it() {
+    // A refill fast enough that the window alone binds.
+    let windowed = |want, held| LeaseAsk { rate: 1000.0, burst: 100.0, window: 100.0, ..ask(want, held) };
+    let mut bucket = FleetBucket::default();
+    assert_eq!(bucket.ask(at(0), 1, windowed(60.0, 0.0)).granted, 60.0);
+    // It spent all 60 by 100 ms (it holds none): counted from then, for a second.
+    let second = bucket.ask(at(100), 1, windowed(60.0, 0.0));
+    assert_eq!(second.granted, 40.0, "60 spent + 40 held: the plan");
+    assert_eq!(second.short_for, Duration::from_millis(1_020), "the rest when the 60 leave the window");
+    assert_eq!(bucket.ask(at(1_100), 1, windowed(60.0, 0.0)).granted, 0.0, "the 60 still count at 1,100");
+    assert_eq!(bucket.ask(at(1_120), 1, windowed(60.0, 0.0)).granted, 60.0, "gone at 1,120: 40 + 60");
+    // What another member holds counts whole; a hold that ends unasked counts as spent when it ends.
+    let mut bucket = FleetBucket::default();
+    let short_hold = LeaseAsk { hold: Duration::from_millis(500), ..windowed(30.0, 0.0) };
+    assert_eq!(bucket.ask(at(0), 2, short_hold).granted, 30.0);
+    assert_eq!(bucket.ask(at(100), 1, windowed(100.0, 0.0)).granted, 50.0, "70 of the window, 50 a share");
+    let mut bucket = FleetBucket::default();
+    assert_eq!(bucket.ask(at(0), 2, short_hold).granted, 30.0);
+    let after = bucket.ask(at(600), 1, windowed(100.0, 0.0));
+    assert_eq!(after.granted, 70.0, "its 30 ended at 500 and count as spent then");
+    // No window (token-bucket terms): the same asks are paid from the tokens alone.
+    let mut bucket = FleetBucket::default();
+    let plain = |want| LeaseAsk { window: 0.0, ..windowed(want, 0.0) };
+    assert_eq!(bucket.ask(at(0), 1, plain(60.0)).granted, 60.0);
+    assert_eq!(bucket.ask(at(100), 1, plain(60.0)).granted, 60.0);
 }

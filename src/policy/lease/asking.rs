@@ -13,7 +13,8 @@ impl Lease {
     /// one period of `recent_rate` (the realm's CU/s), at least a few of
     /// the largest charges; for a known plan, at most the burst and the
     /// share the store last allowed (never below one largest charge).
-    pub fn ask(&mut self, now: Instant, recent_rate: f64, rate: f64, burst: f64) -> Option<LeaseAsk> {
+    /// `window`: the most the fleet may send in one second (0: none; `LeaseAsk::window`).
+    pub fn ask(&mut self, now: Instant, recent_rate: f64, rate: f64, burst: f64, window: f64) -> Option<LeaseAsk> {
         self.expire_ask(now);
         if self.out.is_some() || now < self.retry_at || now < self.short_until {
             return None;
@@ -43,6 +44,7 @@ impl Lease {
         let held = held - released;
         self.out = Some(now);
         let rate = if rate.is_finite() { rate } else { 0.0 };
+        let window = if window.is_finite() && window > 0.0 && rate > 0.0 { window } else { 0.0 };
         if self.slow() {
             // A report of what was spent alone, taken from the bucket and held for no time.
             let want = std::mem::take(&mut self.unreported);
@@ -57,6 +59,7 @@ impl Lease {
                 released: 0.0,
                 demand: self.demand,
                 alone: 0.0,
+                window,
             });
         }
         self.reporting = None;
@@ -70,6 +73,7 @@ impl Lease {
             released,
             demand: self.demand,
             alone: self.alone.take(now),
+            window,
         })
     }
 

@@ -36,6 +36,13 @@ pub struct LeaseAsk {
     /// provider's window still holds it (a new bucket starting full on top
     /// of what four workers had spent alone met a 429 at a fleet's start).
     pub alone: f64,
+    /// The most the fleet may send in any one second (CU), for a plan kept
+    /// per second; 0 for none (token-bucket terms: a configured burst, or
+    /// an unknown plan). The store keeps what it learned was spent in the
+    /// last second plus everything held within it
+    /// (`policy::fleet_bucket::window`), so its bucket may refill at the
+    /// whole plan.
+    pub window: f64,
 }
 
 /// The store's answer to an ask.
@@ -54,6 +61,10 @@ pub struct LeaseGrant {
     /// `demand`s; `None` when one of them said none (an older version) or
     /// the store does not count them.
     pub others_demand: Option<f64>,
+    /// Whether the store kept the ask's one-second window
+    /// (`LeaseAsk::window`). A store of an older version does not say so,
+    /// and its bucket, keeping none, is then asked token-bucket terms.
+    pub windowed: bool,
 }
 
 impl LeaseGrant {
@@ -70,6 +81,7 @@ impl LeaseGrant {
         fleet_rate: f64,
         share: f64,
         others_demand: f64,
+        windowed: f64,
     ) -> Option<LeaseGrant> {
         let sane = |x: f64| x.is_finite() && x >= 0.0;
         // The store prints numbers to 17 significant digits; one that rounds up past
@@ -81,6 +93,6 @@ impl LeaseGrant {
         let short_for = Duration::from_secs_f64(short_for_ms.min(3_600_000.0) / 1000.0);
         let share = if share > 0.0 { share } else { f64::INFINITY };
         let others_demand = sane(others_demand).then_some(others_demand);
-        Some(LeaseGrant { granted, short_for, fleet_rate, share, others_demand })
+        Some(LeaseGrant { granted, short_for, fleet_rate, share, others_demand, windowed: windowed == 1.0 })
     }
 }

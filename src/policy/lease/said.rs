@@ -53,6 +53,11 @@ impl Lease {
         self.short
     }
 
+    /// Whether the store keeps a plan's one-second window, as its last answer said.
+    pub fn store_keeps_window(&self) -> bool {
+        self.windowed
+    }
+
     /// The charge the lease is sized for (CU; `charge_sizes`): large among the recent ones.
     pub fn largest(&self) -> f64 {
         self.largest.large()

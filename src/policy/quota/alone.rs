@@ -205,6 +205,7 @@ mod tests {
             fleet_rate: fleet,
             share: 25.0,
             others_demand: None,
+            windowed: false,
         };
         for ms in (0..20_000).step_by((1000 / cu_per_s) as usize) {
             let _ = g.charge(at(ms), 1.0);
@@ -266,6 +267,7 @@ mod tests {
             fleet_rate: 80.0,
             share: 25.0,
             others_demand: None,
+            windowed: false,
         };
         g.lease_granted(at(t + 2_001), ask.want, grant);
         assert_eq!(g.charge(at(t + 2_002), 1.0), Ok(()));

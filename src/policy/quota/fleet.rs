@@ -175,9 +175,11 @@ impl QuotaGroup {
         if self.ask.is_some() {
             return;
         }
-        let (rate, burst) = self.fleet_terms();
+        let (rate, burst, window) = self.fleet_terms();
         let recent = self.observed_rate(now);
-        let Some(mut ask) = self.lease.as_mut().and_then(|lease| lease.ask(now, recent, rate, burst)) else { return };
+        let Some(mut ask) = self.lease.as_mut().and_then(|lease| lease.ask(now, recent, rate, burst, window)) else {
+            return;
+        };
         // The need goes with each ask (and sets when its answer counts as late), worked out only
         // when an ask goes: this runs at every charge.
         ask.demand = self.demand(recent);
@@ -187,7 +189,7 @@ impl QuotaGroup {
         self.ask = Some(ask);
     }
 
-    /// The terms the fleet's bucket is asked to keep (rate, burst). A plan
+    /// The terms the fleet's bucket is asked to keep (rate, burst, window). A plan
     /// kept in every second (no configured `burst`: `policy::plan_window`)
     /// is kept so fleet-wide: a token bucket lets `burst + rate × T`
     /// through in any span T, so the fleet's bucket runs at
@@ -208,13 +210,23 @@ impl QuotaGroup {
     /// paid from a full bucket: sized for it, the bucket's rate fell to a
     /// fifth of the plan and a page's transaction, polled for its receipt,
     /// never got through.
-    pub(super) fn fleet_terms(&self) -> (f64, f64) {
+    ///
+    /// The third term is the one-second window the store keeps for a plan
+    /// kept per second (0: none): `spent in the last second + everything
+    /// held ≤ window` (`policy::fleet_bucket::window`), so its bucket may
+    /// refill at the whole plan. As token-bucket terms alone (burst + rate
+    /// = the plan) a fleet sustained 80 % of its plan, and four workers at
+    /// 75 % of a key queued for seconds where one relayer alone would not.
+    /// Until the store says it keeps the window (an older version does
+    /// not), the rate asked stays the plan less the burst.
+    pub(super) fn fleet_terms(&self) -> (f64, f64, f64) {
         if self.config.kept_per_second() {
             let largest = self.lease.as_ref().map_or(0.0, Lease::largest);
             let burst = (self.allowed * FLEET_WINDOW_BURST).max(largest.min(self.allowed * LARGEST_IN_BURST));
-            (self.allowed - burst, burst)
+            let kept = self.lease.as_ref().is_some_and(Lease::store_keeps_window);
+            (if kept { self.allowed } else { self.allowed - burst }, burst, self.allowed)
         } else {
-            (self.allowed, self.burst)
+            (self.allowed, self.burst, 0.0)
         }
     }
 
@@ -256,24 +268,28 @@ impl QuotaGroup {
         if !leased {
             return self.own_rate();
         }
-        let (rate, burst) = self.fleet_terms();
+        let (rate, burst, window) = self.fleet_terms();
+        // Within a one-second window the fleet is sure of its plan less its burst (what all
+        // members may hold, counted beside what they spent); what they hold less is a bonus a
+        // line's estimate does not count on.
+        let sure = if window > 0.0 { (window - burst).max(0.0) } else { rate };
         let lease = self.lease.as_ref().expect("leased");
         let equal = if burst > 0.0 { (lease.share() / burst).min(1.0) } else { 1.0 };
-        let spare = if lease.short() { 0.0 } else { (rate - lease.fleet_rate()).max(0.0) };
+        let spare = if lease.short() { 0.0 } else { (sure - lease.fleet_rate()).max(0.0) };
         let young = lease.young(now);
         let fleet_took = lease.fleet_rate();
         let taken = self.observed_rate(now);
         // A realm that took nothing lately, or whose lease is young (its first seconds' pay, asking
         // beside members that started with it, says little: a new user's fleet turned reads away at
         // once 1.2 s after starting, paced at 28-45 CU/s of a 600 CU/s plan).
-        let unknown = if taken > 0.0 && !young { 0.0 } else { rate * equal };
+        let unknown = if taken > 0.0 && !young { 0.0 } else { sure * equal };
         // At least its part of what the fleet took, of the fleet's whole rate: what it took says
         // little when the whole fleet took little (every member held its requests through a total
         // outage, and all come back at once, the store short). Counted at what it took, such a
         // fleet shed 16-33 % of its held reads at once as past their deadlines, where the lines
         // drained in 2 s (benches/fleet-redis.mjs). Saturated, its part of the fleet's take is
         // what it took.
-        let part = if taken > 0.0 && fleet_took > 0.0 { rate * (taken / fleet_took).min(1.0) } else { 0.0 };
+        let part = if taken > 0.0 && fleet_took > 0.0 { sure * (taken / fleet_took).min(1.0) } else { 0.0 };
         (taken + spare).max(unknown).max(part).min(rate)
     }
 

@@ -8,7 +8,14 @@ use crate::policy::quota::QuotaConfig;
 use crate::time::at;
 
 fn grant(granted: f64, fleet_rate: f64) -> LeaseGrant {
-    LeaseGrant { granted, short_for: Duration::from_millis(300), fleet_rate, share: f64::INFINITY, others_demand: None }
+    LeaseGrant {
+        granted,
+        short_for: Duration::from_millis(300),
+        fleet_rate,
+        share: f64::INFINITY,
+        others_demand: None,
+        windowed: false,
+    }
 }
 
 #[test]

@@ -178,9 +178,27 @@ fn at_any_distance_from_its_store_a_fleet_at_75_percent_waits_about_a_second_at_
             let (_, waits) = fleet_on_store(600.0, 450.0, 60_000, one_way, seed);
             let p90 = percentile(&waits, 10_000, 90);
             let worst = waits.iter().map(|&(_, w)| w).max().unwrap_or(0);
-            assert!(p90 <= 1_300, "store {one_way:?} ms away, seed {seed}: p90 wait after 10 s {p90} ms");
+            // 1,400: seed 4 at 20-60 ms waits 1,358 ms with the store's one-second window, 1,203
+            // as token-bucket terms; over 12 seeds the mean p90 is 977 against 953 at that
+            // distance, 928 against 926 at 100-250 ms (a fast store's is where the window pays).
+            assert!(p90 <= 1_400, "store {one_way:?} ms away, seed {seed}: p90 wait after 10 s {p90} ms");
             assert!(worst < 5_000, "store {one_way:?} ms away, seed {seed}: a wait of {worst} ms");
         }
+    }
+}
+
+#[test]
+fn beside_a_fast_store_a_fleet_at_85_percent_of_a_per_second_plan_is_paid_its_demand() {
+    // As token-bucket terms (burst + rate = the plan) the fleet's bucket sustained 80 %: at 85 %
+    // it was paid 476-480 CU/s of 510 and its line grew (p90 waits after 10 s 3.1-6.0 s, seeds
+    // 1-4). With the store's one-second window (`fleet_bucket/window.rs`): 487-527, 0.7-1.4 s,
+    // and still no second over the plan.
+    for seed in 1..=4 {
+        let (paid, waits) = fleet_on_store(600.0, 510.0, 60_000, (0, 1), seed);
+        let p90 = percentile(&waits, 10_000, 90);
+        assert!(p90 <= 1_500, "seed {seed}: p90 wait after 10 s {p90} ms");
+        let busiest = busiest_second(&paid);
+        assert!(busiest <= 600, "seed {seed}: {busiest} CU in a second");
     }
 }
 

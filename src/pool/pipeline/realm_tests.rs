@@ -104,13 +104,14 @@ fn a_members_charge_asks_the_fleets_store_for_its_groups_lease() {
         .collect();
     assert_eq!(asks.len(), 1, "one ask out at a time: {asks:?}");
     let (key, ask) = asks[0];
-    assert!(ask.want > 0.0 && ask.rate + ask.burst == 100.0, "a per-second plan: burst + rate within it: {ask:?}");
+    assert!(ask.want > 0.0 && ask.window == 100.0 && ask.rate + ask.burst == 100.0, "a per-second plan: {ask:?}");
     let grant = LeaseGrant {
         granted: ask.want,
         short_for: Duration::ZERO,
         fleet_rate: 0.0,
         share: f64::INFINITY,
         others_demand: None,
+        windowed: false,
     };
     assert!(realm.lease_granted(key, rt.now(), ask.want, grant), "the ask names the realm's group");
 }
