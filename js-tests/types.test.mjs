@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tsc = join(root, 'node_modules/typescript/bin/tsc');
 
-function check(moduleKind, fileName, packageType) {
+function check(moduleKind, fileName, packageType, extra = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'breakwater-types-'));
   try {
     mkdirSync(join(dir, 'node_modules'), { recursive: true });
@@ -21,7 +21,7 @@ function check(moduleKind, fileName, packageType) {
     writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({
       compilerOptions: {
         strict: true, noEmit: true, module: moduleKind, moduleResolution: moduleKind, target: 'es2022',
-        lib: ['es2022', 'dom'], types: [], skipLibCheck: false, noUncheckedIndexedAccess: true,
+        lib: ['es2022', 'dom'], types: [], skipLibCheck: false, noUncheckedIndexedAccess: true, ...extra,
       },
       files: [fileName],
     }));
@@ -39,6 +39,10 @@ test('types compile under --strict for an ESM consumer', () => {
 
 test('types compile under --strict for a CommonJS consumer', () => {
   check('node16', 'consumer.ts', 'commonjs');
+});
+
+test('types compile under --exactOptionalPropertyTypes (an unset environment variable, null options)', () => {
+  check('node16', 'consumer.mts', 'module', { exactOptionalPropertyTypes: true });
 });
 
 test('ethers v6 and viem types fit the relayer both ways under --strict', () => {
