@@ -272,6 +272,50 @@ test('a Redis that stops answering (SIGSTOP) is a store that is down, told as su
   }
 });
 
+test('an idle relayer tells it spends alone as soon as Redis dies, not at its next request', async () => {
+  const redis = await startRedis();
+  stops.push(redis.stop);
+  const upstream = await node([{ result: '0x1' }]);
+  const relayer = new FaultTolerantRelayer([{ url: upstream.url, quotaGroup: 'key', costs: ONE_CU }], {
+    quota: { key: { cuPerSecond: 500 } }, deadlineMs: 2000, fleet: { redis: redis.url, prefix: 'idle:' },
+  });
+  const events = [];
+  relayer.on('fleetStore', (e) => events.push(e));
+  try {
+    await relayer.request({ method: 'eth_getBalance', params: ['0x' + '1'.repeat(40), 'latest'] });
+    await eventually(() => groupFleet(relayer) === 'leased', 5000, 'the lease');
+    await redis.stop();
+    await eventually(() => events.some((e) => e.state === 'down'), 3000, 'the store told down');
+    await eventually(() => groupFleet(relayer) === 'local', 300, "stats() saying 'local' with no request made");
+  } finally {
+    await relayer.close();
+  }
+});
+
+test('a Redis that accepts connections and never answers is told down once the first connection gives up', async () => {
+  const net = await import('node:net');
+  const sockets = [];
+  const mute = net.createServer((socket) => { sockets.push(socket); }); // accepts, reads, never writes
+  await new Promise((resolve) => mute.listen(0, '127.0.0.1', resolve));
+  stops.push(() => { for (const s of sockets) s.destroy(); return new Promise((resolve) => mute.close(resolve)); });
+  const upstream = await node([{ result: '0x1' }]);
+  const relayer = new FaultTolerantRelayer([{ url: upstream.url, quotaGroup: 'key', costs: ONE_CU }], {
+    quota: { key: { cuPerSecond: 500 } }, deadlineMs: 2000,
+    fleet: { redis: { url: `redis://127.0.0.1:${mute.address().port}`, socket: { connectTimeout: 10_000 } } },
+  });
+  const events = [];
+  relayer.on('fleetStore', (e) => events.push(e));
+  try {
+    const tally = await load(relayer, 20, 600, 8);
+    assert.deepEqual(tally, { ok: tally.ok }, 'every read answered meanwhile');
+    await eventually(() => events.some((e) => e.state === 'down'), 6000, 'the store told down');
+    assert.match(events.find((e) => e.state === 'down').reason, /did not get ready/);
+    assert.equal(groupFleet(relayer), 'local');
+  } finally {
+    await relayer.close();
+  }
+});
+
 test('a process that cannot reach Redis spends alone; the others stay coordinated', async () => {
   const redis = await startRedis();
   stops.push(redis.stop);

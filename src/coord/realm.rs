@@ -204,6 +204,17 @@ impl Realm {
         self.lease_asks(now)
     }
 
+    /// The store went down (the host saw its connection close): every
+    /// leasing group falls back to its own bucket now, and waiters look again.
+    pub fn store_down(&self, now: Instant) {
+        for (_, weak) in self.groups.borrow().iter() {
+            if let Some(group) = weak.upgrade() {
+                group.borrow_mut().lease_store_down(now);
+            }
+        }
+        self.wake.notify_all();
+    }
+
     /// The asks of leasing groups due now (a member just joined, the store
     /// came back), so leases are held before the first request needs one.
     pub fn lease_asks(&self, now: Instant) -> Vec<(u64, LeaseAsk)> {

@@ -292,6 +292,17 @@ impl Lease {
         }
     }
 
+    /// The host saw the store go down (its connection closed, an error):
+    /// a lease that was up falls now, not at the next charge, so an idle
+    /// realm's `stats()` tells it spends alone (a new user's health check
+    /// read 'leased' for 6 s after Redis died). An ask out fails through
+    /// the host as before.
+    pub fn store_down(&mut self, now: Instant) {
+        if self.up {
+            self.fall(now);
+        }
+    }
+
     /// The store is reachable again (the host saw its connection come
     /// back): the next charge asks at once instead of after its backoff.
     /// An ask out waited for the connection (the host holds the asks made

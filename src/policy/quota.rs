@@ -381,6 +381,7 @@ mod fleet_window_tests;
 #[cfg(test)]
 mod largest_charge_tests;
 mod line;
+mod serving;
 #[cfg(test)]
 mod serving_rate_tests;
 mod shares;

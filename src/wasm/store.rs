@@ -39,6 +39,13 @@ pub fn detach_realm_store() {
 }
 
 /// The store's connection is (back) up: leases are asked at the next charge.
+/// The fleet's store went down (its connection closed or failed): the
+/// realm's groups spend from their own buckets from now on.
+#[wasm_bindgen(js_name = realmStoreDown)]
+pub fn realm_store_down() {
+    with_realm(|realm| realm.store_down(JsRuntime.now()));
+}
+
 #[wasm_bindgen(js_name = realmStoreBack)]
 pub fn realm_store_back() {
     send(with_realm(|realm| realm.store_back(JsRuntime.now())));

@@ -5,7 +5,7 @@
 
 import init, {
   WasmRelayer, attachRealmStore, deliverHttp, detachRealmStore, hearRealmNews, realmLeaseFailed,
-  realmLeaseGranted, realmStoreBack, setRealmNewsSink, tabBucketAsk,
+  realmLeaseGranted, realmStoreBack, realmStoreDown, setRealmNewsSink, tabBucketAsk,
 } from './breakwater_rpc.js';
 import { createRelayerClass } from '../relayer.js';
 
@@ -15,7 +15,7 @@ import { createRelayerClass } from '../relayer.js';
 // keeps this list complete.
 const wasm = {
   WasmRelayer, attachRealmStore, deliverHttp, detachRealmStore, hearRealmNews, realmLeaseFailed,
-  realmLeaseGranted, realmStoreBack, setRealmNewsSink, tabBucketAsk,
+  realmLeaseGranted, realmStoreBack, realmStoreDown, setRealmNewsSink, tabBucketAsk,
 };
 
 export * from '../errors.js';

@@ -61,6 +61,11 @@ impl QuotaGroup {
             own
         };
         self.cooldown_until = self.cooldown_until.max(now + cooldown);
+        // Grown past its share alone (its store down): the others are still there (`quota/alone.rs`).
+        if self.alone_ramp_limited(now, sent) {
+            self.last_limit = Some(now);
+            return self.cooldown_until;
+        }
         // One decrease per burst of signals: several in-flight 429s are one event.
         // A plan unknown and too little sent to tell it (a 429 to the first requests): what was sent
         // says nothing of the plan, so the group only cools down. Learned from one early 429, a new

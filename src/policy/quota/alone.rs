@@ -169,6 +169,30 @@ impl QuotaGroup {
         rate + f64::from(self.line.waiting()) * each / LINE_DRAIN.as_secs_f64()
     }
 
+    /// A 429 for an attempt sent while growing back alone past its share
+    /// (after [`ALONE_HOLD`]): the other members still spend (the store is
+    /// down, not the fleet), so the member goes back to its share for
+    /// another hold, and the plan is not lowered (`true`: the caller skips
+    /// its decrease). Counted as the plan's news, a new user's four workers
+    /// at 90 % of a key, Redis down for 50 s, met 18 429s as their ramps
+    /// passed the key, each halved its own plan, unevenly, and 9 reads
+    /// failed. A 429 within the hold is the plan's news as before.
+    pub(super) fn alone_ramp_limited(&mut self, now: Instant, sent: Instant) -> bool {
+        let Some(alone) = self.alone.as_mut() else { return false };
+        if sent < alone.since + ALONE_HOLD {
+            return false;
+        }
+        alone.since = now;
+        alone.applied = alone.share;
+        let (rate, burst) = (self.allowed * alone.share, (self.burst * alone.share).max(1.0));
+        self.bucket.set_rate(now, rate);
+        self.bucket.set_burst(now, burst);
+        self.bucket.drain(now); // the ramp just overshot: no burst on top
+                                // What the ramp sent is still in the provider's window for a moment: its 429s lower nothing.
+        self.residue_until = self.residue_until.max(now + super::fleet::ALONE_RESIDUE);
+        true
+    }
+
     /// The rate the own bucket runs at now: the allowed rate, or while
     /// spending alone, the share of it last applied.
     pub(super) fn own_rate(&self) -> f64 {
@@ -250,6 +274,27 @@ mod tests {
         );
         assert!((50..=70).contains(&per_second[25]), "half way up the ramp: {per_second:?}");
         assert!(per_second[41] >= 99, "alone for good: its local policies, the whole plan: {per_second:?}");
+    }
+
+    #[test]
+    fn a_429_met_growing_back_alone_returns_to_the_share_and_lowers_no_plan() {
+        let (mut g, t) = leased_member(20);
+        let t = lose_store(&mut g, t);
+        // A backlog: a charge tried every ms, up to half way up the ramp.
+        let per_second: Vec<usize> = (0..25).map(|s| paid_in_a_second(&mut g, t + s * 1000)).collect();
+        let up = t + 25_000;
+        assert!(per_second[24] >= 45, "half way up: {per_second:?}");
+        g.on_limited(at(up), Some(Duration::from_secs(1)), false, 0.5);
+        g.on_limited(at(up + 1_000), Some(Duration::from_secs(1)), false, 0.5); // the ramp's residue
+        assert_eq!(g.stats().allowed_rate, 100.0, "the plan stays");
+        let after: Vec<usize> = (1..12).map(|s| paid_in_a_second(&mut g, up + s * 1000)).collect();
+        // (The second after its cooldown also pays what refilled at its share meanwhile.)
+        assert!(
+            after[1] <= 35 && after[2..9].iter().all(|&n| n <= 26),
+            "back to its share for another hold: {after:?}"
+        );
+        let again: Vec<usize> = (12..30).map(|s| paid_in_a_second(&mut g, up + s * 1000)).collect();
+        assert!(again[17] >= 45, "then up the ramp again: {again:?}");
     }
 
     #[test]

@@ -248,3 +248,24 @@ fn a_member_beside_a_slow_store_is_told_as_spending_its_share_not_as_alone() {
     let plan = QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() };
     assert_eq!(QuotaGroup::new(plan, at(0)).fleet_mode(at(0)), None, "no store");
 }
+
+#[test]
+fn a_store_seen_down_drops_the_lease_at_once_even_with_nothing_charged() {
+    let (mut g, ask) = joined_and_asked();
+    g.lease_granted(at(20), ask.want, grant(ask.want, 25.0));
+    assert_eq!(g.fleet_mode(at(100)), Some(FleetMode::Leased));
+    g.lease_store_down(at(100));
+    assert_eq!(g.fleet_mode(at(100)), Some(FleetMode::Local), "told at once, not at the next charge");
+    let paid = paid_in_a_second(&mut g, 200);
+    assert!(paid >= 20, "its own bucket governs: {paid}");
+    // Down before its first answer: the cold share ends and the withheld burst comes back.
+    let plan = QuotaConfig { cu_per_second: 100.0, burst: 20.0, ..QuotaConfig::default() };
+    let mut cold = QuotaGroup::new(plan, at(0));
+    cold.join_fleet(at(0));
+    cold.lease_store_down(at(150));
+    let at_once = (0..40).filter(|_| cold.charge(at(150), 1.0).is_ok()).count();
+    assert_eq!(at_once, 20);
+    let mut none = QuotaGroup::new(plan, at(0));
+    none.lease_store_down(at(150)); // no fleet: nothing to do
+    assert_eq!(none.fleet_mode(at(150)), None);
+}
