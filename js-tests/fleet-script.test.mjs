@@ -25,10 +25,11 @@ async function store() {
     client,
     bucket,
     /** One ask; resolves with the numbers the script returned. */
-    async ask(member, { want, rate = 100, burst = 50, held = 0, hold = 2000, least = 1, released, demand, alone, window }) {
+    async ask(member, { want, rate = 100, burst = 50, held = 0, hold = 2000, least = 1, released, demand, alone, window, ages }) {
       const tail = demand === undefined && alone === undefined && window === undefined ? [] : [String(demand ?? -1)];
       if (alone !== undefined || window !== undefined) tail.push(String(alone ?? 0));
       if (window !== undefined) tail.push(String(window));
+      if (ages !== undefined) tail.push(ages.join(','));
       const reply = await client.eval(LEASE_SCRIPT, {
         keys: [bucket(), `${bucket()}:holds`, `${bucket()}:queue`],
         arguments: [want, rate, burst, held, hold, least].map(String).concat(member,
@@ -285,4 +286,22 @@ test('a plan kept per second: what was spent in the last second and everything h
   assert.deepEqual([again.granted, again.windowed], [60, 0]);
   const slots = await s.client.hGet(s.bucket(), 'win');
   assert.ok(slots === '' || slots === null || slots.split(',').length <= 51, `the window keeps a second at most: ${slots}`);
+});
+
+test('with a window, what a member spent alone counts where it fell (by age), not from its ask', async () => {
+  const s = await store();
+  s.fresh();
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const windowed = { rate: 30, burst: 6, window: 30 };
+  // The whole plan spent alone in the last second, evenly (a Redis restart), told by age.
+  const back = await s.ask('a', { want: 6, alone: 30, ages: Array(10).fill(3), ...windowed });
+  assert.equal(back.granted, 0, "the provider's second is full");
+  await sleep(500);
+  const half = await s.ask('a', { want: 6, ...windowed });
+  assert.equal(half.granted, 6, 'half a second on, what it spent before then has left');
+  // Told with no ages: counted from the ask, for a second.
+  s.fresh();
+  assert.equal((await s.ask('a', { want: 6, alone: 30, ...windowed })).granted, 0);
+  await sleep(500);
+  assert.equal((await s.ask('a', { want: 6, ...windowed })).granted, 0);
 });

@@ -21,7 +21,8 @@ const SLOT_MS = 20; // policy::fleet_bucket::window::SLOT_MS: the grain of the l
 // in the last second (CU: taken from the tokens, even below zero; absent: none), the most the
 // fleet may send in one second (CU, a plan kept per second: what was spent in the last second, as
 // learned from each member's hold and what it still holds, kept in 'win' by slot, plus everything
-// held stays within it; absent or 0: none). Server time, so machines' clocks never matter. Returns strings (Redis would truncate Lua
+// held stays within it; absent or 0: none), and what was spent alone by tenth of a second of
+// age (ten numbers, comma-separated, youngest first; counted where each fell). Server time, so machines' clocks never matter. Returns strings (Redis would truncate Lua
 // numbers): granted, ms until the rest could be (a short member queues: the refill goes first
 // to the short members granted less lately), the fleet's rate (CU/s, decayed over 10 s), the most one member may
 // hold (0: no bound), what the other members need (the sum of their 'd:'; -1 when one said
@@ -36,6 +37,12 @@ local alone = tonumber(ARGV[10] or '0')
 if not (alone and alone >= 0 and alone < math.huge) then alone = 0 end -- what makes no sense is nothing
 local window = tonumber(ARGV[11] or '0')
 if not (window and window > 0 and window < math.huge) then window = 0 end
+local ages = {} -- what was spent alone by tenth of a second of age (ARGV[12]; absent: unsaid)
+for a in string.gmatch(ARGV[12] or '', '[^,]+') do
+  local n = tonumber(a)
+  ages[#ages + 1] = (n and n >= 0 and n < math.huge) and n or 0
+end
+if #ages ~= 10 then ages = {} end
 if not (want and rate and burst and held and hold and least) or want < 0 or rate < 0 or burst < 0
   or held < 0 or hold < 0 or least < 0 or not member or member == '' or not released or released < 0 then
   return redis.error_reply('bad lease ask')
@@ -133,10 +140,19 @@ if hold == 0 then
 elseif rate > 0 then
   local cap = math.max(0, math.max(burst, least) - others - held)
   local uncapped = (tokens or burst) + dt * rate / 1000 + released
-  -- What the asker spent alone in the last second is still in the provider's window: taken
-  -- whatever the tokens are (even below zero), so a bucket starting full does not pay its burst on top.
-  tokens = math.min(cap, uncapped) - alone
-  spend(now, alone)
+  -- What the asker spent alone in the last second is still in the provider's window. With a
+  -- window, it counts there, where it fell (by age, when told): taken from the tokens as well, a
+  -- fleet rejoining a restarted Redis stood still for up to a second. Without one, it is taken from the tokens whatever they are (even below zero), so a bucket
+  -- starting full does not pay its burst on top.
+  local told = 0
+  if window > 0 then
+    for i, cu in ipairs(ages) do spend(now - (i - 1) * 100, cu) told = told + cu end
+    spend(now, math.max(0, alone - told))
+    tokens = math.min(cap, uncapped)
+  else
+    spend(now, alone)
+    tokens = math.min(cap, uncapped) - alone
+  end
   -- A plan kept per second: room within the window too.
   local within = math.huge
   if window > 0 then within = window - recent() - others - held end

@@ -272,7 +272,7 @@ function redisStore(wasm, news, txModule, { prefix, client: given, options }, re
     if (!closed && beforeFirst && !(client && client.isReady)) return void beforeFirst.set(key, { at: Date.now(), args });
     sendAsk(...args);
   });
-  function sendAsk(key, want, rate, burst, held, holdMs, least, released = 0, demand = -1, alone = 0, window = 0) {
+  function sendAsk(key, want, rate, burst, held, holdMs, least, released = 0, demand = -1, alone = 0, window = 0, ages = null) {
     if (closed || !client || !client.isReady || busy(key)) return failLater(key);
     const started = Date.now();
     asking.set(key, started);
@@ -281,10 +281,12 @@ function redisStore(wasm, news, txModule, { prefix, client: given, options }, re
     const ask = runLease(client, {
       keys: [bucket, `${bucket}:holds`, `${bucket}:queue`],
       // ARGV[9] the need (-1: unsaid), ARGV[10] what was spent alone, ARGV[11] the one-second
-      // window, each sent only when it or one after it says something.
+      // window, each sent only when it or one after it says something; ARGV[12] what was spent
+      // alone by tenth of a second of age, when there is a window and some was.
       arguments: [want, rate, burst, held, holdMs, least].map(String).concat(from, String(released))
         .concat(demand >= 0 || alone > 0 || window > 0 ? [String(demand)] : [],
-          alone > 0 || window > 0 ? [String(alone)] : [], window > 0 ? [String(window)] : []),
+          alone > 0 || window > 0 ? [String(alone)] : [], window > 0 ? [String(window)] : [],
+          window > 0 && alone > 0 && ages && ages.length === 10 ? [Array.from(ages, String).join(',')] : []),
     });
     // A store that keeps its connection but stops answering (a paused or overloaded Redis) sends
     // no 'error': an ask unanswered for SILENT_MS is the sign, told as `fleetStore` down; the next

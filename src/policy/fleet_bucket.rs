@@ -80,6 +80,9 @@ struct Claim {
 /// counts among the members: two periods of its reports.
 pub const REPORT_PRESENCE: Duration = Duration::from_secs(2);
 
+/// The grain of `LeaseAsk::alone_ages`.
+const AGE_TENTH: Duration = Duration::from_millis(100);
+
 /// How long a claim outlives its wait (a member that never comes back).
 const CLAIM_GRACE: Duration = Duration::from_millis(250);
 
@@ -164,12 +167,22 @@ impl FleetBucket {
             // the asker's largest charge would never let it hold one (it waited for its deadline).
             let cap = (ask.burst.max(ask.least) - others - held).max(0.0);
             let uncapped = self.tokens.unwrap_or(ask.burst) + dt_ms * ask.rate / 1000.0 + released;
-            // Taken from the tokens whatever they are (even below zero, as a report): a bucket that
-            // starts full would otherwise pay its burst on top of what the members spent alone.
-            let tokens = uncapped.min(cap) - alone;
-            self.spent_lately.add(now, alone);
-            // A plan kept per second: room within the window too (`window.rs`).
+            // A plan kept per second: room within the window too (`window.rs`), which counts what
+            // the asker spent alone where it fell (by age, when told).
             let windowed = ask.window.is_finite() && ask.window > 0.0;
+            let told: f64 = ask.alone_ages.iter().filter(|a| a.is_finite() && **a > 0.0).sum();
+            if windowed && told > 0.0 {
+                for (i, &cu) in ask.alone_ages.iter().enumerate() {
+                    self.spent_lately
+                        .add(Instant::from_epoch(now.since_epoch().saturating_sub(AGE_TENTH * i as u32)), cu);
+                }
+            }
+            self.spent_lately.add(now, if windowed { (alone - told).max(0.0) } else { alone });
+            // Otherwise taken from the tokens whatever they are (even below zero, as a report): a
+            // bucket that starts full would pay its burst on top of what the members spent alone.
+            // (With the window, that is counted there; taken again here, a fleet rejoining a
+            // restarted store stood still for up to a second.)
+            let tokens = uncapped.min(cap) - if windowed { 0.0 } else { alone };
             let recent = self.spent_lately.total(now);
             let within = if windowed { ask.window - recent - others - held } else { f64::INFINITY };
             let avail = tokens.min(within);

@@ -20,7 +20,7 @@ thread_local! {
 }
 
 /// Attaches the fleet store: `ask(key, want, rate, burst, held, holdMs,
-/// least, released, demand, alone, window)` is called for each lease ask and must answer later (never from inside the call)
+/// least, released, demand, alone, window, aloneAges)` is called for each lease ask and must answer later (never from inside the call)
 /// through `realmLeaseGranted` or `realmLeaseFailed`. Groups of relayers
 /// created from now on lease from it.
 #[wasm_bindgen(js_name = attachRealmStore)]
@@ -108,6 +108,7 @@ pub(super) fn ask(group: u64, ask: &LeaseAsk) {
     for extra in [ask.held, hold_ms, ask.least, ask.released, ask.demand, ask.alone, ask.window] {
         args.push(&extra.into());
     }
+    args.push(&js_sys::Float64Array::from(&ask.alone_ages[..]).into());
     if store.apply(&JsValue::UNDEFINED, &args).is_err() {
         with_realm(|realm| realm.lease_failed(group, JsRuntime.now()));
     }

@@ -25,7 +25,8 @@ const LONGEST_HOLD_MS: f64 = 60_000.0;
 /// as the engine made them; `demand` what the tab needs (CU/s; absent from
 /// a tab of an earlier version), `alone` what it spent alone in the last
 /// second (CU, `LeaseAsk::alone`; absent likewise), `window` the most the
-/// tabs may send in one second (CU, `LeaseAsk::window`; absent or 0: none).
+/// tabs may send in one second (CU, `LeaseAsk::window`; absent or 0: none),
+/// `alone_ages` what it spent alone by tenth of a second of age (ten numbers; absent: unsaid).
 /// Returns granted, ms until the rest could
 /// be, the fleet's rate, the share (0: no bound), what the other tabs
 /// need (−1: unknown) and 1 when the window was kept, or nothing for an ask that makes no sense (any
@@ -39,6 +40,7 @@ pub fn tab_bucket_ask(
     demand: Option<f64>,
     alone: Option<f64>,
     window: Option<f64>,
+    alone_ages: Option<Vec<f64>>,
 ) -> Vec<f64> {
     // A seventh number, what the tab gives back of its hold, comes only when it gives some.
     let (&[want, rate, burst, held, hold_ms, least], released) = (match numbers {
@@ -55,7 +57,12 @@ pub fn tab_bucket_ask(
     let demand = demand.filter(|d| d.is_finite() && *d >= 0.0).unwrap_or(f64::NAN);
     let alone = alone.filter(|a| a.is_finite() && *a >= 0.0).unwrap_or(0.0);
     let window = window.filter(|w| w.is_finite() && *w > 0.0).unwrap_or(0.0);
-    let ask = LeaseAsk { want, rate, burst, held, hold, least, released, demand, alone, window };
+    // By age, ten tenths of a second (`LeaseAsk::alone_ages`); anything else says nothing of the ages.
+    let mut ages = [0.0; 10];
+    if let Some(told) = alone_ages.filter(|a| a.len() == 10 && a.iter().all(|x| x.is_finite() && *x >= 0.0)) {
+        ages.copy_from_slice(&told);
+    }
+    let ask = LeaseAsk { want, rate, burst, held, hold, least, released, demand, alone, window, alone_ages: ages };
     let grant = BUCKETS.with(|b| b.borrow_mut().ask(JsRuntime.now(), key, member, ask));
     let share = if grant.share.is_finite() { grant.share } else { 0.0 };
     let windowed = if grant.windowed { 1.0 } else { 0.0 };

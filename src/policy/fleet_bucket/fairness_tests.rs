@@ -31,6 +31,7 @@ fn served(round_trips_ms: [u64; 4], ms: u64) -> [f64; 4] {
                 demand: 0.0,
                 alone: 0.0,
                 window: 0.0,
+                alone_ages: [0.0; 10],
             };
             let grant = bucket.ask(at(now), m as u64, ask);
             got[m] += grant.granted;
@@ -74,6 +75,7 @@ fn the_refill_goes_first_to_the_short_member_granted_less_lately() {
         demand: 0.0,
         alone: 0.0,
         window: 0.0,
+        alone_ages: [0.0; 10],
     };
     assert_eq!(bucket.ask(at(0), 1, ask(30.0)).granted, 30.0);
     let first = bucket.ask(at(0), 1, ask(5.0));

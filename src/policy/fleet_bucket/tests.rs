@@ -16,6 +16,7 @@ fn ask(want: f64, held: f64) -> LeaseAsk {
         demand: 0.0,
         alone: 0.0,
         window: 0.0,
+        alone_ages: [0.0; 10],
     }
 }
 
@@ -356,4 +357,21 @@ fn a_plan_kept_per_second_keeps_what_was_spent_in_the_last_second_and_what_is_he
     let plain = |want| LeaseAsk { window: 0.0, ..windowed(want, 0.0) };
     assert_eq!(bucket.ask(at(0), 1, plain(60.0)).granted, 60.0);
     assert_eq!(bucket.ask(at(100), 1, plain(60.0)).granted, 60.0);
+}
+
+#[test]
+fn what_a_member_spent_alone_counts_in_the_window_where_it_fell() {
+    // A plan of 30 CU/s kept per second; the member spent all of it alone in the last second,
+    // evenly (a Redis restart), and tells it by age with its first ask back.
+    let windowed = |want| LeaseAsk { rate: 30.0, burst: 6.0, window: 30.0, ..ask(want, 0.0) };
+    let mut bucket = FleetBucket::default();
+    let back = LeaseAsk { alone: 30.0, alone_ages: [3.0; 10], ..windowed(6.0) };
+    assert_eq!(bucket.ask(at(10_000), 1, back).granted, 0.0, "the provider's second is full");
+    let half = bucket.ask(at(10_500), 1, windowed(6.0));
+    assert_eq!(half.granted, 6.0, "half a second on, what it spent before 9,500 has left: {half:?}");
+    // Told with no ages (a member of an older version): counted from the ask, for a second.
+    let mut older = FleetBucket::default();
+    assert_eq!(older.ask(at(10_000), 1, LeaseAsk { alone: 30.0, ..windowed(6.0) }).granted, 0.0);
+    assert_eq!(older.ask(at(10_500), 1, windowed(6.0)).granted, 0.0);
+    assert_eq!(older.ask(at(11_030), 1, windowed(6.0)).granted, 6.0);
 }

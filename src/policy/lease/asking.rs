@@ -60,9 +60,11 @@ impl Lease {
                 demand: self.demand,
                 alone: 0.0,
                 window,
+                alone_ages: [0.0; 10],
             });
         }
         self.reporting = None;
+        let (alone, alone_ages) = self.alone.take_by_age(now);
         Some(LeaseAsk {
             want: chunk,
             rate,
@@ -72,8 +74,9 @@ impl Lease {
             least: largest,
             released,
             demand: self.demand,
-            alone: self.alone.take(now),
+            alone,
             window,
+            alone_ages,
         })
     }
 

@@ -43,6 +43,11 @@ pub struct LeaseAsk {
     /// (`policy::fleet_bucket::window`), so its bucket may refill at the
     /// whole plan.
     pub window: f64,
+    /// `alone` by age (`lease/spent_alone.rs`): slot `i` what was spent
+    /// `i` to `i + 1` tenths of a second before the ask. A store keeping
+    /// the window counts each where it falls; zeros (an older member) say
+    /// nothing of the ages, and `alone` then counts from the ask.
+    pub alone_ages: [f64; 10],
 }
 
 /// The store's answer to an ask.

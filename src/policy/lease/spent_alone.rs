@@ -22,6 +22,10 @@ use crate::time::Instant;
 /// How far back spending alone still counts: the provider's window.
 pub const ALONE_WINDOW: Duration = Duration::from_secs(1);
 
+/// The ages what was spent alone is told in (`LeaseAsk::alone_ages`): the
+/// last second in tenths, youngest first.
+pub const AGE_SLOTS: usize = 10;
+
 /// Charges paid alone in the last [`ALONE_WINDOW`], oldest first, and
 /// what a grant could not pay of them, to tell the store.
 #[derive(Clone, Debug, Default)]
@@ -42,8 +46,27 @@ impl SpentAlone {
     /// What the next ask tells the store (CU), told once: what was paid
     /// alone in the last window and what a grant could not pay (an ask
     /// that fails loses it, which costs at most one window's caution).
+    #[cfg(test)]
     pub(super) fn take(&mut self, now: Instant) -> f64 {
-        self.drain_window(now) + std::mem::take(&mut self.owed)
+        self.take_by_age(now).0
+    }
+
+    /// [`take`](SpentAlone::take), and the same CU by age: slot `i` what
+    /// was paid `i` to `i + 1` tenths of a second ago (what a grant could
+    /// not pay, of no known age, counts as the youngest). A store keeping a
+    /// plan's second counts each where it falls, not all of it from now: a
+    /// fleet rejoining a restarted Redis, its members' last second alone
+    /// counted from their first asks, stood still for 0.4–1.0 s.
+    pub(super) fn take_by_age(&mut self, now: Instant) -> (f64, [f64; AGE_SLOTS]) {
+        self.forget_before(now);
+        let mut ages = [0.0; AGE_SLOTS];
+        let tenth = ALONE_WINDOW.as_millis() as u64 / AGE_SLOTS as u64;
+        for (at, cost) in self.recent.drain(..) {
+            let slot = (now.saturating_since(at).as_millis() as u64 / tenth) as usize;
+            ages[slot.min(AGE_SLOTS - 1)] += cost;
+        }
+        ages[0] += std::mem::take(&mut self.owed);
+        (ages.iter().sum(), ages)
     }
 
     /// A grant put the lease up, `held` CU now held: what was paid alone
@@ -84,6 +107,19 @@ mod tests {
         assert_eq!(alone.take(at(1_250)), 0.0, "told once");
         alone.paid(at(2_000), f64::NAN);
         assert_eq!(alone.take(at(2_000)), 0.0, "nothing that is not a charge");
+    }
+
+    #[test]
+    fn what_was_spent_alone_is_told_by_tenths_of_its_age_and_owed_as_the_youngest() {
+        let mut alone = SpentAlone::default();
+        alone.paid(at(100), 4.0);
+        alone.paid(at(300), 4.0);
+        assert_eq!(alone.pay_from(at(400), 6.0), 0.0); // 2 owed, of no known age
+        alone.paid(at(650), 1.0);
+        alone.paid(at(1_050), 3.0);
+        let (total, ages) = alone.take_by_age(at(1_099));
+        assert_eq!(total, 6.0);
+        assert_eq!(ages, [3.0 + 2.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
     }
 
     #[test]
