@@ -91,6 +91,26 @@ ${probe}`);
   assert.deepEqual(JSON.parse(cjs), expected);
 });
 
+test('a fleet on Redis without the redis package installed is a ConfigError at construction (ESM and CommonJS)', async () => {
+  // The consumer project holds breakwater-rpc alone (no node-redis).
+  const probe = `
+    const field = (options) => { try { new FaultTolerantRelayer([process.env.GOOD], options).close(); return 'built'; } catch (e) { return isConfigError(e) ? e.field + ': ' + e.message : 'untyped ' + e; } };
+    const ask = { fleet: { redis: 'redis://127.0.0.1:6379' } };
+    const client = { eval() {}, duplicate() { return this; }, on() {}, connect: async () => {} };
+    console.log(JSON.stringify({ url: field(ask), options: field({ fleet: { redis: { url: 'redis://127.0.0.1:6379' } } }), none: field({}), client: field({ fleet: { redis: client } }) }));
+  `;
+  for (const [file, source] of [
+    ['noredis.mjs', `import { FaultTolerantRelayer, isConfigError } from 'breakwater-rpc';\n${probe}`],
+    ['noredis.cjs', `const { FaultTolerantRelayer, isConfigError } = require('breakwater-rpc');\n${probe}`],
+  ]) {
+    const out = JSON.parse(await runNode(file, source));
+    assert.match(out.url, /^fleet\.redis: .*npm install redis/, `${file}: ${out.url}`);
+    assert.match(out.options, /^fleet\.redis: .*npm install redis/, `${file}: ${out.options}`);
+    assert.equal(out.none, 'built', 'no fleet store: nothing to load');
+    assert.equal(out.client, 'built', 'a client of your own needs no package here');
+  }
+});
+
 test('the tarball holds only what users need', () => {
   const listing = execFileSync('npm', ['pack', join(root, 'pkg'), '--dry-run', '--json'], { encoding: 'utf8' });
   const files = JSON.parse(listing)[0].files.map((f) => f.path).sort();

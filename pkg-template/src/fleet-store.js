@@ -88,10 +88,15 @@ function readStoreOptions(fleet) {
  * release. A store the relayer did not name (its origin's tabs, the default) is joined only
  * when the realm has no other; the realm's groups lease from whichever is attached.
  */
-export function fleetStores(wasm, news, txModule) {
+export function fleetStores(wasm, news, txModule, installed = () => true) {
   let current = null;
   return {
     use(spec, named = true, onState = null) {
+      // A URL or options need node-redis to connect: missing, every worker would run uncoordinated
+      // with only a `fleetStore` event to say why (a new user expected a ConfigError).
+      if (!spec.tabs && !spec.client && !installed(REDIS_PACKAGE)) {
+        throw invalidStore('fleet.redis', 'needs the npm package `redis` (npm install redis), and it is not installed beside breakwater-rpc');
+      }
       if (current && current.identity !== spec.identity) {
         if (!named) return null;
         if (current.identity === TABS.identity) {

@@ -34,12 +34,12 @@ function checkWrap(wrap, field) {
  * (tx-module.js; `txSynchronous`: it loads at once, as in Node): each entry
  * point creates it once.
  */
-export function createRelayerClass(wasm, sender = httpSender, loadTx, txSynchronous = false) {
+export function createRelayerClass(wasm, sender = httpSender, loadTx, txSynchronous = false, installed = undefined) {
   // The HTTP exchange of URL endpoints, delivering results to this wasm instance.
   const senderFor = (url, headers, maxBytes) => sender(url, headers, maxBytes, wasm.deliverHttp);
   const news = newsHub(wasm);
   const txModule = txModuleHub(loadTx, txSynchronous);
-  const stores = fleetStores(wasm, news, txModule);
+  const stores = fleetStores(wasm, news, txModule, installed);
   let idbBook = null; // the origin's IndexedDB book, attached once the first relayer asks for it
   let idbRelayers = 0;
   const connections = connectionRealm(); // EIP-1193 connection news across shared breakers

@@ -6,9 +6,10 @@
 import * as errors from '../errors.js';
 import { createRelayerClass } from '../relayer.js';
 import { nodeHttpSender } from '../node-http.js';
+import { installed } from '../installed.js';
 
 const wasm = require('./breakwater_rpc_node.cjs');
 // The transaction module, loaded (synchronously) on the first transaction call.
 const loadTx = () => require('./breakwater_rpc_tx_node.cjs');
 
-module.exports = { FaultTolerantRelayer: createRelayerClass(wasm, nodeHttpSender, loadTx, true), ...errors, ready: Promise.resolve() };
+module.exports = { FaultTolerantRelayer: createRelayerClass(wasm, nodeHttpSender, loadTx, true, installed(require)), ...errors, ready: Promise.resolve() };

@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module';
 import { createRelayerClass } from '../relayer.js';
 import { nodeHttpSender } from '../node-http.js';
+import { installed } from '../installed.js';
 
 export * from '../errors.js';
 
@@ -19,5 +20,5 @@ export const ready = Promise.resolve();
 
 // Exported under its name, bound under another: a top-level binding named
 // FaultTolerantRelayer would make the bundler rename the class (and its `name`).
-const Relayer = createRelayerClass(wasm, nodeHttpSender, loadTx, true);
+const Relayer = createRelayerClass(wasm, nodeHttpSender, loadTx, true, installed(require));
 export { Relayer as FaultTolerantRelayer };
