@@ -140,3 +140,31 @@ fn the_members_are_the_burst_over_the_share_the_store_last_said() {
     lease.granted(at(4_005), ask.want, LeaseGrant { share: f64::INFINITY, ..grant(10.0, 0.0) });
     assert_eq!(lease.members(), None, "no bound said (an unknown plan)");
 }
+
+#[test]
+fn back_on_a_restarted_store_a_realm_keeps_to_its_share_from_before_for_a_while() {
+    let mut lease = Lease::new(DEFAULT_PERIOD);
+    let first = lease.ask(at(0), 100.0, 100.0, 20.0, 0.0).unwrap();
+    lease.granted(at(5), first.want, grant(5.0, 5.0)); // four members hold: a share of 5
+    assert!(lease.up(at(5)));
+    lease.store_down(at(1_000));
+    lease.store_back(at(6_000));
+    // The restarted store knows this member alone: it says the whole burst is its share.
+    let back = lease.ask(at(6_000), 100.0, 100.0, 20.0, 0.0).unwrap();
+    lease.granted(at(6_002), back.want, LeaseGrant { short_for: Duration::ZERO, ..grant(5.0, 20.0) });
+    assert_eq!(lease.share(), 5.0, "the share it had before, for now");
+    lease.spend(at(6_003), 5.0, true);
+    let soon = lease.ask(at(6_003), 100.0, 100.0, 20.0, 0.0).expect("asks again");
+    assert!(soon.want <= 5.0, "not the whole burst: {soon:?}");
+    lease.granted(at(6_005), soon.want, LeaseGrant { short_for: Duration::ZERO, ..grant(soon.want, 20.0) });
+    let later = at(6_002 + REJOIN_SHARE.as_millis() as u64);
+    lease.spend(later, soon.want, true);
+    let ask = lease.ask(later, 100.0, 100.0, 20.0, 0.0).expect("asks again");
+    lease.granted(later, ask.want, LeaseGrant { short_for: Duration::ZERO, ..grant(1.0, 20.0) });
+    assert_eq!(lease.share(), 20.0, "then what the store says");
+    // A realm's first lease ever has no share from before: what the store says.
+    let mut fresh = Lease::new(DEFAULT_PERIOD);
+    let ask = fresh.ask(at(0), 100.0, 100.0, 20.0, 0.0).unwrap();
+    fresh.granted(at(5), ask.want, grant(20.0, 20.0));
+    assert_eq!(fresh.share(), 20.0);
+}
