@@ -161,8 +161,9 @@ pub struct Lease {
 /// How long a realm back on its store keeps to the share it had before.
 /// A restarted store knows only the members that asked since: the first
 /// back was told the whole burst as its share, took it, and the others
-/// were granted nothing for half a second (a simulated fleet at 75 %,
-/// the store back at 14 s: 4–8 CU per 200 ms where 15 were asked).
+/// were granted nothing for half a second (a new user's four workers at
+/// 75 % of a key, Redis restarted empty: 4–8 reads served in the second
+/// of the rejoin, 20–24 with this).
 pub const REJOIN_SHARE: Duration = Duration::from_secs(3);
 
 impl Lease {
