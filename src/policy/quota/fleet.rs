@@ -301,7 +301,7 @@ impl QuotaGroup {
 
     /// The store failed an ask: the group's own bucket governs until one
     /// succeeds. Failed before its first answer (down at start), the group
-    /// gets back what joining withheld from its bucket ([`Cold`]).
+    /// gets back what joining withheld from its bucket (`Cold`).
     pub fn lease_failed(&mut self, now: Instant) {
         if let Some(cold) = self.end_cold(now) {
             if self.alone.is_none() {

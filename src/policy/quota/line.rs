@@ -122,7 +122,7 @@ impl super::QuotaGroup {
         self.line.ahead_of(place)
     }
 
-    /// [`check`](QuotaGroup::check) for a request at `place` in this
+    /// [`check`](super::QuotaGroup::check) for a request at `place` in this
     /// group's line (`None`: not in it, so behind all of it). The CU the
     /// group has are for the requests waiting, oldest first: one with
     /// others ahead is told to wait a refill of its `cost`, and is woken
@@ -134,8 +134,8 @@ impl super::QuotaGroup {
         self.turn(now, cost, place)
     }
 
-    /// [`check_quietly`](QuotaGroup::check_quietly), in turn as
-    /// [`check_in_turn`](QuotaGroup::check_in_turn).
+    /// [`check_quietly`](super::QuotaGroup::check_quietly), in turn as
+    /// [`check_in_turn`](super::QuotaGroup::check_in_turn).
     pub fn check_quietly_in_turn(&mut self, now: Instant, cost: f64, place: Option<u64>) -> Result<(), QuotaDenied> {
         self.check_quietly(now, cost)?;
         self.turn(now, cost, place)
