@@ -144,6 +144,8 @@ impl FleetBucket {
         let others_demand = others_demand.is_finite().then_some(others_demand);
         let demand = if ask.demand.is_finite() && ask.demand >= 0.0 { ask.demand } else { f64::NAN };
         let held = if ask.held.is_finite() { ask.held.max(0.0) } else { 0.0 };
+        // A plan kept per second (`window.rs`), for a plan's grants (not a report, not an unknown plan).
+        let windowed = ask.window.is_finite() && ask.window > 0.0 && ask.rate > 0.0;
         // What the asker spent since its last ask: its hold, less what it holds and gives back.
         self.spent_lately.add(now, its_hold - held - released);
         // What the asker spent alone in the last second: still in the provider's window.
@@ -169,7 +171,6 @@ impl FleetBucket {
             let uncapped = self.tokens.unwrap_or(ask.burst) + dt_ms * ask.rate / 1000.0 + released;
             // A plan kept per second: room within the window too (`window.rs`), which counts what
             // the asker spent alone where it fell (by age, when told).
-            let windowed = ask.window.is_finite() && ask.window > 0.0;
             let told: f64 = ask.alone_ages.iter().filter(|a| a.is_finite() && **a > 0.0).sum();
             if windowed && told > 0.0 {
                 for (i, &cu) in ask.alone_ages.iter().enumerate() {
@@ -253,8 +254,8 @@ impl FleetBucket {
             fleet_rate: fleet_rate(self.spent, age),
             share: if share > 0.0 { share } else { f64::INFINITY },
             others_demand,
-            // Kept for a plan's grants (not a report, not an unknown plan): the asker may refill at its plan.
-            windowed: ask.window.is_finite() && ask.window > 0.0 && ask.rate > 0.0,
+            // Said kept: the asker may refill at its plan.
+            windowed,
         }
     }
 

@@ -45,13 +45,7 @@ impl SpentAlone {
 
     /// What the next ask tells the store (CU), told once: what was paid
     /// alone in the last window and what a grant could not pay (an ask
-    /// that fails loses it, which costs at most one window's caution).
-    #[cfg(test)]
-    pub(super) fn take(&mut self, now: Instant) -> f64 {
-        self.take_by_age(now).0
-    }
-
-    /// [`take`](SpentAlone::take), and the same CU by age: slot `i` what
+    /// that fails loses it, which costs at most one window's caution), and the same CU by age: slot `i` what
     /// was paid `i` to `i + 1` tenths of a second ago (what a grant could
     /// not pay, of no known age, counts as the youngest). A store keeping a
     /// plan's second counts each where it falls, not all of it from now: a
@@ -103,10 +97,10 @@ mod tests {
         alone.paid(at(0), 5.0);
         alone.paid(at(600), 3.0);
         alone.paid(at(900), 2.0);
-        assert_eq!(alone.take(at(1_200)), 5.0, "the charge at 0 ms is out of the window");
-        assert_eq!(alone.take(at(1_250)), 0.0, "told once");
+        assert_eq!(alone.take_by_age(at(1_200)).0, 5.0, "the charge at 0 ms is out of the window");
+        assert_eq!(alone.take_by_age(at(1_250)).0, 0.0, "told once");
         alone.paid(at(2_000), f64::NAN);
-        assert_eq!(alone.take(at(2_000)), 0.0, "nothing that is not a charge");
+        assert_eq!(alone.take_by_age(at(2_000)).0, 0.0, "nothing that is not a charge");
     }
 
     #[test]
@@ -129,9 +123,9 @@ mod tests {
         alone.paid(at(300), 4.0);
         assert_eq!(alone.pay_from(at(400), 6.0), 0.0, "6 of the 8 paid from the grant");
         alone.paid(at(500), 1.0);
-        assert_eq!(alone.take(at(600)), 3.0, "the 2 it could not pay, and 1 since");
+        assert_eq!(alone.take_by_age(at(600)).0, 3.0, "the 2 it could not pay, and 1 since");
         alone.paid(at(700), 2.0);
         assert_eq!(alone.pay_from(at(800), 5.0), 3.0);
-        assert_eq!(alone.take(at(800)), 0.0);
+        assert_eq!(alone.take_by_age(at(800)).0, 0.0);
     }
 }
