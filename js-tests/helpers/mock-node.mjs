@@ -180,13 +180,22 @@ function respondChecked(res, b, body, rawBody, chainAnswer) {
     .then(send, () => { res.writeHead(502); res.end('upstream unreachable'); });
 }
 
-/** A loopback URL on which nothing listens (connection refused). */
+let deadUrls = 0;
+
+/**
+ * A loopback URL on which nothing listens (connection refused). Its path is
+ * new on every call: relayers in one process share what they learn about a
+ * URL (its breaker), and the kernel may hand a closed port out again, so an
+ * earlier test's dead URL, its breaker open, would otherwise come back as a
+ * fresh one (seen once: a test's second dead endpoint skipped twice).
+ */
 export async function deadUrl() {
   const server = http.createServer();
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address();
   await new Promise((resolve) => server.close(resolve));
-  return `http://127.0.0.1:${port}`;
+  deadUrls += 1;
+  return `http://127.0.0.1:${port}/dead-${deadUrls}`;
 }
 
 /**
