@@ -20,8 +20,10 @@
 //!                  windows (a plateau, so the limit is not probed constantly)
 //! ```
 //! When the plan is not configured, the first limit signal teaches it: the
-//! rate sent over the last second becomes the ceiling, and AIMD works
-//! below it.
+//! rate sent over the last second (or the ten-second mean, if higher)
+//! becomes the ceiling, kept in every second from then on, and AIMD works
+//! below it; a ceiling so learned probes upward while demand presses on it
+//! and settles down a step when limited at itself (`quota/ceiling.rs`).
 //!
 //! Several processes behind one key can each be given a static `share` of
 //! the plan; the bucket itself sits behind [`QuotaBucket`] so a store shared
@@ -202,6 +204,11 @@ pub struct QuotaGroup {
     /// Requests waiting for this group's CU now, from every relayer that
     /// shares it, in turn (`pool::router::backlog`).
     line: QuotaLine,
+    /// When a request last waited for CU (a learned ceiling probes only
+    /// when pressed: `ceiling.rs`).
+    pressed: Option<Instant>,
+    /// A learned ceiling's upward probe (`ceiling.rs`).
+    probe: ceiling::Probe,
 }
 
 impl QuotaGroup {
@@ -268,6 +275,8 @@ impl QuotaGroup {
             residue_until: Instant::ZERO,
             cold: None,
             line: QuotaLine::default(),
+            pressed: None,
+            probe: ceiling::Probe::default(),
         }
     }
 
@@ -291,10 +300,15 @@ impl QuotaGroup {
         if now < self.cooldown_until {
             return Err(QuotaDenied::Cooling(self.cooldown_until));
         }
-        if self.lease_check(now, cost, waits)? {
-            return Ok(());
+        let verdict = match self.lease_check(now, cost, waits) {
+            Ok(true) => Ok(()),
+            Ok(false) => self.bucket.check(now, cost).map_err(QuotaDenied::Exhausted),
+            Err(denied) => Err(denied),
+        };
+        if waits && verdict.is_err() {
+            self.pressed_at(now);
         }
-        self.bucket.check(now, cost).map_err(QuotaDenied::Exhausted)
+        verdict
     }
 
     /// Charges one attempt of `cost` compute units.
@@ -303,8 +317,14 @@ impl QuotaGroup {
             return Err(QuotaDenied::Cooling(self.cooldown_until));
         }
         // A lease that is up governs alone (the fleet's bucket is the limit); otherwise the own bucket.
-        if !self.lease_check(now, cost, true)? {
-            self.bucket.try_take(now, cost).map_err(QuotaDenied::Exhausted)?;
+        let taken = match self.lease_check(now, cost, true) {
+            Ok(true) => Ok(()),
+            Ok(false) => self.bucket.try_take(now, cost).map_err(QuotaDenied::Exhausted),
+            Err(denied) => Err(denied),
+        };
+        if let Err(denied) = taken {
+            self.pressed_at(now);
+            return Err(denied);
         }
         self.lease_spend(now, cost);
         self.cu_charged += cost.max(0.0);
@@ -317,35 +337,6 @@ impl QuotaGroup {
     /// kept per second counts it from its answer (`policy::plan_window`).
     pub fn answered(&mut self, charged_at: Instant, cost: f64, now: Instant) {
         self.bucket.answered(charged_at, cost, now);
-    }
-
-    /// Compute units charged over the last second.
-    pub fn cu_last_second(&mut self, now: Instant) -> f64 {
-        self.prune(now);
-        self.recent.iter().filter(|(t, _)| now.saturating_since(*t) <= Duration::from_secs(1)).map(|(_, c)| c).sum()
-    }
-
-    /// Compute units per second over the last `RATE_WINDOW` (a quiet
-    /// client's rate is not measurable in one second).
-    fn observed_rate(&mut self, now: Instant) -> f64 {
-        self.prune(now);
-        let span =
-            self.recent.front().map_or(RATE_WINDOW, |(t, _)| now.saturating_since(*t).max(Duration::from_secs(1)));
-        self.recent.iter().map(|(_, c)| c).sum::<f64>() / span.min(RATE_WINDOW).as_secs_f64()
-    }
-
-    /// Whether enough was sent lately to tell a plan from it: at least
-    /// [`MIN_EVIDENCE`] charges, or charges over at least two seconds.
-    fn rate_evidence(&mut self, now: Instant) -> bool {
-        self.prune(now);
-        self.recent.len() >= MIN_EVIDENCE
-            || self.recent.front().is_some_and(|(t, _)| now.saturating_since(*t) >= Duration::from_secs(2))
-    }
-
-    fn prune(&mut self, now: Instant) {
-        while self.recent.front().is_some_and(|(t, _)| now.saturating_since(*t) > RATE_WINDOW) {
-            self.recent.pop_front();
-        }
     }
 
     /// Cools the group until `until` at least (another realm heard the
@@ -374,6 +365,7 @@ impl QuotaGroup {
 mod aimd;
 mod alone;
 mod bucket;
+mod ceiling;
 mod fleet;
 pub use fleet::FleetMode;
 #[cfg(test)]
@@ -381,6 +373,7 @@ mod fleet_window_tests;
 #[cfg(test)]
 mod largest_charge_tests;
 mod line;
+mod recent;
 mod serving;
 #[cfg(test)]
 mod serving_rate_tests;

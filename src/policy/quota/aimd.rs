@@ -86,15 +86,26 @@ impl QuotaGroup {
         if warning {
             self.strike = Some(now);
             self.episode_began = Some(now);
+        } else if fresh && self.end_probe(now) {
+            self.limit_rate = self.allowed;
+            self.episode_began = Some(now);
         } else if fresh {
             if !self.allowed.is_finite() {
                 // Plan unknown: what we were sending when the provider objected
                 // (the whole fleet, when a store says) is the ceiling, and the
-                // burst shrinks to about a second of it.
-                self.ceiling = self.observed_rate(now).max(self.fleet_rate()).max(1.0);
+                // burst shrinks to about a second of it. The last second counts
+                // beside the ten-second mean: demand that rose from 8 to 40 a
+                // second learned 11 on a 30 CU/s key from the mean alone.
+                let sent = self.cu_last_second(now).max(self.observed_rate(now));
+                self.ceiling = sent.max(self.fleet_rate()).max(1.0);
                 self.allowed = self.ceiling;
                 self.burst = self.ceiling.max(10.0);
+                self.keep_learned_per_second(now);
                 self.bucket.set_burst(now, self.burst);
+                // The provider's window still holds what was sent unpaced: its 429s are one episode.
+                self.residue_until = self.residue_until.max(now + super::ceiling::WINDOW_RESIDUE);
+            } else {
+                self.settle_learned_ceiling();
             }
             let floor = self.ceiling * self.config.min_fraction;
             self.limit_rate = self.allowed;
@@ -116,6 +127,7 @@ impl QuotaGroup {
         self.last_counted_limit = None;
         let plan = self.ceiling;
         if !plan.is_finite() || self.allowed >= plan {
+            self.probe_ceiling(now);
             return;
         }
         let next = (self.allowed + plan * self.config.increase).min(plan);

@@ -341,10 +341,12 @@ impl QuotaGroup {
         if !(rate.is_finite() && rate > 0.0 && rate < self.allowed) {
             return false;
         }
+        self.end_probe(now);
         if !self.allowed.is_finite() {
             // An unknown plan learns the ceiling the teller lowered from.
             self.ceiling = rate / self.config.decrease;
             self.burst = self.ceiling.max(10.0);
+            self.keep_learned_per_second(now);
             self.bucket.set_burst(now, self.burst);
         }
         self.limit_rate = self.allowed.min(rate / self.config.decrease);

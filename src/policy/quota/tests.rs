@@ -254,14 +254,16 @@ fn a_decrease_slows_the_bucket_itself() {
 }
 
 #[test]
-fn a_learned_plan_brings_a_burst_of_about_a_second_of_it() {
+fn a_learned_plan_keeps_its_rate_in_every_second_burst_included() {
     let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
     for i in 0..100 {
         g.charge(at(i * 100), 10.0).unwrap(); // 100 CU/s
     }
     g.on_limited(at(10_000), Some(Duration::ZERO), false, 0.5); // ceiling 100, allowed 50
     let at_once = (0..100).take_while(|_| g.charge(at(60_000), 10.0).is_ok()).count();
-    assert_eq!(at_once, 10, "after a long calm, a burst of 100 CU");
+    assert_eq!(at_once, 5, "after a long calm, a burst of the allowed 50 CU, not burst + rate");
+    assert!(g.charge(at(60_999), 10.0).is_err(), "and nothing more within that second");
+    assert!(g.charge(at(61_000), 10.0).is_ok());
 }
 
 #[test]

@@ -1,0 +1,38 @@
+//! What a quota group sent lately: the evidence an unknown plan is learned
+//! from, and the rate a lease is sized by.
+
+use std::time::Duration;
+
+use super::{QuotaGroup, MIN_EVIDENCE, RATE_WINDOW};
+use crate::time::Instant;
+
+impl QuotaGroup {
+    /// Compute units charged over the last second.
+    pub fn cu_last_second(&mut self, now: Instant) -> f64 {
+        self.prune(now);
+        self.recent.iter().filter(|(t, _)| now.saturating_since(*t) <= Duration::from_secs(1)).map(|(_, c)| c).sum()
+    }
+
+    /// Compute units per second over the last `RATE_WINDOW` (a quiet
+    /// client's rate is not measurable in one second).
+    pub(super) fn observed_rate(&mut self, now: Instant) -> f64 {
+        self.prune(now);
+        let span =
+            self.recent.front().map_or(RATE_WINDOW, |(t, _)| now.saturating_since(*t).max(Duration::from_secs(1)));
+        self.recent.iter().map(|(_, c)| c).sum::<f64>() / span.min(RATE_WINDOW).as_secs_f64()
+    }
+
+    /// Whether enough was sent lately to tell a plan from it: at least
+    /// [`MIN_EVIDENCE`] charges, or charges over at least two seconds.
+    pub(super) fn rate_evidence(&mut self, now: Instant) -> bool {
+        self.prune(now);
+        self.recent.len() >= MIN_EVIDENCE
+            || self.recent.front().is_some_and(|(t, _)| now.saturating_since(*t) >= Duration::from_secs(2))
+    }
+
+    pub(super) fn prune(&mut self, now: Instant) {
+        while self.recent.front().is_some_and(|(t, _)| now.saturating_since(*t) > RATE_WINDOW) {
+            self.recent.pop_front();
+        }
+    }
+}
