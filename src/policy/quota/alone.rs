@@ -85,8 +85,7 @@ impl QuotaGroup {
         if leased {
             self.was_leased = true;
             if self.alone.take().is_some() {
-                self.bucket.set_rate(now, self.allowed);
-                self.bucket.set_burst(now, self.burst);
+                self.apply_factor(now, 1.0);
             }
             return;
         }
@@ -121,13 +120,7 @@ impl QuotaGroup {
             self.alone = Some(Alone { since: now, share, applied: f64::NAN });
             self.bucket.drain(now);
             // What the lease paid in the last second still counts in the provider's second.
-            let paid: Vec<_> = self
-                .recent
-                .iter()
-                .copied()
-                .filter(|&(t, _)| now.saturating_since(t) < Duration::from_secs(1))
-                .collect();
-            self.bucket.seed(&paid);
+            self.bucket.seed(&self.charged_last_second(now));
         }
         let Some(alone) = self.alone.as_mut() else { return };
         if let Some(share) = share.filter(|_| slow) {
@@ -148,13 +141,18 @@ impl QuotaGroup {
         let factor = alone.factor(now);
         if factor >= 1.0 {
             self.alone = None;
-            self.bucket.set_rate(now, self.allowed);
-            self.bucket.set_burst(now, self.burst);
+            self.apply_factor(now, 1.0);
         } else if alone.applied.is_nan() || (factor - alone.applied).abs() >= RAMP_STEP {
             alone.applied = factor;
-            self.bucket.set_rate(now, self.allowed * factor);
-            self.bucket.set_burst(now, (self.burst * factor).max(1.0));
+            self.apply_factor(now, factor);
         }
+    }
+
+    /// The own bucket at `factor` of the allowed rate and burst (1: the
+    /// whole of both; below, the share spent alone).
+    fn apply_factor(&mut self, now: Instant, factor: f64) {
+        self.bucket.set_rate(now, self.allowed * factor);
+        self.bucket.set_burst(now, if factor >= 1.0 { self.burst } else { (self.burst * factor).max(1.0) });
     }
 
     /// What this realm would spend now (CU/s), told to the store with each
@@ -184,9 +182,8 @@ impl QuotaGroup {
         }
         alone.since = now;
         alone.applied = alone.share;
-        let (rate, burst) = (self.allowed * alone.share, (self.burst * alone.share).max(1.0));
-        self.bucket.set_rate(now, rate);
-        self.bucket.set_burst(now, burst);
+        let share = alone.share;
+        self.apply_factor(now, share);
         self.bucket.drain(now); // the ramp just overshot: no burst on top
                                 // What the ramp sent is still in the provider's window for a moment: its 429s lower nothing.
         self.residue_until = self.residue_until.max(now + super::fleet::ALONE_RESIDUE);

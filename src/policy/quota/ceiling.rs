@@ -104,9 +104,7 @@ impl QuotaGroup {
             return;
         }
         let mut bucket = WindowedBucket::new(self.ceiling, self.burst, now);
-        let second: Vec<(Instant, f64)> =
-            self.recent.iter().copied().filter(|&(t, _)| now.saturating_since(t) < Duration::from_secs(1)).collect();
-        bucket.seed(&second);
+        bucket.seed(&self.charged_last_second(now));
         bucket.drain(now);
         self.bucket = Box::new(bucket);
     }

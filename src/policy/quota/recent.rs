@@ -35,4 +35,10 @@ impl QuotaGroup {
             self.recent.pop_front();
         }
     }
+
+    /// The charges of the last second, in time order (what a bucket that
+    /// keeps every second is seeded with when it takes over).
+    pub(super) fn charged_last_second(&self, now: Instant) -> Vec<(Instant, f64)> {
+        self.recent.iter().copied().filter(|&(t, _)| now.saturating_since(t) < Duration::from_secs(1)).collect()
+    }
 }
