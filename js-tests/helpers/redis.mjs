@@ -71,3 +71,26 @@ export async function scriptCalls(url, kinds = false) {
   const calls = { eval: count('eval'), evalsha: count('evalsha') };
   return kinds ? calls : calls.eval + calls.evalsha;
 }
+
+/**
+ * Watches every command the Redis server at `port` runs (MONITOR on a raw socket: what the
+ * processes under test really sent). `scripts()`: each Lua script call seen so far as
+ * `{ keys, args }` (strings), in order; `stop()` closes the watch.
+ */
+export async function monitor(port) {
+  const socket = net.connect(port, '127.0.0.1');
+  await new Promise((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject); });
+  let text = '';
+  socket.on('data', (d) => { text += d.toString(); });
+  socket.on('error', () => {});
+  socket.write('MONITOR\r\n');
+  await until(() => text.startsWith('+OK'), 2000, 'MONITOR');
+  const scripts = () => text.split('\r\n')
+    .map((line) => [...line.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]))
+    .filter((words) => /^(eval|evalsha)$/i.test(words[0] || ''))
+    .map((words) => {
+      const n = Number(words[2]);
+      return { keys: words.slice(3, 3 + n), args: words.slice(3 + n) };
+    });
+  return { scripts, stop: () => socket.destroy() };
+}

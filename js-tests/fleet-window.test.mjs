@@ -1,0 +1,93 @@
+// What a process on Redis really asks the fleet's bucket for, read off the server's MONITOR
+// (docs/coordination.md, "The plan's second, kept at the store"): the one-second window of a plan
+// kept per second, the whole plan as rate once the store said it keeps that window, and, after
+// spending alone while Redis was down, what was spent by age. Each test starts its own
+// redis-server and loopback node.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { FaultTolerantRelayer } from '../pkg/dist/node.mjs';
+import { startRedis, monitor } from './helpers/redis.mjs';
+import { useMockNodes } from './helpers/mock-node.mjs';
+
+const node = useMockNodes(after);
+const stops = [];
+after(async () => { for (const stop of stops) await stop(); });
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const ONE_CU = { eth_getBalance: 1, eth_chainId: 1 };
+const groupFleet = (relayer) => relayer.stats().quotaGroups[0].fleet;
+const eventually = async (ok, ms, what) => {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+};
+
+/** `rps` reads a second for `ms`; resolves to how many failed. */
+async function load(relayer, rps, ms, tag) {
+  const outcomes = [];
+  const start = Date.now();
+  for (let n = 0; Date.now() - start < ms; n += 1) {
+    const address = `0x${(tag * 1e6 + n).toString(16).padStart(40, '0')}`;
+    outcomes.push(relayer.request({ method: 'eth_getBalance', params: [address, 'latest'] }).then(() => 0, () => 1));
+    await sleep(1000 / rps);
+  }
+  return (await Promise.all(outcomes)).reduce((a, b) => a + b, 0);
+}
+
+// ARGV of the lease script (pkg-template/src/fleet-lease-script.js): 1 want, 2 rate, 3 burst, …,
+// 10 spent alone, 11 the window, 12 spent alone by tenth of a second of age.
+const ask = ({ args }) => ({ rate: Number(args[1]), burst: Number(args[2]), alone: Number(args[9] || 0),
+  window: Number(args[10] || 0), ages: args[11] ? args[11].split(',').map(Number) : null });
+
+test('a plan kept per second asks for its window, and for the whole plan as rate once Redis says it keeps it', async () => {
+  const redis = await startRedis();
+  stops.push(redis.stop);
+  const watch = await monitor(redis.port);
+  const upstream = await node([{ result: '0x1' }]);
+  const relayer = new FaultTolerantRelayer([{ url: upstream.url, quotaGroup: 'key', costs: ONE_CU }], {
+    quota: { key: { cuPerSecond: 100 } }, deadlineMs: 2000, batch: false, fleet: { redis: redis.url, prefix: 'win:' },
+  });
+  try {
+    assert.equal(await load(relayer, 40, 1500, 1), 0);
+    const asks = watch.scripts().filter((s) => s.keys.length === 3 && s.keys[0].startsWith('win:q:{')).map(ask);
+    assert.ok(asks.length >= 2, `${asks.length} asks`);
+    assert.ok(asks.every((a) => a.window === 100), `every ask names the plan's second: ${JSON.stringify(asks.map((a) => a.window))}`);
+    assert.equal(asks[0].rate + asks[0].burst, 100, 'before the store said it keeps the window: token-bucket terms within the plan');
+    assert.ok(asks.slice(1).some((a) => a.rate === 100), `after it said so, the whole plan as rate: ${JSON.stringify(asks.map((a) => a.rate))}`);
+  } finally {
+    watch.stop();
+    await relayer.close();
+  }
+});
+
+test('what a process spent alone while Redis was down reaches the restarted store by age', async () => {
+  const redis = await startRedis();
+  stops.push(redis.stop);
+  const upstream = await node([{ result: '0x1' }]);
+  const relayer = new FaultTolerantRelayer([{ url: upstream.url, quotaGroup: 'key', costs: ONE_CU }], {
+    quota: { key: { cuPerSecond: 100 } }, deadlineMs: 2000, batch: false, fleet: { redis: redis.url, prefix: 'ages:' },
+  });
+  const events = [];
+  relayer.on('fleetStore', (e) => events.push(e.state));
+  try {
+    assert.equal(await load(relayer, 40, 600, 2), 0);
+    await eventually(() => groupFleet(relayer) === 'leased', 5000, 'the lease');
+    await redis.stop();
+    await eventually(() => events.includes('down'), 3000, 'the store told down');
+    const spending = load(relayer, 40, 2500, 3); // alone, and on through the restart
+    await sleep(1200);
+    await redis.start();
+    const watch = await monitor(redis.port);
+    stops.push(async () => watch.stop());
+    assert.equal(await spending, 0, 'no read failed across the outage');
+    await eventually(() => watch.scripts().some((s) => ask(s).alone > 0), 5000, 'an ask telling what was spent alone');
+    const told = ask(watch.scripts().find((s) => ask(s).alone > 0));
+    assert.ok(told.ages && told.ages.length === 10, `by tenth of a second of age: ${JSON.stringify(told)}`);
+    const byAge = told.ages.reduce((a, b) => a + b, 0);
+    assert.ok(Math.abs(byAge - told.alone) < 1e-6, `the ages add up to what was spent alone (${byAge} of ${told.alone})`);
+  } finally {
+    await relayer.close();
+  }
+});
