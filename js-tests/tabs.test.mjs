@@ -19,8 +19,10 @@ const TAB = `<!doctype html><meta charset="utf-8"><script type="module">
   import { FaultTolerantRelayer } from '/pkg/web.js';
   const q = new URLSearchParams(location.search);
   const upstream = { url: q.get('url'), quotaGroup: 'key', costs: { eth_getBalance: 1, eth_chainId: 1 } };
+  // \`perSecond\`: a plan kept in every second (no burst) instead.
+  const plan = q.get('perSecond') ? { cuPerSecond: Number(q.get('perSecond')) } : { cuPerSecond: 25, burst: 5 };
   const relayer = new FaultTolerantRelayer([upstream], {
-    quota: { key: { cuPerSecond: 25, burst: 5 } }, deadlineMs: 3000, fleet: { tabs: q.get('tabs') === 'true' },
+    quota: { key: plan }, deadlineMs: 3000, fleet: { tabs: q.get('tabs') === 'true' },
   });
   const tag = Number(q.get('tag'));
   window.fleet = () => relayer.stats().quotaGroups[0].fleet ?? 'none';
@@ -40,10 +42,18 @@ const TAB = `<!doctype html><meta charset="utf-8"><script type="module">
   window.__ready = true;
 </script>`;
 
+// A page of the origin with no relayer that reads the tabs' lease channel: what they really
+// say to each other (pkg-template/src/tab-store.js).
+const OBSERVER = `<!doctype html><meta charset="utf-8"><script>
+  window.seen = [];
+  new BroadcastChannel('breakwater-rpc/leases').onmessage = ({ data }) => window.seen.push(data);
+  window.__ready = true;
+</script>`;
+
 let browser; let site; let key;
 before(async () => {
   key = await startLimitedKey({ perSecond: 30, urls: 1 });
-  site = await startStaticServer({ routes: { '/pkg': join(root, 'pkg/dist') }, pages: { '/tab.html': TAB } });
+  site = await startStaticServer({ routes: { '/pkg': join(root, 'pkg/dist') }, pages: { '/tab.html': TAB, '/observer.html': OBSERVER } });
   browser = await launchBrowser();
 });
 after(async () => {
@@ -53,17 +63,26 @@ after(async () => {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** Opens `count` tabs of one profile on the key; resolves with them and their context. */
-async function openTabs(count, tabs) {
+/**
+ * Opens `count` tabs of one profile on the key; resolves with them and their context, and with
+ * `observer` (opened first, so it hears every message) when asked.
+ */
+async function openTabs(count, tabs, extra = {}, { observe = false } = {}) {
   const context = await browser.newContext(); // one profile: one origin's locks and channels
+  let observer = null;
+  if (observe) {
+    observer = await context.newPage();
+    await observer.goto(`${site.url}/observer.html`);
+    await observer.waitForFunction(() => window.__ready, null, { timeout: 20000 });
+  }
   const pages = [];
   for (let i = 0; i < count; i += 1) {
     const page = await context.newPage();
-    await page.goto(`${site.url}/tab.html?${new URLSearchParams({ url: key.urls[0], tabs: String(tabs), tag: String(i + 1) })}`);
+    await page.goto(`${site.url}/tab.html?${new URLSearchParams({ url: key.urls[0], tabs: String(tabs), tag: String(i + 1), ...extra })}`);
     await page.waitForFunction(() => window.__ready, null, { timeout: 20000 });
     pages.push(page);
   }
-  return { context, pages };
+  return { context, pages, observer };
 }
 
 /** Waits (bounded) until every page's group leases, as a dapp need not but a test of the steady state does. */
@@ -129,6 +148,26 @@ test('when the leader tab closes, the next one leads and the others keep leasing
     const after = await run(rest, 20);
     assert.equal(after.limited, 0, `the two left share one bucket: ${JSON.stringify(after)}`);
     assert.deepEqual(await Promise.all(rest.map((p) => p.evaluate(() => window.fleet()))), ['leased', 'leased']);
+  } finally {
+    await context.close();
+  }
+});
+
+test('tabs on a plan kept per second ask for its window, and for the whole plan as rate once the leader says it keeps it', async () => {
+  const { context, pages, observer } = await openTabs(2, true, { perSecond: '25' }, { observe: true });
+  try {
+    await leased(pages);
+    const ran = await run(pages, 15);
+    assert.equal(ran.limited, 0, `the two stay within the key: ${JSON.stringify(ran)}`);
+    const seen = await observer.evaluate(() => window.seen);
+    // The second tab asks over the channel (the first leads and serves its own asks in place).
+    const asks = seen.filter((m) => m.t === 'ask');
+    const grants = seen.filter((m) => m.t === 'grant' && Array.isArray(m.r));
+    assert.ok(asks.length >= 2 && grants.length >= 1, `asks and grants on the channel: ${JSON.stringify(seen.slice(0, 4))}`);
+    assert.ok(asks.every((m) => m.w === 25), `every ask names the plan's second: ${JSON.stringify(asks.map((m) => m.w))}`);
+    assert.ok(grants.every((m) => m.r[5] === 1), `the leader says it keeps the window: ${JSON.stringify(grants.map((m) => m.r))}`);
+    const rates = asks.map((m) => m.n[1]);
+    assert.ok(rates[0] < 25 && rates.slice(1).some((r) => r === 25), `token-bucket terms first, then the whole plan as rate: ${JSON.stringify(rates)}`);
   } finally {
     await context.close();
   }
