@@ -20,7 +20,8 @@
 //!                  windows (a plateau, so the limit is not probed constantly)
 //! ```
 //! When the plan is not configured, the first limit signal teaches it: the
-//! rate sent over the last second (or the ten-second mean, if higher)
+//! rate sent over the last second (or the ten-second mean, if higher or
+//! if the last second held too few charges to tell a rate)
 //! becomes the ceiling, kept in every second from then on, and AIMD works
 //! below it; a ceiling so learned probes upward while demand presses on it
 //! and settles down a step when limited at itself (`quota/ceiling.rs`).

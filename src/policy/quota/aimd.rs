@@ -94,9 +94,11 @@ impl QuotaGroup {
                 // Plan unknown: what we were sending when the provider objected
                 // (the whole fleet, when a store says) is the ceiling, and the
                 // burst shrinks to about a second of it. The last second counts
-                // beside the ten-second mean: demand that rose from 8 to 40 a
-                // second learned 11 on a 30 CU/s key from the mean alone.
-                let sent = self.cu_last_second(now).max(self.observed_rate(now));
+                // beside the ten-second mean when it holds enough charges to tell
+                // a rate: demand that rose from 8 to 40 a second learned 11 on a
+                // 30 CU/s key from the mean alone; a client at one read a second
+                // would take a chance second of two for its plan.
+                let sent = self.last_second_rate(now).unwrap_or(0.0).max(self.observed_rate(now));
                 self.ceiling = sent.max(self.fleet_rate()).max(1.0);
                 self.allowed = self.ceiling;
                 self.burst = self.ceiling.max(10.0);

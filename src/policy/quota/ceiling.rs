@@ -214,10 +214,22 @@ mod tests {
             g.charge(at(i * 125), 1.0).unwrap(); // 8 CU/s for nine seconds
         }
         for i in 0..30 {
-            g.charge(at(9_000 + i * 33), 1.0).unwrap(); // then 30 in the tenth
+            g.charge(at(9_010 + i * 33), 1.0).unwrap(); // then 30 in the tenth
         }
         g.on_limited(at(10_000), Some(Duration::ZERO), false, 0.5);
         assert_eq!(g.stats().allowed_rate, 15.0, "half of the 30 sent in the last second, not of the 10.2 mean");
+    }
+
+    #[test]
+    fn a_quiet_clients_chance_second_is_not_its_plan() {
+        let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
+        for i in 0..10 {
+            g.charge(at(i * 1_000), 1.0).unwrap(); // one a second
+        }
+        g.charge(at(9_500), 1.0).unwrap();
+        g.charge(at(9_900), 1.0).unwrap(); // three in the last second, by chance
+        g.on_limited(at(10_000), Some(Duration::ZERO), false, 0.5);
+        assert!((g.stats().allowed_rate - 0.6).abs() < 1e-9, "half the 1.2 CU/s mean: {}", g.stats().allowed_rate);
     }
 
     #[test]

@@ -41,4 +41,11 @@ impl QuotaGroup {
     pub(super) fn charged_last_second(&self, now: Instant) -> Vec<(Instant, f64)> {
         self.recent.iter().copied().filter(|&(t, _)| now.saturating_since(t) < Duration::from_secs(1)).collect()
     }
+
+    /// The CU sent over the last second, when it holds at least
+    /// [`MIN_EVIDENCE`] charges (fewer tell no rate).
+    pub(super) fn last_second_rate(&self, now: Instant) -> Option<f64> {
+        let second = self.charged_last_second(now);
+        (second.len() >= MIN_EVIDENCE).then(|| second.iter().map(|(_, c)| c).sum())
+    }
 }
