@@ -20,8 +20,8 @@
 //!                  windows (a plateau, so the limit is not probed constantly)
 //! ```
 //! When the plan is not configured, the first limit signal teaches it: the
-//! rate sent over the last second (or the ten-second mean, if higher or
-//! if the last second held too few charges to tell a rate)
+//! CU the provider accepted over the last second (or the ten-second mean
+//! of what was sent, if that second held too few charges to tell a rate)
 //! becomes the ceiling, kept in every second from then on, and AIMD works
 //! below it; a ceiling so learned probes upward while demand presses on it
 //! and settles down a step when limited at itself (`quota/ceiling.rs`).
@@ -168,6 +168,9 @@ pub struct QuotaGroup {
     /// together must not all grow back (and overshoot) together.
     stable: Duration,
     recent: VecDeque<(Instant, f64)>,
+    /// The charges the provider answered with a success in the last
+    /// second (`on_accepted`): what it let through when it first refuses.
+    accepted: VecDeque<(Instant, f64)>,
     cooldown_until: Instant,
     consecutive_limits: u32,
     /// When the last 429 that counted in `consecutive_limits` was heard:
@@ -257,6 +260,7 @@ impl QuotaGroup {
             limit_rate: f64::INFINITY,
             stable: config.stable_window,
             recent: VecDeque::new(),
+            accepted: VecDeque::new(),
             cooldown_until: Instant::ZERO,
             consecutive_limits: 0,
             last_counted_limit: None,

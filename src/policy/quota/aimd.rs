@@ -93,13 +93,15 @@ impl QuotaGroup {
             if !self.allowed.is_finite() {
                 // Plan unknown: what we were sending when the provider objected
                 // (the whole fleet, when a store says) is the ceiling, and the
-                // burst shrinks to about a second of it. The last second counts
-                // beside the ten-second mean when it holds enough charges to tell
-                // a rate: demand that rose from 8 to 40 a second learned 11 on a
+                // burst shrinks to about a second of it. What the provider accepted
+                // in the last second, when that holds enough charges to tell a rate
+                // (`accepted_last_second`), else the ten-second mean of what was
+                // sent: demand that rose from 8 to 40 a second learned 11 on a
                 // 30 CU/s key from the mean alone; a client at one read a second
                 // would take a chance second of two for its plan.
-                let sent = self.last_second_rate(now).unwrap_or(0.0).max(self.observed_rate(now));
-                self.ceiling = sent.max(self.fleet_rate()).max(1.0);
+                let sent = self.accepted_last_second(now).unwrap_or_else(|| self.observed_rate(now));
+                let fleet = self.fleet_rate() * self.accepted_part(now);
+                self.ceiling = sent.max(fleet).max(1.0);
                 self.allowed = self.ceiling;
                 self.burst = self.ceiling.max(10.0);
                 self.keep_learned_per_second(now);

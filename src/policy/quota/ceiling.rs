@@ -75,7 +75,9 @@ impl QuotaGroup {
         }
         let windows = if self.probe.steps == 0 { FIRST_PROBE_WINDOWS << self.probe.failed.min(MAX_BACKOFF) } else { 1 };
         let calm = now.saturating_since(self.last_increase) >= self.stable * windows;
-        let pressed = self.pressed.is_some_and(|t| now.saturating_since(t) <= self.stable.max(Duration::from_secs(1)));
+        // Refused for want of CU within the window, or requests in the group's line right now.
+        let pressed = self.line.waiting() > 0
+            || self.pressed.is_some_and(|t| now.saturating_since(t) <= self.stable.max(Duration::from_secs(1)));
         if !(calm && pressed) {
             return false;
         }
@@ -208,16 +210,20 @@ mod tests {
     }
 
     #[test]
-    fn a_plan_is_learned_from_the_last_second_when_demand_just_rose() {
+    fn a_plan_is_learned_from_what_the_provider_accepted_in_the_last_second() {
         let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
         for i in 0..72 {
             g.charge(at(i * 125), 1.0).unwrap(); // 8 CU/s for nine seconds
+            g.on_accepted(at(i * 125 + 30), 1.0);
         }
-        for i in 0..30 {
-            g.charge(at(9_010 + i * 33), 1.0).unwrap(); // then 30 in the tenth
+        for i in 0..40 {
+            g.charge(at(9_010 + i * 24), 1.0).unwrap(); // then 40 in the tenth
+            if i < 30 {
+                g.on_accepted(at(9_040 + i * 24), 1.0); // of which the provider took 30
+            }
         }
         g.on_limited(at(10_000), Some(Duration::ZERO), false, 0.5);
-        assert_eq!(g.stats().allowed_rate, 15.0, "half of the 30 sent in the last second, not of the 10.2 mean");
+        assert_eq!(g.stats().allowed_rate, 15.0, "half of the 30 accepted: not of the 40 sent, nor of the 11.2 mean");
     }
 
     #[test]
@@ -243,6 +249,14 @@ mod tests {
         assert_eq!(fresh.stats().allowed_rate, 5.0, "the provider's window still held the unpaced second");
         fresh.on_limited(at(11_600), Some(Duration::ZERO), false, 0.5);
         assert_eq!(fresh.stats().allowed_rate, 2.5, "past it, a 429 is news");
+    }
+
+    #[test]
+    fn requests_in_the_groups_line_press_on_the_ceiling_too() {
+        let (mut g, t) = learned_at_ten();
+        g.join_line(1, 1.0);
+        g.on_success(at(t + 30_000), 0.5);
+        assert!((g.stats().allowed_rate - 10.5).abs() < 1e-9, "a request waits its turn: a probe");
     }
 
     #[test]
@@ -320,6 +334,7 @@ mod sim_tests {
                     break;
                 }
                 window.push_back(now);
+                g.on_accepted(at(now), 1.0);
                 g.on_success(at(now), rng.next_unit());
                 waiting -= 1;
                 paid += usize::from(now >= 360_000);

@@ -84,6 +84,44 @@ fn an_unknown_plan_learns_the_fleets_rate_and_tells_its_decrease_once() {
 }
 
 #[test]
+fn a_plan_learned_on_a_fleet_counts_only_what_the_provider_let_through() {
+    let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
+    g.join_fleet(at(0));
+    g.charge(at(0), 10.0).unwrap();
+    let ask = g.take_lease_ask().unwrap();
+    g.lease_granted(at(1), ask.want, grant(ask.want, 900.0));
+    for ms in 2..22 {
+        g.charge(at(ms), 10.0).unwrap();
+        if ms < 17 {
+            g.on_accepted(at(ms + 5), 10.0); // 15 of the 20 taken, 5 refused
+        }
+    }
+    g.on_limited(at(1000), None, false, 0.5);
+    assert_eq!(g.stats().allowed_rate, 337.5, "the fleet's 900 CU/s sent, three quarters let through, halved");
+}
+
+#[test]
+fn a_plan_learned_on_a_fleet_is_asked_of_the_store_as_a_second_kept() {
+    let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
+    g.join_fleet(at(0));
+    g.charge(at(0), 10.0).unwrap();
+    let ask = g.take_lease_ask().unwrap();
+    g.lease_granted(at(1), ask.want, grant(ask.want, 900.0));
+    for ms in 2..20 {
+        g.charge(at(ms), 10.0).unwrap();
+    }
+    g.on_limited(at(1000), None, false, 0.5);
+    let (rate, burst, window) = g.fleet_terms();
+    assert_eq!(window, 450.0, "the learned rate's second, kept at the store");
+    assert_eq!(rate + burst, 450.0, "until the store says it keeps it: token-bucket terms within it, not 450 + 450");
+    let ask = g.take_lease_ask().unwrap();
+    g.lease_granted(at(1001), ask.want, LeaseGrant { windowed: true, ..grant(ask.want, 900.0) });
+    assert_eq!(g.fleet_terms(), (450.0, 450.0, 450.0), "then the window keeps the second: a second of it as burst");
+    let configured = QuotaGroup::new(QuotaConfig { burst: 50.0, ..QuotaConfig::default() }, at(0));
+    assert_eq!(configured.fleet_terms().2, 0.0, "a configured burst is token-bucket terms, learned or not");
+}
+
+#[test]
 fn a_heard_plan_lowers_never_raises() {
     let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
     assert!(g.hear_plan(at(10), 300.0));

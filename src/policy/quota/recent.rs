@@ -42,10 +42,39 @@ impl QuotaGroup {
         self.recent.iter().copied().filter(|&(t, _)| now.saturating_since(t) < Duration::from_secs(1)).collect()
     }
 
-    /// The CU sent over the last second, when it holds at least
-    /// [`MIN_EVIDENCE`] charges (fewer tell no rate).
-    pub(super) fn last_second_rate(&self, now: Instant) -> Option<f64> {
-        let second = self.charged_last_second(now);
-        (second.len() >= MIN_EVIDENCE).then(|| second.iter().map(|(_, c)| c).sum())
+    /// A charge of `cost` was answered with a success at `now`: the
+    /// provider took it (kept for one second, for `accepted_last_second`).
+    pub fn on_accepted(&mut self, now: Instant, cost: f64) {
+        self.accepted.push_back((now, cost.max(0.0)));
+        while self.accepted.front().is_some_and(|&(t, _)| now.saturating_since(t) >= Duration::from_secs(1)) {
+            self.accepted.pop_front();
+        }
+    }
+
+    /// The CU the provider accepted over the last second, when that holds
+    /// at least [`MIN_EVIDENCE`] charges (fewer tell no rate): at its first
+    /// refusal, the best measure of its plan. What was *sent* in that
+    /// second counts the refused too (a relayer starting at 40 reads a
+    /// second on a 30/s key learned 39).
+    pub(super) fn accepted_last_second(&self, now: Instant) -> Option<f64> {
+        let second: Vec<f64> = self
+            .accepted
+            .iter()
+            .filter(|&&(t, _)| now.saturating_since(t) < Duration::from_secs(1))
+            .map(|&(_, c)| c)
+            .collect();
+        (second.len() >= MIN_EVIDENCE).then(|| second.iter().sum())
+    }
+
+    /// The part of the last second's charges the provider accepted, when
+    /// that second tells (see `accepted_last_second`); else 1. A fleet's
+    /// rate, as the store counts it, is what its members took, refused
+    /// attempts included: this scales it to what the provider let through.
+    pub(super) fn accepted_part(&self, now: Instant) -> f64 {
+        let sent: f64 = self.charged_last_second(now).iter().map(|(_, c)| c).sum();
+        match self.accepted_last_second(now) {
+            Some(accepted) if sent > 0.0 => crate::policy::bound(accepted / sent, 0.0, 1.0),
+            _ => 1.0,
+        }
     }
 }

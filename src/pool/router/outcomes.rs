@@ -97,7 +97,10 @@ impl Router {
                 }
                 ep.observe_latency(class, elapsed);
                 self.pacer.borrow_mut().served(now);
-                self.groups[ep.group].quota.borrow_mut().on_success(now, draw);
+                let mut quota = self.groups[ep.group].quota.borrow_mut();
+                quota.on_accepted(now, r.cost);
+                quota.on_success(now, draw);
+                drop(quota);
                 ep.breaker.borrow_mut().on_success(now, r.probe)
             }
             ErrorClass::RateLimited => {
