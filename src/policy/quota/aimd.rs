@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::{QuotaGroup, STRIKE_MEMORY};
+use crate::policy::lease::Lease;
 use crate::time::Instant;
 
 impl QuotaGroup {
@@ -100,7 +101,11 @@ impl QuotaGroup {
                 // 30 CU/s key from the mean alone; a client at one read a second
                 // would take a chance second of two for its plan.
                 let sent = self.accepted_last_second(now).unwrap_or_else(|| self.observed_rate(now));
-                let fleet = self.fleet_rate() * self.accepted_part(now);
+                // The fleet's rate only with others in it (the store says what they need):
+                // alone, it is this realm's grants, held ones included (a relayer on Redis
+                // starting at 40 reads a second learned 38 on a 30/s key from it).
+                let others = self.lease.as_ref().and_then(Lease::others_demand).is_some_and(|d| d > 0.0);
+                let fleet = if others { self.fleet_rate() * self.accepted_part(now) } else { 0.0 };
                 self.ceiling = sent.max(fleet).max(1.0);
                 self.allowed = self.ceiling;
                 self.burst = self.ceiling.max(10.0);

@@ -19,8 +19,8 @@
 //!               [`MAX_BACKOFF`] doublings), back to three windows once a
 //!               step stays calm: a ceiling that is right costs one 429
 //!               episode per probe, ever rarer
-//!   limited at the ceiling, not probing ──► the ceiling × 0.95, and the
-//!               usual decrease below it
+//!   limited, not probing ──► the ceiling to 95 % of the rate limited
+//!               (down by a fifth at most), and the usual decrease below it
 //!   idle at the ceiling (nothing waited) ──► no probe: an idle client's
 //!               ceiling must not drift past what was ever sent
 //! ```
@@ -42,8 +42,11 @@ const MAX_BACKOFF: u32 = 4;
 /// in flight).
 pub(super) const WINDOW_RESIDUE: Duration = Duration::from_millis(1500);
 
-/// A learned ceiling limited at its own rate comes down to this fraction.
+/// A learned ceiling limited comes down to this fraction of the rate it was limited at…
 const SETTLE: f64 = 0.95;
+
+/// …but by no more than to this fraction of itself, per limit.
+const SETTLE_STEP: f64 = 0.8;
 
 /// The most one probe step multiplies the ceiling by.
 const MAX_STEP: f64 = 2.0;
@@ -111,14 +114,17 @@ impl QuotaGroup {
         self.bucket = Box::new(bucket);
     }
 
-    /// A limit at a learned ceiling (not probing): the ceiling was a little
-    /// high (it counts the attempt the provider refused), so it comes down a
-    /// step with the rate; probing finds the way back up if it was not.
-    /// Kept, it drew a 429 and a halving each time growth reached it.
+    /// A limit on a learned plan (not probing): the rate it came at is too
+    /// much, so the ceiling comes down to 95 % of it, by at most a fifth per
+    /// limit (a foreign burst's 429 far below it costs little); probing
+    /// finds the way back up if it was not. Kept, a ceiling learned high
+    /// drew a 429 and a halving each time growth reached it (a relayer
+    /// starting at 40 reads a second learned 42 on a 30/s key).
     pub(super) fn settle_learned_ceiling(&mut self) {
         let learned = !self.config.plan().is_finite() && self.ceiling.is_finite();
-        if learned && self.allowed >= SETTLE * self.ceiling {
-            self.ceiling = (self.ceiling * SETTLE).max(1.0);
+        if learned {
+            let settled = (self.allowed * SETTLE).max(self.ceiling * SETTLE_STEP);
+            self.ceiling = self.ceiling.min(settled).max(1.0);
         }
     }
 

@@ -225,19 +225,15 @@ impl QuotaGroup {
     /// with a second of the learned rate as burst, a new user's relayer on a
     /// store sent 33 in a second on a learned 14 and met a 429 every
     /// minute or two.
-    ///
-    /// Once the store keeps the window, a learned plan asks a second of its
-    /// rate as burst: the window alone keeps the second, and grants sized by
-    /// a fifth of it took the 10,000-relayer simulation's store round trips
-    /// from 52 to 107 per 1,000 requests (58 so).
+    /// It costs store round trips: grants sized by a fifth of the rate took
+    /// the 10,000-relayer simulation (an unknown plan) from 52 to 95 per
+    /// 1,000 requests. A second of the rate as burst cost 58, but members
+    /// then held so much that a relayer on Redis spent 60 % of its rate.
     pub(super) fn fleet_terms(&self) -> (f64, f64, f64) {
         let learned_per_second =
             self.config.burst <= 0.0 && !self.config.plan().is_finite() && self.allowed.is_finite();
         if self.config.kept_per_second() || learned_per_second {
             let kept = self.lease.as_ref().is_some_and(Lease::store_keeps_window);
-            if kept && learned_per_second {
-                return (self.allowed, self.allowed, self.allowed);
-            }
             let largest = self.lease.as_ref().map_or(0.0, Lease::largest);
             let burst = (self.allowed * FLEET_WINDOW_BURST).max(largest.min(self.allowed * LARGEST_IN_BURST));
             (if kept { self.allowed } else { self.allowed - burst }, burst, self.allowed)

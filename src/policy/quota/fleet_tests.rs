@@ -18,6 +18,11 @@ fn grant(granted: f64, fleet_rate: f64) -> LeaseGrant {
     }
 }
 
+/// A grant from a store that has other members (it says what they need).
+fn among_others(granted: f64, fleet_rate: f64) -> LeaseGrant {
+    LeaseGrant { others_demand: Some(600.0), ..grant(granted, fleet_rate) }
+}
+
 #[test]
 fn a_fleet_group_spends_its_lease_and_asks_the_next_chunk_ahead() {
     let plan = QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() };
@@ -73,7 +78,7 @@ fn an_unknown_plan_learns_the_fleets_rate_and_tells_its_decrease_once() {
     g.charge(at(0), 10.0).unwrap();
     let ask = g.take_lease_ask().unwrap();
     assert_eq!(ask.rate, 0.0, "unknown: the store only counts");
-    g.lease_granted(at(1), ask.want, grant(ask.want, 900.0));
+    g.lease_granted(at(1), ask.want, among_others(ask.want, 900.0));
     for ms in 2..20 {
         g.charge(at(ms), 10.0).expect("an unknown plan never waits on its lease");
     }
@@ -83,21 +88,35 @@ fn an_unknown_plan_learns_the_fleets_rate_and_tells_its_decrease_once() {
     assert_eq!(g.take_decrease(), None, "told once");
 }
 
-#[test]
-fn a_plan_learned_on_a_fleet_counts_only_what_the_provider_let_through() {
+/// An unknown plan on a store (its grants as `answer` makes them, the
+/// store counting 900 CU/s), 20 charges of 10 CU in its last second of
+/// which the provider took 15, then a 429.
+fn limited_on_a_store(answer: fn(f64, f64) -> LeaseGrant) -> QuotaGroup {
     let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
     g.join_fleet(at(0));
     g.charge(at(0), 10.0).unwrap();
     let ask = g.take_lease_ask().unwrap();
-    g.lease_granted(at(1), ask.want, grant(ask.want, 900.0));
+    g.lease_granted(at(1), ask.want, answer(ask.want, 900.0));
     for ms in 2..22 {
         g.charge(at(ms), 10.0).unwrap();
         if ms < 17 {
-            g.on_accepted(at(ms + 5), 10.0); // 15 of the 20 taken, 5 refused
+            g.on_accepted(at(ms + 5), 10.0);
         }
     }
     g.on_limited(at(1000), None, false, 0.5);
+    g
+}
+
+#[test]
+fn a_plan_learned_on_a_fleet_counts_only_what_the_provider_let_through() {
+    let g = limited_on_a_store(among_others);
     assert_eq!(g.stats().allowed_rate, 337.5, "the fleet's 900 CU/s sent, three quarters let through, halved");
+}
+
+#[test]
+fn a_plan_learned_alone_on_a_store_is_its_own_accepted_rate_not_the_stores_count_of_its_grants() {
+    let g = limited_on_a_store(grant); // no others said
+    assert_eq!(g.stats().allowed_rate, 75.0, "half the 150 CU accepted in the last second");
 }
 
 #[test]
@@ -106,7 +125,7 @@ fn a_plan_learned_on_a_fleet_is_asked_of_the_store_as_a_second_kept() {
     g.join_fleet(at(0));
     g.charge(at(0), 10.0).unwrap();
     let ask = g.take_lease_ask().unwrap();
-    g.lease_granted(at(1), ask.want, grant(ask.want, 900.0));
+    g.lease_granted(at(1), ask.want, among_others(ask.want, 900.0));
     for ms in 2..20 {
         g.charge(at(ms), 10.0).unwrap();
     }
@@ -115,8 +134,8 @@ fn a_plan_learned_on_a_fleet_is_asked_of_the_store_as_a_second_kept() {
     assert_eq!(window, 450.0, "the learned rate's second, kept at the store");
     assert_eq!(rate + burst, 450.0, "until the store says it keeps it: token-bucket terms within it, not 450 + 450");
     let ask = g.take_lease_ask().unwrap();
-    g.lease_granted(at(1001), ask.want, LeaseGrant { windowed: true, ..grant(ask.want, 900.0) });
-    assert_eq!(g.fleet_terms(), (450.0, 450.0, 450.0), "then the window keeps the second: a second of it as burst");
+    g.lease_granted(at(1001), ask.want, LeaseGrant { windowed: true, ..among_others(ask.want, 900.0) });
+    assert_eq!(g.fleet_terms(), (450.0, 90.0, 450.0), "then the whole rate, the window keeping the second");
     let configured = QuotaGroup::new(QuotaConfig { burst: 50.0, ..QuotaConfig::default() }, at(0));
     assert_eq!(configured.fleet_terms().2, 0.0, "a configured burst is token-bucket terms, learned or not");
 }
