@@ -401,6 +401,9 @@ test('bad store options are typed errors that name the field', () => {
     [{ redis: 'redis://127.0.0.1:1', prefix: 'a b' }, 'fleet.prefix'],
     [{ prefix: 'p:' }, 'fleet.prefix'],
     [{ tabs: 'yes' }, 'fleet.tabs'],
+    // Not a node-redis client (a hand-made object, or another library's): it failed later, told
+    // only as a TypeError in a fleetStore event.
+    [{ redis: { eval() {}, duplicate() {} } }, 'fleet.redis'],
   ];
   for (const [fleet, field] of cases) {
     assert.throws(() => new FaultTolerantRelayer(['http://127.0.0.1:1'], { fleet }), (e) => e instanceof ConfigError && e.field === field, JSON.stringify(fleet));

@@ -77,6 +77,22 @@ test('a rate-limited endpoint past the deadline fails fast with a RateLimitedErr
   assert.equal(a.count(), 1);
 });
 
+test('every attempt spent on 429s ends in a RateLimitedError, the node\'s answer as its cause', async () => {
+  const a = await node([{ status: 429 }]);
+  const b = await node([{ status: 429 }]);
+  // Two keys (no shared cooldown): the first attempt's 429 fails over, the second's is the last.
+  const relayer = new FaultTolerantRelayer([{ url: a.url, quotaGroup: 'a' }, { url: b.url, quotaGroup: 'b' }],
+    { ...FAST, maxRetries: 1, quota: { a: { cuPerSecond: Infinity }, b: { cuPerSecond: Infinity } } });
+  const err = await relayer.request({ method: 'eth_blockNumber' }).catch((e) => e);
+  assert.ok(isRateLimitedError(err), err);
+  assert.equal(err.stopReason, 'attemptsExhausted');
+  assert.equal(err.attempts, 2);
+  assert.equal(err.code, -32002);
+  assert.ok(isHttpError(err.cause), 'the node\'s 429 is kept');
+  assert.equal(err.cause.status, 429);
+  assert.equal(a.count() + b.count(), 2);
+});
+
 test('a hanging node costs one attempt timeout, then the next node answers', async () => {
   const a = await node([{ hang: true }]);
   const b = await node([{ result: '0x5' }]);

@@ -69,6 +69,10 @@ function readStoreOptions(fleet) {
     throw invalidStore('fleet.redis', 'must be a redis:// URL, createClient options, or a node-redis client');
   }
   if (typeof redis.eval === 'function' && typeof redis.duplicate === 'function') {
+    // What the store uses of a node-redis client; anything else failed later, told only as a
+    // TypeError in a fleetStore event.
+    const lacks = ['on', 'connect', 'publish'].find((m) => typeof redis[m] !== 'function');
+    if (lacks) throw invalidStore('fleet.redis', `a client must be node-redis's (createClient from the npm package \`redis\`): this one has no \`${lacks}\` method`);
     return { prefix, client: redis, options: null, identity: redis };
   }
   if (redis.url !== undefined && (typeof redis.url !== 'string' || !/^rediss?:\/\//.test(redis.url))) {

@@ -163,6 +163,10 @@ export interface EndpointStats {
 export interface QuotaGroupStats {
   name: string;
   cuLastSecond: number;
+  /**
+   * The rate AIMD allows now, CU/s. `Number.MAX_VALUE` (not `Infinity`, so `stats()` survives
+   * `JSON.stringify`) while no plan is configured and none is learned yet.
+   */
   allowedCuPerSecond: number;
   cuCharged: number;
   rateLimited: number;
@@ -178,7 +182,8 @@ export interface QuotaGroupStats {
    * What this process (JS realm) may spend of the plan now, CU/s: `allowedCuPerSecond` alone; a quarter of it
    * before the fleet's store first answers in time (or is found slow); its share while it spends alone after
    * losing the fleet's store; its part of the fleet's rate while leased (what it took lately plus what the
-   * fleet leaves unused). A line of requests waiting for CU drains at about this rate.
+   * fleet leaves unused). A line of requests waiting for CU drains at about this rate. `Number.MAX_VALUE`
+   * while unlimited.
    */
   spendingCuPerSecond: number;
   /** Requests waiting for this group's CU now, from every relayer of the realm that shares it. */
