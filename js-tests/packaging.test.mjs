@@ -96,7 +96,7 @@ test('a fleet on Redis without the redis package installed is a ConfigError at c
   const probe = `
     const field = (options) => { try { new FaultTolerantRelayer([process.env.GOOD], options).close(); return 'built'; } catch (e) { return isConfigError(e) ? e.field + ': ' + e.message : 'untyped ' + e; } };
     const ask = { fleet: { redis: 'redis://127.0.0.1:6379' } };
-    const client = { eval() {}, duplicate() { return this; }, on() {}, connect: async () => {} };
+    const client = { eval() {}, duplicate() { return this; }, on() {}, connect: async () => {}, publish: async () => {} };
     console.log(JSON.stringify({ url: field(ask), options: field({ fleet: { redis: { url: 'redis://127.0.0.1:6379' } } }), none: field({}), client: field({ fleet: { redis: client } }) }));
   `;
   for (const [file, source] of [
