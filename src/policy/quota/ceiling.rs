@@ -1,7 +1,7 @@
 //! A learned plan's ceiling is a measurement, not a law: it probes upward.
 //!
-//! An unknown plan learns its ceiling from one moment (the rate sent when
-//! the first 429 came, or a fleet member's word). That moment can be
+//! An unknown plan learns its ceiling from one moment (what the provider
+//! accepted when the first 429 came, or a fleet member's word). That moment can be
 //! wrong low: a 429 caused by another client's burst on the key, a
 //! window that did not line up, a provider that raised the plan since.
 //! Kept forever, it was a ratchet: a new user's fleet learned 8 reads a
@@ -10,7 +10,7 @@
 //! ```text
 //!   at the ceiling ── requests waited for CU, no limit for three calm
 //!   windows ──► probe: ceiling × (1 + increase × 2^steps), steps + 1;
-//!               the last calm ceiling remembered
+//!               the ceiling before the step remembered as calm
 //!   probing ── the next step waits one calm window (the last was calm)
 //!   a limit while probing ──► the ceiling and the rate back to the last
 //!               calm ceiling (no decrease: that rate was calm a window;
@@ -157,7 +157,7 @@ mod tests {
     use super::super::{QuotaConfig, QuotaDenied, QuotaGroup};
     use crate::time::{at, Instant};
 
-    /// An unknown plan learned at 10 CU/s (20 sent over ten seconds at the first 429), grown back to it.
+    /// An unknown plan learned at 10 CU/s (100 CU over ten seconds at the first 429), grown back to it.
     fn learned_at_ten() -> (QuotaGroup, u64) {
         let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
         for i in 0..100 {
