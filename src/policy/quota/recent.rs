@@ -44,7 +44,12 @@ impl QuotaGroup {
 
     /// A charge of `cost` was answered with a success at `now`: the
     /// provider took it (kept for one second, for `accepted_last_second`).
+    /// Only a plan that may be learned keeps them: a configured one never
+    /// reads them, and at 20,000 reads a second they would be 20,000 entries.
     pub fn on_accepted(&mut self, now: Instant, cost: f64) {
+        if self.config.plan().is_finite() {
+            return;
+        }
         self.accepted.push_back((now, cost.max(0.0)));
         while self.accepted.front().is_some_and(|&(t, _)| now.saturating_since(t) >= Duration::from_secs(1)) {
             self.accepted.pop_front();
@@ -76,5 +81,24 @@ impl QuotaGroup {
             Some(accepted) if sent > 0.0 => crate::policy::bound(accepted / sent, 0.0, 1.0),
             _ => 1.0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{QuotaConfig, QuotaGroup};
+    use crate::time::at;
+
+    #[test]
+    fn only_a_plan_that_may_be_learned_keeps_what_was_accepted() {
+        let mut configured = QuotaGroup::new(QuotaConfig { cu_per_second: 100.0, ..QuotaConfig::default() }, at(0));
+        let mut unknown = QuotaGroup::new(QuotaConfig::default(), at(0));
+        for ms in 0..20 {
+            configured.on_accepted(at(ms), 1.0);
+            unknown.on_accepted(at(ms), 1.0);
+        }
+        assert!(configured.accepted.is_empty(), "a configured plan never reads them");
+        assert_eq!(unknown.accepted_last_second(at(20)), Some(20.0));
+        assert_eq!(unknown.accepted_last_second(at(1_005)), Some(14.0), "one second kept");
     }
 }
