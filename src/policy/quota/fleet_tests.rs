@@ -90,8 +90,8 @@ fn an_unknown_plan_learns_the_fleets_rate_and_tells_its_decrease_once() {
 
 /// An unknown plan on a store (its grants as `answer` makes them, the
 /// store counting 900 CU/s), 20 charges of 10 CU in its last second of
-/// which the provider took 15, then a 429.
-fn limited_on_a_store(answer: fn(f64, f64) -> LeaseGrant) -> QuotaGroup {
+/// which the provider took `accepted` (told), then a 429.
+fn limited_on_a_store(answer: fn(f64, f64) -> LeaseGrant, accepted: u64) -> QuotaGroup {
     let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
     g.join_fleet(at(0));
     g.charge(at(0), 10.0).unwrap();
@@ -99,7 +99,7 @@ fn limited_on_a_store(answer: fn(f64, f64) -> LeaseGrant) -> QuotaGroup {
     g.lease_granted(at(1), ask.want, answer(ask.want, 900.0));
     for ms in 2..22 {
         g.charge(at(ms), 10.0).unwrap();
-        if ms < 17 {
+        if ms < 2 + accepted {
             g.on_accepted(at(ms + 5), 10.0);
         }
     }
@@ -109,27 +109,19 @@ fn limited_on_a_store(answer: fn(f64, f64) -> LeaseGrant) -> QuotaGroup {
 
 #[test]
 fn a_plan_learned_on_a_fleet_counts_only_what_the_provider_let_through() {
-    let g = limited_on_a_store(among_others);
+    let g = limited_on_a_store(among_others, 15);
     assert_eq!(g.stats().allowed_rate, 337.5, "the fleet's 900 CU/s sent, three quarters let through, halved");
 }
 
 #[test]
 fn a_plan_learned_alone_on_a_store_is_its_own_accepted_rate_not_the_stores_count_of_its_grants() {
-    let g = limited_on_a_store(grant); // no others said
+    let g = limited_on_a_store(grant, 15); // no others said
     assert_eq!(g.stats().allowed_rate, 75.0, "half the 150 CU accepted in the last second");
 }
 
 #[test]
 fn a_plan_learned_on_a_fleet_is_asked_of_the_store_as_a_second_kept() {
-    let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
-    g.join_fleet(at(0));
-    g.charge(at(0), 10.0).unwrap();
-    let ask = g.take_lease_ask().unwrap();
-    g.lease_granted(at(1), ask.want, among_others(ask.want, 900.0));
-    for ms in 2..20 {
-        g.charge(at(ms), 10.0).unwrap();
-    }
-    g.on_limited(at(1000), None, false, 0.5);
+    let mut g = limited_on_a_store(among_others, 0); // none told accepted: the fleet's 900 learned
     let (rate, burst, window) = g.fleet_terms();
     assert_eq!(window, 450.0, "the learned rate's second, kept at the store");
     assert_eq!(rate + burst, 450.0, "until the store says it keeps it: token-bucket terms within it, not 450 + 450");
