@@ -81,7 +81,7 @@ impl QuotaGroup {
                                            // new user's fleet on a 20 CU/s key half its rate for two minutes after one early 429.
                                            // Repeated (another episode within `STRIKE_MEMORY`), the rate comes down as below.
         let warning = fresh
-            && self.config.plan().is_finite()
+            && !self.learns_its_plan()
             && self.allowed >= self.ceiling
             && self.strike.is_none_or(|t| now.saturating_since(t) >= STRIKE_MEMORY);
         if warning {

@@ -69,11 +69,22 @@ impl QuotaGroup {
         self.pressed = Some(now);
     }
 
+    /// No plan was configured (`cuPerSecond: Infinity`): the group learns
+    /// one from 429s. The one test of it, so a rule for learned plans
+    /// cannot drift from the others.
+    pub(super) fn learns_its_plan(&self) -> bool {
+        !self.config.plan().is_finite()
+    }
+
+    /// A plan is being learned and a ceiling was learned (a 429 came).
+    fn has_learned_ceiling(&self) -> bool {
+        self.learns_its_plan() && self.ceiling.is_finite()
+    }
+
     /// At the ceiling of a learned plan, calm and pressed long enough:
     /// raises it one step (see the module's diagram). True when it did.
     pub(super) fn probe_ceiling(&mut self, now: Instant) -> bool {
-        let learned = !self.config.plan().is_finite() && self.ceiling.is_finite();
-        if !learned || self.allowed < self.ceiling {
+        if !self.has_learned_ceiling() || self.allowed < self.ceiling {
             return false;
         }
         let windows = if self.probe.steps == 0 { FIRST_PROBE_WINDOWS << self.probe.failed.min(MAX_BACKOFF) } else { 1 };
@@ -121,8 +132,7 @@ impl QuotaGroup {
     /// drew a 429 and a halving each time growth reached it (a relayer
     /// starting at 40 reads a second learned 42 on a 30/s key).
     pub(super) fn settle_learned_ceiling(&mut self) {
-        let learned = !self.config.plan().is_finite() && self.ceiling.is_finite();
-        if learned {
+        if self.has_learned_ceiling() {
             let settled = (self.allowed * SETTLE).max(self.ceiling * SETTLE_STEP);
             self.ceiling = self.ceiling.min(settled).max(1.0);
         }

@@ -100,7 +100,7 @@ impl QuotaGroup {
         if self.lease.is_none() {
             self.lease = Some(Lease::new(DEFAULT_PERIOD));
             let withheld = self.bucket.drain(now);
-            if self.config.plan().is_finite() {
+            if !self.learns_its_plan() {
                 self.residue_until = self.residue_until.max(now + COLD_RESIDUE);
                 self.cold = Some(Cold { until: now + COLD_RESIDUE, withheld });
                 self.bucket.set_rate(now, self.allowed * COLD_SHARE);
@@ -230,8 +230,7 @@ impl QuotaGroup {
     /// 1,000 requests. A second of the rate as burst cost 58, but members
     /// then held so much that a relayer on Redis spent 60 % of its rate.
     pub(super) fn fleet_terms(&self) -> (f64, f64, f64) {
-        let learned_per_second =
-            self.config.burst <= 0.0 && !self.config.plan().is_finite() && self.allowed.is_finite();
+        let learned_per_second = self.config.burst <= 0.0 && self.learns_its_plan() && self.allowed.is_finite();
         if self.config.kept_per_second() || learned_per_second {
             let kept = self.lease.as_ref().is_some_and(Lease::store_keeps_window);
             let largest = self.lease.as_ref().map_or(0.0, Lease::largest);
@@ -298,7 +297,7 @@ impl QuotaGroup {
         if rejoined && self.leased_rate.is_some() {
             self.strike = None;
             self.residue_until = now + ALONE_RESIDUE;
-        } else if self.leased_rate.is_none() && self.config.plan().is_finite() {
+        } else if self.leased_rate.is_none() && !self.learns_its_plan() {
             // The first answer: what was sent before it went out uncoordinated (`join_fleet`).
             self.strike = None;
             self.residue_until = now + ALONE_RESIDUE;

@@ -47,7 +47,7 @@ impl QuotaGroup {
     /// Only a plan that may be learned keeps them: a configured one never
     /// reads them, and at 20,000 reads a second they would be 20,000 entries.
     pub fn on_accepted(&mut self, now: Instant, cost: f64) {
-        if self.config.plan().is_finite() {
+        if !self.learns_its_plan() {
             return;
         }
         self.accepted.push_back((now, cost.max(0.0)));

@@ -89,3 +89,34 @@ fn in_a_plan_kept_per_second_an_answered_attempt_counts_from_its_answer() {
     assert_eq!(pick(&mut r, at(1000), (0.5, 0.5)).endpoint, 1, "the one answered at 300 ms still counts");
     assert_eq!(pick(&mut r, at(1300), (0.5, 0.5)).endpoint, 0, "a second after its answer");
 }
+
+/// An unknown plan (`cuPerSecond: Infinity`) learns at its first 429 what
+/// the provider *accepted* in the last second: the router tells the group
+/// each success (`QuotaGroup::on_accepted`). Without that call the group
+/// falls back to the ten-second mean of what was sent, and nothing else
+/// would fail.
+#[test]
+fn an_unknown_plan_is_learned_from_the_successes_the_router_reports() {
+    let mut o = options(Strategy::Priority);
+    o.quota_groups = vec![("key".into(), QuotaConfig::default())];
+    let mut specs = vec![spec(0)];
+    specs[0].quota_group = Some("key".into());
+    let mut r = Router::new(specs, &o, Duration::from_secs(60), at(0));
+    let group = r.groups[r.endpoints[0].group].quota.clone();
+    // Nine quiet seconds, one 10-CU read each.
+    for s in 0..9u64 {
+        let res = pick(&mut r, at(s * 1000), (0.5, 0.5));
+        super::tests::finish(&mut r, at(s * 1000 + 10), res, ErrorClass::Success, false);
+    }
+    // Then a busy second: 12 reads accepted, the 13th refused with a 429.
+    for i in 0..12u64 {
+        let res = pick(&mut r, at(9000 + i * 70), (0.5, 0.5));
+        super::tests::finish(&mut r, at(9000 + i * 70 + 10), res, ErrorClass::Success, false);
+    }
+    let refused = pick(&mut r, at(9900), (0.5, 0.5));
+    super::tests::finish(&mut r, at(9910), refused, ErrorClass::RateLimited, false);
+    // Accepted in the last second: 120 CU, halved by the 429 → 60 CU/s. The ten-second mean of
+    // what was sent ((9 + 13) × 10 CU / 10 s = 22) would give 11.
+    let allowed = group.borrow().stats().allowed_rate;
+    assert!((allowed - 60.0).abs() < 1e-9, "learned from the 120 CU accepted, then halved: {allowed}");
+}
