@@ -15,7 +15,7 @@ const root = new URL('..', import.meta.url).pathname;
 const src = join(root, 'src');
 
 const LAYERS = [
-  ['time', 'config_error', 'ranges', 'url_credentials', 'small_sort'],
+  ['time', 'config_error', 'ranges', 'url_credentials', 'small_sort', 'wait_map'],
   ['redact'],
   ['policy'],
   ['runtime'],

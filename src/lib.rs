@@ -39,6 +39,7 @@ pub mod small_sort;
 pub mod time;
 pub mod tx;
 pub mod url_credentials;
+pub mod wait_map;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;

@@ -2,13 +2,13 @@
 //! is Open, and the pacing of the whole pool once the fleet is back.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
 use crate::policy::slow_start::RateMeter;
 use crate::policy::token_bucket::TokenBucket;
 use crate::time::Instant;
+use crate::wait_map::WaitMap;
 
 mod probes;
 pub use probes::OutageProbes;
@@ -60,8 +60,10 @@ pub struct Pacer {
     /// The demand when the outage began (what `end_outage` weighs the
     /// outage's own arrivals against).
     before_outage: f64,
-    /// The requests it holds now, by when they began (how many began then).
-    held: BTreeMap<Instant, u32>,
+    /// The requests it holds now, by when they began (ns since the epoch;
+    /// the weight: how many began then). The relayer's one waiter map type
+    /// (`runtime::wait_map`).
+    held: WaitMap,
 }
 
 impl Pacer {
@@ -74,7 +76,7 @@ impl Pacer {
             served_demand: 0.0,
             peak_demand: (0.0, now),
             before_outage: 0.0,
-            held: BTreeMap::new(),
+            held: WaitMap::new(),
         }
     }
 
@@ -140,17 +142,27 @@ impl Pacer {
 
     /// When the oldest request it holds began.
     pub fn oldest_held(&self) -> Option<Instant> {
-        self.held.keys().next().copied()
+        self.held.keys().next().map(|&ns| Instant::from_epoch(Duration::from_nanos(ns)))
+    }
+
+    fn hold(&mut self, since: Instant) {
+        self.held.entry(held_key(since)).or_default().weight += 1.0;
     }
 
     fn unhold(&mut self, since: Instant) {
-        if let Some(n) = self.held.get_mut(&since) {
-            *n -= 1;
-            if *n == 0 {
-                self.held.remove(&since);
+        let key = held_key(since);
+        if let Some(held) = self.held.get_mut(&key) {
+            held.weight -= 1.0;
+            if held.weight < 0.5 {
+                self.held.remove(&key);
             }
         }
     }
+}
+
+/// A held request's key: when it began, in ns since the epoch (584 years fit).
+fn held_key(since: Instant) -> u64 {
+    u64::try_from(since.since_epoch().as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// A request's place in the pacer's line (it began at `since`), held while
@@ -164,7 +176,7 @@ pub struct PacedTurn {
 impl PacedTurn {
     /// Takes a place in `pacer`'s line for a request that began at `since`.
     pub fn take(pacer: &Rc<RefCell<Pacer>>, since: Instant) -> Self {
-        *pacer.borrow_mut().held.entry(since).or_insert(0) += 1;
+        pacer.borrow_mut().hold(since);
         PacedTurn { pacer: Rc::clone(pacer), since }
     }
 }

@@ -18,8 +18,8 @@
 //! processes at 75 % of a fleet's plan saw p99 waits of 0.9 s and yet
 //! 0.1–0.3 % of reads fail after waiting 9 s of their 10.
 
+use crate::wait_map::{WaitMap, Waiting};
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -31,19 +31,19 @@ pub struct Notify {
     /// Waiters by key (`key`: the turn, then the id); ids grow, so of one
     /// turn the first key is the longest waiting, and waiters without a turn
     /// come after every turn. One `u64`, not a pair: the map shares its code
-    /// with the other `u64`-keyed waiter maps (2 KB of wasm as a pair).
-    queue: RefCell<BTreeMap<u64, Waker>>,
-    /// Keys that were woken and not yet observed by their future.
-    woken: RefCell<BTreeSet<u64>>,
+    /// with the other waiter maps (`wait_map`).
+    queue: RefCell<WaitMap>,
+    /// Keys that were woken and not yet observed by their future (no waker).
+    woken: RefCell<WaitMap>,
 }
 
 impl Notify {
     /// Wakes the longest-waiting waiter, if any.
     pub fn notify_one(&self) {
         let next = self.queue.borrow_mut().pop_first();
-        if let Some((id, waker)) = next {
-            self.woken.borrow_mut().insert(id);
-            waker.wake();
+        if let Some((id, waiting)) = next {
+            self.woken.borrow_mut().insert(id, Waiting::default());
+            waiting.waker.into_iter().for_each(Waker::wake);
         }
     }
 
@@ -51,10 +51,10 @@ impl Notify {
     /// chain check); each re-checks and most go on, so this is rare by
     /// design, unlike a freed slot.
     pub fn notify_all(&self) {
-        let woken: Vec<(u64, Waker)> = std::mem::take(&mut *self.queue.borrow_mut()).into_iter().collect();
-        self.woken.borrow_mut().extend(woken.iter().map(|(id, _)| *id));
-        for (_, waker) in woken {
-            waker.wake();
+        let woken: Vec<(u64, Waiting)> = std::mem::take(&mut *self.queue.borrow_mut()).into_iter().collect();
+        self.woken.borrow_mut().extend(woken.iter().map(|(id, _)| (*id, Waiting::default())));
+        for (_, waiting) in woken {
+            waiting.waker.into_iter().for_each(Waker::wake);
         }
     }
 
@@ -94,13 +94,13 @@ impl Future for Notified<'_> {
     type Output = ();
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         if let Some(id) = self.id {
-            if self.notify.woken.borrow_mut().remove(&id) {
+            if self.notify.woken.borrow_mut().remove(&id).is_some() {
                 self.id = None;
                 return Poll::Ready(());
             }
             // Still queued: refresh the waker in place.
-            if let Some(waker) = self.notify.queue.borrow_mut().get_mut(&id) {
-                waker.clone_from(cx.waker());
+            if let Some(waiting) = self.notify.queue.borrow_mut().get_mut(&id) {
+                waiting.refresh(cx.waker());
             }
             return Poll::Pending;
         }
@@ -111,11 +111,11 @@ impl Future for Notified<'_> {
             let order = self.notify.next_id.get();
             self.notify.next_id.set(order.wrapping_add(1));
             let key = turn | (order & ((1 << ORDER_BITS) - 1));
-            if !queue.contains_key(&key) && !self.notify.woken.borrow().contains(&key) {
+            if !queue.contains_key(&key) && !self.notify.woken.borrow().contains_key(&key) {
                 break key;
             }
         };
-        queue.insert(id, cx.waker().clone());
+        queue.insert(id, Waiting::woken_by(cx.waker()));
         drop(queue);
         self.id = Some(id);
         Poll::Pending
@@ -131,7 +131,7 @@ impl Drop for Notified<'_> {
             return;
         }
         // Woken but never observed (its timer won the race): pass the wake-up on.
-        let passed = self.notify.woken.borrow_mut().remove(&id);
+        let passed = self.notify.woken.borrow_mut().remove(&id).is_some();
         if passed {
             self.notify.notify_one();
         }
@@ -147,7 +147,7 @@ pub struct Shutdown {
     thrown: Cell<bool>,
     next_id: Cell<u64>,
     /// Waiters by id (O(log n) to add, refresh and leave).
-    waiters: RefCell<BTreeMap<u64, Waker>>,
+    waiters: RefCell<WaitMap>,
 }
 
 impl Shutdown {
@@ -155,7 +155,7 @@ impl Shutdown {
     pub fn trigger(&self) {
         self.thrown.set(true);
         let waiters = std::mem::take(&mut *self.waiters.borrow_mut());
-        waiters.into_values().for_each(Waker::wake);
+        waiters.into_values().filter_map(|w| w.waker).for_each(Waker::wake);
     }
 
     /// Whether it was thrown.
@@ -189,14 +189,14 @@ impl Future for ShutdownWait<'_> {
         let mut waiters = self.shutdown.waiters.borrow_mut();
         match self.id {
             Some(id) => {
-                if let Some(waker) = waiters.get_mut(&id) {
-                    waker.clone_from(cx.waker());
+                if let Some(waiting) = waiters.get_mut(&id) {
+                    waiting.refresh(cx.waker());
                 }
             }
             None => {
                 let id = self.shutdown.next_id.get();
                 self.shutdown.next_id.set(id.wrapping_add(1));
-                waiters.insert(id, cx.waker().clone());
+                waiters.insert(id, Waiting::woken_by(cx.waker()));
                 drop(waiters);
                 self.id = Some(id);
             }

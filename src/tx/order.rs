@@ -20,10 +20,12 @@
 //! only sends that finished their estimates wait, so that set is small.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::future::poll_fn;
 use std::rc::Rc;
 use std::task::{Poll, Waker};
+
+use crate::wait_map::{WaitMap, Waiting};
 
 /// The relayer-wide ticket counter and the tickets not yet bound to an account.
 #[derive(Default)]
@@ -32,7 +34,8 @@ pub struct SendOrder {
     /// Tickets not yet dropped, bound or not.
     live: Cell<usize>,
     unbound: RefCell<BTreeSet<u64>>,
-    waiters: RefCell<BTreeMap<u64, Waker>>,
+    /// The tickets waiting for their turn (the relayer's one waiter map type, `wait_map`).
+    waiters: RefCell<WaitMap>,
 }
 
 /// The tickets queued for one account, oldest first.
@@ -60,9 +63,7 @@ impl SendOrder {
 
     fn changed(&self) {
         let waiters = std::mem::take(&mut *self.waiters.borrow_mut());
-        for waker in waiters.into_values() {
-            waker.wake();
-        }
+        waiters.into_values().filter_map(|w| w.waker).for_each(Waker::wake);
     }
 
     /// Tickets alive now, bound or not (for tests: none may leak).
@@ -102,7 +103,7 @@ impl Ticket {
                 self.order.waiters.borrow_mut().remove(&self.seq);
                 Poll::Ready(())
             } else {
-                self.order.waiters.borrow_mut().insert(self.seq, cx.waker().clone());
+                self.order.waiters.borrow_mut().insert(self.seq, Waiting::woken_by(cx.waker()));
                 Poll::Pending
             }
         })

@@ -18,17 +18,17 @@
 //! Every operation is O(log n) in the waiters: thousands waiting cost each
 //! other nothing but their turn.
 
-use std::collections::BTreeMap;
 use std::task::Waker;
 
 use super::QuotaDenied;
 use crate::time::Instant;
+use crate::wait_map::{WaitMap, Waiting};
 
 /// The waiting requests of one group, by place.
 #[derive(Debug, Default)]
 pub struct QuotaLine {
-    /// Each place, its request's cost (CU) and its waker while it waits for its turn.
-    places: BTreeMap<u64, (f64, Option<Waker>)>,
+    /// Each place, its request's cost (CU, the weight) and its waker while it waits for its turn.
+    places: WaitMap,
     /// What the waiting requests cost together (CU).
     cu: f64,
 }
@@ -37,7 +37,7 @@ impl QuotaLine {
     /// A request of `cost` CU takes `place` (unique among the waiters: `pool::router::backlog`).
     pub fn join(&mut self, place: u64, cost: f64) {
         let cost = if cost.is_finite() { cost.max(0.0) } else { 0.0 };
-        if self.places.insert(place, (cost, None)).is_none() {
+        if self.places.insert(place, Waiting { weight: cost, waker: None }).is_none() {
             self.cu += cost;
         }
     }
@@ -45,11 +45,11 @@ impl QuotaLine {
     /// A request leaves `place`; the new head, if the head left, is woken.
     pub fn leave(&mut self, place: u64) {
         let was_head = self.head() == Some(place);
-        if let Some((cost, _)) = self.places.remove(&place) {
-            self.cu = if self.places.is_empty() { 0.0 } else { (self.cu - cost).max(0.0) };
+        if let Some(left) = self.places.remove(&place) {
+            self.cu = if self.places.is_empty() { 0.0 } else { (self.cu - left.weight).max(0.0) };
         }
         if was_head {
-            if let Some(waker) = self.places.values_mut().next().and_then(|(_, w)| w.take()) {
+            if let Some(waker) = self.places.values_mut().next().and_then(|w| w.waker.take()) {
                 waker.wake();
             }
         }
@@ -72,11 +72,8 @@ impl QuotaLine {
 
     /// `waker` is woken when `place` becomes the head.
     pub fn wait_turn(&mut self, place: u64, waker: &Waker) {
-        if let Some((_, slot)) = self.places.get_mut(&place) {
-            match slot {
-                Some(w) => w.clone_from(waker),
-                None => *slot = Some(waker.clone()),
-            }
+        if let Some(waiting) = self.places.get_mut(&place) {
+            waiting.refresh(waker);
         }
     }
 
