@@ -91,6 +91,8 @@ impl QuotaGroup {
             self.limit_rate = self.allowed;
             self.episode_began = Some(now);
         } else if fresh {
+            // How far the rate comes down: the configured decrease, unless a plan was just measured.
+            let mut decrease = self.config.decrease;
             if !self.allowed.is_finite() {
                 // Plan unknown: what we were sending when the provider objected
                 // (the whole fleet, when a store says) is the ceiling, and the
@@ -100,7 +102,15 @@ impl QuotaGroup {
                 // sent: demand that rose from 8 to 40 a second learned 11 on a
                 // 30 CU/s key from the mean alone; a client at one read a second
                 // would take a chance second of two for its plan.
-                let sent = self.accepted_last_second(now).unwrap_or_else(|| self.observed_rate(now));
+                let accepted = self.accepted_last_second(now);
+                let sent = accepted.unwrap_or_else(|| self.observed_rate(now));
+                // What the provider accepted is a measure of the plan, not a guess at it: the rate
+                // starts just below it (`LEARNED_START`), not halved. Halved, a new user's relayer
+                // at 40 reads a second on a 30/s key served 16 a second and took two minutes to
+                // grow back. A mean of what was sent (some of it refused) is no such measure.
+                if accepted.is_some() {
+                    decrease = super::ceiling::LEARNED_START;
+                }
                 // The fleet's rate only with others in it (the store says what they need):
                 // alone, it is this realm's grants, held ones included (a relayer on Redis
                 // starting at 40 reads a second learned 38 on a 30/s key from it).
@@ -118,7 +128,7 @@ impl QuotaGroup {
             }
             let floor = self.ceiling * self.config.min_fraction;
             self.limit_rate = self.allowed;
-            self.allowed = (self.allowed * self.config.decrease).max(floor);
+            self.allowed = (self.allowed * decrease).max(floor);
             self.bucket.set_rate(now, self.own_rate());
             self.episode_began = Some(now);
             self.decreased = Some(self.allowed);

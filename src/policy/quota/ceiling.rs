@@ -42,6 +42,11 @@ const MAX_BACKOFF: u32 = 4;
 /// in flight).
 pub(super) const WINDOW_RESIDUE: Duration = Duration::from_millis(1500);
 
+/// A plan learned from what the provider accepted in the last second
+/// (`accepted_last_second`) starts at this fraction of it: a measure, with
+/// a margin for a provider's window that does not line up with ours.
+pub(super) const LEARNED_START: f64 = 0.9;
+
 /// A learned ceiling limited comes down to this fraction of the rate it was limited at…
 const SETTLE: f64 = 0.95;
 
@@ -239,7 +244,11 @@ mod tests {
             }
         }
         g.on_limited(at(10_000), Some(Duration::ZERO), false, 0.5);
-        assert_eq!(g.stats().allowed_rate, 15.0, "half of the 30 accepted: not of the 40 sent, nor of the 11.2 mean");
+        let allowed = g.stats().allowed_rate;
+        assert!(
+            (allowed - 27.0).abs() < 1e-9,
+            "90 % of the 30 accepted: not of the 40 sent, nor of the 11.2 mean: {allowed}"
+        );
     }
 
     #[test]
@@ -328,6 +337,21 @@ mod sim_tests {
     /// second), 8 reads a second for 20 s, then 40: another client's burst
     /// at 5 s puts 25 CU on the key. Returns (CU paid in minutes 6-8, 429s).
     fn learned_low_then_pressed(probing: bool, seed: u64) -> (usize, usize) {
+        let demand = |now: u64| if now < 20_000 { 8.0 } else { 40.0 };
+        on_a_thirty_key(demand, Some(5_000), probing, seed, 360_000..480_000)
+    }
+
+    /// One relayer with no configured plan on a 30 CU/s key (kept per
+    /// second) for eight minutes, reads arriving at `demand(ms)` a second,
+    /// another client's burst of 25 CU at `foreign`. Returns (CU paid
+    /// within `paid_in`, 429s).
+    fn on_a_thirty_key(
+        demand: impl Fn(u64) -> f64,
+        foreign: Option<u64>,
+        probing: bool,
+        seed: u64,
+        paid_in: std::ops::Range<u64>,
+    ) -> (usize, usize) {
         let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
         let mut rng = SeededRandom::new(seed);
         let mut window: VecDeque<u64> = VecDeque::new();
@@ -336,11 +360,10 @@ mod sim_tests {
             while window.front().is_some_and(|&t| t + 1000 <= now) {
                 window.pop_front();
             }
-            if now == 5_000 {
+            if foreign == Some(now) {
                 window.extend(std::iter::repeat_n(now, 25));
             }
-            let demand = if now < 20_000 { 8.0 } else { 40.0 };
-            if rng.next_unit() < demand / 1000.0 {
+            if rng.next_unit() < demand(now) / 1000.0 {
                 waiting += 1;
             }
             while waiting > 0 && g.charge(at(now), 1.0).is_ok() {
@@ -353,7 +376,7 @@ mod sim_tests {
                 g.on_accepted(at(now), 1.0);
                 g.on_success(at(now), rng.next_unit());
                 waiting -= 1;
-                paid += usize::from(now >= 360_000);
+                paid += usize::from(paid_in.contains(&now));
             }
             if !probing {
                 g.pressed = None;
@@ -371,6 +394,17 @@ mod sim_tests {
             assert!(refused <= 10, "seed {seed}: {refused} 429s in eight minutes");
             let (kept, _) = learned_low_then_pressed(false, seed);
             assert!((kept as f64 / 120.0) < 16.0, "seed {seed}: without probing the ceiling stays low");
+        }
+    }
+
+    #[test]
+    fn a_plan_measured_at_its_first_429_is_served_at_once_not_halved_and_regrown() {
+        for seed in 1..=4 {
+            // 40 reads a second from the start: the first 429 comes within seconds.
+            let (paid, refused) = on_a_thirty_key(|_| 40.0, None, true, seed, 0..120_000);
+            let rate = paid as f64 / 120.0;
+            assert!(rate >= 25.0, "seed {seed}: {rate:.1} CU/s of a 30 CU/s key in the first two minutes");
+            assert!(refused <= 10, "seed {seed}: {refused} 429s in eight minutes");
         }
     }
 }

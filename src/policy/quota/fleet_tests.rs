@@ -110,13 +110,13 @@ fn limited_on_a_store(answer: fn(f64, f64) -> LeaseGrant, accepted: u64) -> Quot
 #[test]
 fn a_plan_learned_on_a_fleet_counts_only_what_the_provider_let_through() {
     let g = limited_on_a_store(among_others, 15);
-    assert_eq!(g.stats().allowed_rate, 337.5, "the fleet's 900 CU/s sent, three quarters let through, halved");
+    assert_eq!(g.stats().allowed_rate, 607.5, "the fleet's 900 CU/s sent, three quarters let through, 90 % of that");
 }
 
 #[test]
 fn a_plan_learned_alone_on_a_store_is_its_own_accepted_rate_not_the_stores_count_of_its_grants() {
     let g = limited_on_a_store(grant, 15); // no others said
-    assert_eq!(g.stats().allowed_rate, 75.0, "half the 150 CU accepted in the last second");
+    assert_eq!(g.stats().allowed_rate, 135.0, "90 % of the 150 CU accepted in the last second");
 }
 
 #[test]

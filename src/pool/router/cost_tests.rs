@@ -115,8 +115,8 @@ fn an_unknown_plan_is_learned_from_the_successes_the_router_reports() {
     }
     let refused = pick(&mut r, at(9900), (0.5, 0.5));
     super::tests::finish(&mut r, at(9910), refused, ErrorClass::RateLimited, false);
-    // Accepted in the last second: 120 CU, halved by the 429 → 60 CU/s. The ten-second mean of
-    // what was sent ((9 + 13) × 10 CU / 10 s = 22) would give 11.
+    // Accepted in the last second: 120 CU, the rate starts at 90 % of it → 108 CU/s. The
+    // ten-second mean of what was sent ((9 + 13) × 10 CU / 10 s = 22), halved, would give 11.
     let allowed = group.borrow().stats().allowed_rate;
-    assert!((allowed - 60.0).abs() < 1e-9, "learned from the 120 CU accepted, then halved: {allowed}");
+    assert!((allowed - 108.0).abs() < 1e-9, "learned from the 120 CU accepted: {allowed}");
 }
