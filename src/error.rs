@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use crate::policy::classify::{RpcErrorInfo, TransportFailure, Verdict};
+use crate::policy::ErrorClass;
 
 /// Why the pipeline stopped trying.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,5 +117,58 @@ impl<P> Failure<P> {
     /// The verdict of the reported attempt.
     pub fn last_verdict(&self) -> Option<&Verdict> {
         self.reported_attempt().map(|a| &a.verdict)
+    }
+
+    /// A give-up for the key's rate: every endpoint rate limited past the
+    /// deadline, or every attempt spent and the last refused for the key's
+    /// rate. One kind of error to a caller (`RateLimitedError` in JS): a
+    /// new user's reads on an over-subscribed key ended as a rate-limit,
+    /// HTTP or RPC error by which of the two ways they stopped, and a check
+    /// for the first missed the others. The stop reason stays as it was.
+    pub fn rate_limited(&self) -> bool {
+        match self.reason {
+            StopReason::RateLimited => true,
+            StopReason::AttemptsExhausted => self.last_verdict().is_some_and(|v| v.class == ErrorClass::RateLimited),
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+    use std::time::Duration;
+
+    use super::*;
+
+    fn ended(reason: StopReason, classes: &[ErrorClass]) -> Failure<()> {
+        let attempts = classes
+            .iter()
+            .map(|&class| AttemptRecord {
+                endpoint: 0,
+                verdict: Verdict {
+                    class,
+                    rule: Cow::Borrowed("test"),
+                    health_failure: false,
+                    retry_after: None,
+                    long_horizon: false,
+                    once_elsewhere: false,
+                    undelivered: false,
+                },
+                started_after: Duration::ZERO,
+                elapsed: Duration::ZERO,
+            })
+            .collect();
+        Failure { reason, last: None, attempts, reported: None, next_chance_in: None }
+    }
+
+    #[test]
+    fn attempts_spent_on_429s_are_a_rate_limit_give_up_like_a_cooldown_past_the_deadline() {
+        use ErrorClass::{RateLimited, Transient};
+        assert!(ended(StopReason::RateLimited, &[]).rate_limited(), "cooled down past the deadline");
+        assert!(ended(StopReason::AttemptsExhausted, &[Transient, RateLimited]).rate_limited(), "the last was a 429");
+        assert!(!ended(StopReason::AttemptsExhausted, &[RateLimited, Transient]).rate_limited(), "the last was not");
+        assert!(!ended(StopReason::Deadline, &[RateLimited]).rate_limited(), "its own stop, with a 429 as cause");
+        assert!(!ended(StopReason::NotRetryable, &[]).rate_limited());
     }
 }

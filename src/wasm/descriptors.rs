@@ -255,11 +255,9 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
                 .to_string(),
         )),
         StopReason::Closed => Some((kind::CLOSED, CODE_DISCONNECTED, "the relayer is closed".to_string())),
-        // Every attempt spent and the last one refused for the key's rate: a rate-limit give-up
-        // like the others (`isRateLimitedError`), the node's 429 as its cause. A new user's reads
-        // on an over-subscribed key ended as RateLimitedError, HttpError or RpcError by which
-        // way they stopped, and a check for the first missed the others.
-        StopReason::AttemptsExhausted if verdict.is_some_and(|v| v.class == ErrorClass::RateLimited) => Some((
+        // Every attempt spent and the last one refused for the key's rate (`Failure::rate_limited`):
+        // a rate-limit give-up like the others (`isRateLimitedError`), the node's 429 as its cause.
+        StopReason::AttemptsExhausted if f.rate_limited() => Some((
             kind::RATE_LIMITED,
             CODE_UNAVAILABLE,
             format!("rate limited: {n} attempt(s) made, the last refused for the key's rate"),
