@@ -153,7 +153,7 @@ impl Pacer {
         let key = held_key(since);
         if let Some(held) = self.held.get_mut(&key) {
             held.weight -= 1.0;
-            if held.weight < 0.5 {
+            if held.weight < 1.0 {
                 self.held.remove(&key);
             }
         }
@@ -303,6 +303,20 @@ mod tests {
     use super::*;
 
     use crate::time::at;
+
+    #[test]
+    fn the_held_line_counts_requests_begun_at_one_instant_and_keeps_them_until_the_last_leaves() {
+        let pacer = Rc::new(RefCell::new(Pacer::new(at(0))));
+        let (first, second) = (PacedTurn::take(&pacer, at(100)), PacedTurn::take(&pacer, at(100)));
+        let later = PacedTurn::take(&pacer, at(250));
+        assert_eq!(pacer.borrow().oldest_held(), Some(at(100)));
+        drop(first);
+        assert_eq!(pacer.borrow().oldest_held(), Some(at(100)), "the other one begun then still waits");
+        drop(second);
+        assert_eq!(pacer.borrow().oldest_held(), Some(at(250)));
+        drop(later);
+        assert_eq!(pacer.borrow().oldest_held(), None);
+    }
 
     #[test]
     fn recovery_paces_at_the_demand_and_ends_when_calm() {
