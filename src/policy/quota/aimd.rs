@@ -103,7 +103,7 @@ impl QuotaGroup {
                 // 30 CU/s key from the mean alone; a client at one read a second
                 // would take a chance second of two for its plan.
                 let accepted = self.accepted_last_second(now);
-                let sent = accepted.unwrap_or_else(|| self.observed_rate(now));
+                let sent = accepted.unwrap_or_else(|| self.run_rate(now));
                 // What the provider accepted is a measure of the plan, not a guess at it: the rate
                 // starts just below it (`LEARNED_START`), not halved. Halved, a new user's relayer
                 // at 40 reads a second on a 30/s key served 16 a second and took two minutes to
@@ -113,9 +113,20 @@ impl QuotaGroup {
                 }
                 // The fleet's rate only with others in it (the store says what they need):
                 // alone, it is this realm's grants, held ones included (a relayer on Redis
-                // starting at 40 reads a second learned 38 on a 30/s key from it).
-                let others = self.lease.as_ref().and_then(Lease::others_demand).is_some_and(|d| d > 0.0);
-                let fleet = if others { self.fleet_rate() * self.accepted_part(now) } else { 0.0 };
+                // starting at 40 reads a second learned 38 on a 30/s key from it). With others,
+                // also what this realm sent in the last second plus what they need (each its own
+                // rate, nothing waits before a plan is known): the store's rate, decayed over ten
+                // seconds from the bucket's birth, is a fraction of the fleet's when the workers
+                // were made seconds before they read (a new user's two workers learned 9 and 18 of
+                // a 30/s key). A fleet's measure, told to the others, who hear it as one (`hear_plan`).
+                let others = self.lease.as_ref().and_then(Lease::others_demand).filter(|&d| d > 0.0);
+                let fleet = others.map_or(0.0, |d| {
+                    let own: f64 = self.charged_last_second(now).iter().map(|(_, c)| c).sum();
+                    self.fleet_rate().max(own + d) * self.accepted_part(now)
+                });
+                if others.is_some() {
+                    decrease = super::ceiling::LEARNED_START;
+                }
                 self.ceiling = sent.max(fleet).max(1.0);
                 self.allowed = self.ceiling;
                 self.burst = self.ceiling.max(10.0);

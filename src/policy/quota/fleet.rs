@@ -177,12 +177,16 @@ impl QuotaGroup {
         }
         let (rate, burst, window) = self.fleet_terms();
         let recent = self.observed_rate(now);
+        let learning = self.learns_its_plan() && !self.allowed.is_finite();
         let Some(mut ask) = self.lease.as_mut().and_then(|lease| lease.ask(now, recent, rate, burst, window)) else {
             return;
         };
         // The need goes with each ask (and sets when its answer counts as late), worked out only
         // when an ask goes: this runs at every charge.
-        ask.demand = self.demand(recent);
+        // Before a plan is learned, what the group sends in its current run: the others learn
+        // the fleet's rate from it at their first 429 (`on_limited_sent`).
+        let sending = if learning { self.run_rate(now) } else { recent };
+        ask.demand = self.demand(sending);
         if let Some(lease) = self.lease.as_mut() {
             lease.demand(ask.demand);
         }
@@ -353,14 +357,21 @@ impl QuotaGroup {
             return false;
         }
         self.end_probe(now);
+        let mut limited_at = rate / self.config.decrease;
         if !self.allowed.is_finite() {
-            // An unknown plan learns the ceiling the teller lowered from.
-            self.ceiling = rate / self.config.decrease;
+            // An unknown plan learns the ceiling the teller learned: a teller on a fleet starts
+            // at `LEARNED_START` of it (`on_limited_sent`). Taken as halved, the hearers' ceiling
+            // was twice the rate, past the key: their growth met 429s, each halved and told
+            // it, and a new user's fleet of four learned 9 reads a second of a 30/s key, then 1.6.
+            // The key's window still holds what taught the teller: its 429s lower nothing.
+            self.ceiling = rate / super::ceiling::LEARNED_START;
             self.burst = self.ceiling.max(10.0);
             self.keep_learned_per_second(now);
             self.bucket.set_burst(now, self.burst);
+            self.residue_until = self.residue_until.max(now + super::ceiling::WINDOW_RESIDUE);
+            limited_at = self.ceiling;
         }
-        self.limit_rate = self.allowed.min(rate / self.config.decrease);
+        self.limit_rate = self.allowed.min(limited_at);
         self.allowed = rate.max(self.ceiling * self.config.min_fraction);
         self.bucket.set_rate(now, self.own_rate());
         self.episode_began = Some(now);

@@ -83,8 +83,8 @@ fn an_unknown_plan_learns_the_fleets_rate_and_tells_its_decrease_once() {
         g.charge(at(ms), 10.0).expect("an unknown plan never waits on its lease");
     }
     g.on_limited(at(1000), None, false, 0.5);
-    assert_eq!(g.stats().allowed_rate, 450.0, "the fleet's 900 CU/s, halved, not this realm's 200");
-    assert_eq!(g.take_decrease(), Some(450.0));
+    assert_eq!(g.stats().allowed_rate, 810.0, "90 % of the fleet's 900 CU/s, not of this realm's 200");
+    assert_eq!(g.take_decrease(), Some(810.0));
     assert_eq!(g.take_decrease(), None, "told once");
 }
 
@@ -114,6 +114,34 @@ fn a_plan_learned_on_a_fleet_counts_only_what_the_provider_let_through() {
 }
 
 #[test]
+fn a_plan_learned_on_a_young_fleet_counts_what_its_members_send_not_the_stores_young_rate() {
+    // The store's rate, decayed over 10 s from the bucket's birth, says 100 CU/s two seconds
+    // after workers made earlier began to read; this realm sent 200 in its last second and the
+    // others say they need 600.
+    let young = |granted, _| LeaseGrant { others_demand: Some(600.0), ..grant(granted, 100.0) };
+    let g = limited_on_a_store(young, 0);
+    assert_eq!(g.stats().allowed_rate, 720.0, "90 % of the 800 the fleet sent, not of the store's 100");
+    let g = limited_on_a_store(young, 15);
+    assert_eq!(g.stats().allowed_rate, 540.0, "of which the provider let three quarters through");
+}
+
+#[test]
+fn a_heard_plan_is_the_tellers_ceiling_and_the_keys_window_still_holds_what_taught_it() {
+    let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
+    for ms in 0..30 {
+        g.charge(at(ms * 30), 9.0).unwrap();
+    }
+    assert!(g.hear_plan(at(1000), 270.0));
+    g.on_limited_sent(at(1100), at(1050), None, false, 0.5);
+    assert_eq!(g.stats().allowed_rate, 270.0, "a 429 within the window's residue lowers nothing");
+    for s in 1..=10u64 {
+        g.on_success(at(1100 + s * 31_000), 0.5); // calm windows, nothing waiting
+    }
+    let grown = g.stats().allowed_rate;
+    assert!((grown - 300.0).abs() < 1e-9, "grows back to the 300 the teller learned, no further: {grown}");
+}
+
+#[test]
 fn a_plan_learned_alone_on_a_store_is_its_own_accepted_rate_not_the_stores_count_of_its_grants() {
     let g = limited_on_a_store(grant, 15); // no others said
     assert_eq!(g.stats().allowed_rate, 135.0, "90 % of the 150 CU accepted in the last second");
@@ -123,11 +151,11 @@ fn a_plan_learned_alone_on_a_store_is_its_own_accepted_rate_not_the_stores_count
 fn a_plan_learned_on_a_fleet_is_asked_of_the_store_as_a_second_kept() {
     let mut g = limited_on_a_store(among_others, 0); // none told accepted: the fleet's 900 learned
     let (rate, burst, window) = g.fleet_terms();
-    assert_eq!(window, 450.0, "the learned rate's second, kept at the store");
-    assert_eq!(rate + burst, 450.0, "until the store says it keeps it: token-bucket terms within it, not 450 + 450");
+    assert_eq!(window, 810.0, "the learned rate's second, kept at the store");
+    assert_eq!(rate + burst, 810.0, "until the store says it keeps it: token-bucket terms within it, not 810 + 810");
     let ask = g.take_lease_ask().unwrap();
     g.lease_granted(at(1001), ask.want, LeaseGrant { windowed: true, ..among_others(ask.want, 900.0) });
-    assert_eq!(g.fleet_terms(), (450.0, 90.0, 450.0), "then the whole rate, the window keeping the second");
+    assert_eq!(g.fleet_terms(), (810.0, 162.0, 810.0), "then the whole rate, the window keeping the second");
     let configured = QuotaGroup::new(QuotaConfig { burst: 50.0, ..QuotaConfig::default() }, at(0));
     assert_eq!(configured.fleet_terms().2, 0.0, "a configured burst is token-bucket terms, learned or not");
 }
@@ -140,7 +168,11 @@ fn a_heard_plan_lowers_never_raises() {
     assert!(!g.hear_plan(at(20), 400.0), "higher: not taken");
     assert!(!g.hear_plan(at(20), f64::NAN));
     assert!(g.hear_plan(at(30), 1.0));
-    assert_eq!(g.stats().allowed_rate, 30.0, "floored at min_fraction of the ceiling (600)");
+    let floor = 300.0 / 0.9 * 0.05;
+    assert!(
+        (g.stats().allowed_rate - floor).abs() < 1e-9,
+        "floored at min_fraction of the ceiling heard (300 at 90 % of it)"
+    );
     assert_eq!(g.take_decrease(), None, "heard, not told again");
 }
 

@@ -6,6 +6,10 @@ use std::time::Duration;
 use super::{QuotaGroup, MIN_EVIDENCE, RATE_WINDOW};
 use crate::time::Instant;
 
+/// A pause in charges longer than this ends a run (`run_rate`): a client
+/// at one read a second pauses a second.
+const IDLE_GAP: Duration = Duration::from_secs(2);
+
 impl QuotaGroup {
     /// Compute units charged over the last second.
     pub fn cu_last_second(&mut self, now: Instant) -> f64 {
@@ -20,6 +24,27 @@ impl QuotaGroup {
         let span =
             self.recent.front().map_or(RATE_WINDOW, |(t, _)| now.saturating_since(*t).max(Duration::from_secs(1)));
         self.recent.iter().map(|(_, c)| c).sum::<f64>() / span.min(RATE_WINDOW).as_secs_f64()
+    }
+
+    /// CU per second since the current run of charges began (after the
+    /// last pause longer than [`IDLE_GAP`]), over at least a second: what
+    /// this group sends now, before a plan is known. `observed_rate`'s
+    /// span begins at the oldest charge kept, so a relayer made (its chain
+    /// check charged) seconds before its first read counted a third of its
+    /// rate: a new user's two workers on Redis, 18 reads a second each,
+    /// learned 1.4 of a 30/s key from 3 a second, and told the other so.
+    pub(super) fn run_rate(&mut self, now: Instant) -> f64 {
+        self.prune(now);
+        let mut start = self.recent.len();
+        let mut after = now;
+        for (i, &(t, _)) in self.recent.iter().enumerate().rev() {
+            if after.saturating_since(t) > IDLE_GAP {
+                break;
+            }
+            (start, after) = (i, t);
+        }
+        let span = now.saturating_since(after).max(Duration::from_secs(1)).min(RATE_WINDOW);
+        self.recent.iter().skip(start).map(|(_, c)| c).sum::<f64>() / span.as_secs_f64()
     }
 
     /// Whether enough was sent lately to tell a plan from it: at least
@@ -100,5 +125,19 @@ mod tests {
         assert!(configured.accepted.is_empty(), "a configured plan never reads them");
         assert_eq!(unknown.accepted_last_second(at(20)), Some(20.0));
         assert_eq!(unknown.accepted_last_second(at(1_005)), Some(14.0), "one second kept");
+    }
+
+    #[test]
+    fn a_relayer_made_seconds_before_it_reads_learns_what_it_sends_not_a_mean_over_its_idle_start() {
+        let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
+        g.charge(at(0), 1.0).unwrap(); // the chain check of `new`
+        for i in 0..9 {
+            g.charge(at(2_500 + i * 100), 1.0).unwrap(); // then 10 reads a second, too few accepted to tell
+        }
+        assert!((g.run_rate(at(3_400)) - 9.0).abs() < 1e-9, "nine in the run's 0.9 s, counted over a second");
+        assert!((g.observed_rate(at(3_400)) - 10.0 / 3.4).abs() < 1e-9, "the mean from the chain check on");
+        g.on_limited(at(3_400), None, false, 0.5);
+        assert!((g.stats().allowed_rate - 4.5).abs() < 1e-9, "half the 9 sent, not of 2.9: {}", g.stats().allowed_rate);
+        assert_eq!(g.run_rate(at(6_000)), 0.0, "a pause of more than 2 s ends the run");
     }
 }
