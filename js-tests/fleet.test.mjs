@@ -410,6 +410,9 @@ test('bad store options are typed errors that name the field', () => {
   }
   assert.throws(() => new FaultTolerantRelayer(['http://127.0.0.1:1'], { fleet: { redis: { uri: 'redis://127.0.0.1:16399' } } }),
     /did you mean `url` for `uri`/);
+  // The URL as the whole option: told where it goes, and its password never printed.
+  assert.throws(() => new FaultTolerantRelayer(['http://127.0.0.1:1'], { fleet: 'redis://:s3cret@127.0.0.1:1' }),
+    (e) => e instanceof ConfigError && e.field === 'fleet' && /fleet\.redis/.test(e.message) && !e.message.includes('s3cret'));
   const first = new FaultTolerantRelayer(['http://127.0.0.1:1'], { fleet: { redis: 'redis://127.0.0.1:1' } });
   assert.throws(() => new FaultTolerantRelayer(['http://127.0.0.1:1'], { fleet: { redis: 'redis://127.0.0.1:2' } }),
     (e) => e instanceof ConfigError && e.field === 'fleet.redis' && /another store/.test(e.message));

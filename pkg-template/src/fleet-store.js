@@ -39,6 +39,11 @@ const TABS = { tabs: true, identity: 'tabs' };
  * is what the engine reads.
  */
 export function splitFleetOptions(fleet) {
+  // A store's URL given as the whole option (a new user's first try): say where it goes. Printed
+  // as given would leak its password; the scheme is enough to recognise it.
+  if (typeof fleet === 'string' && /^rediss?:\/\//.test(fleet)) {
+    throw invalidStore('fleet', "must be a boolean or an object: a Redis URL goes in fleet.redis (fleet: { redis: 'redis://…' })");
+  }
   const named = readStoreOptions(fleet);
   const store = named || (tabsWanted(fleet, invalidStore) && tabsCanLease() ? TABS : null);
   if (fleet === null || typeof fleet !== 'object') return { store, named: Boolean(named), fleet, indexedDB: false };
