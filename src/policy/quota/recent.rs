@@ -139,5 +139,10 @@ mod tests {
         g.on_limited(at(3_400), None, false, 0.5);
         assert!((g.stats().allowed_rate - 4.5).abs() < 1e-9, "half the 9 sent, not of 2.9: {}", g.stats().allowed_rate);
         assert_eq!(g.run_rate(at(6_000)), 0.0, "a pause of more than 2 s ends the run");
+        let mut quiet = QuotaGroup::new(QuotaConfig::default(), at(0));
+        for ms in [0, 2_000, 2_500] {
+            quiet.charge(at(ms), 1.0).unwrap();
+        }
+        assert!((quiet.run_rate(at(2_500)) - 1.2).abs() < 1e-9, "a pause of exactly 2 s goes on with the run");
     }
 }
