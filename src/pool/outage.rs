@@ -62,7 +62,7 @@ pub struct Pacer {
     before_outage: f64,
     /// The requests it holds now, by when they began (ns since the epoch;
     /// the weight: how many began then). The relayer's one waiter map type
-    /// (`runtime::wait_map`).
+    /// (`wait_map`).
     held: WaitMap,
 }
 
