@@ -42,3 +42,9 @@ impl Waiting {
 
 /// Waiters by an ordered `u64` key (lowest first).
 pub type WaitMap = BTreeMap<u64, Waiting>;
+
+/// Wakes every waiter of `waiters` (a switch thrown, an order changed),
+/// taken out of its map first: a woken task may register again.
+pub fn wake_all(waiters: WaitMap) {
+    waiters.into_values().filter_map(|w| w.waker).for_each(Waker::wake);
+}

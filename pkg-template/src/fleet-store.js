@@ -28,6 +28,8 @@ const ASK_GIVEN_UP_MS = 1000; // policy/lease.rs DEFAULT_PERIOD
 // (a new user's fleet: 148 `fleetStore` events), though it answered every ask.
 const SILENT_MS = 4000;
 
+/** A Redis URL's scheme (node-redis takes redis:// and rediss://). */
+const REDIS_URL = /^rediss?:\/\//;
 const invalidStore = (field, message) => new ConfigError({ kind: 'config', code: -32602, field, message: `${field}: ${message}` });
 
 const TABS = { tabs: true, identity: 'tabs' };
@@ -41,7 +43,7 @@ const TABS = { tabs: true, identity: 'tabs' };
 export function splitFleetOptions(fleet) {
   // A store's URL given as the whole option (a new user's first try): say where it goes. Printed
   // as given would leak its password; the scheme is enough to recognise it.
-  if (typeof fleet === 'string' && /^rediss?:\/\//.test(fleet)) {
+  if (typeof fleet === 'string' && REDIS_URL.test(fleet)) {
     throw invalidStore('fleet', "must be a boolean or an object: a Redis URL goes in fleet.redis (fleet: { redis: 'redis://…' })");
   }
   const named = readStoreOptions(fleet);
@@ -67,7 +69,7 @@ function readStoreOptions(fleet) {
     throw invalidStore('fleet.prefix', 'must be a string of at most 64 characters without spaces');
   }
   if (typeof redis === 'string') {
-    if (!/^rediss?:\/\//.test(redis)) throw invalidStore('fleet.redis', 'a URL must start with redis:// or rediss://');
+    if (!REDIS_URL.test(redis)) throw invalidStore('fleet.redis', 'a URL must start with redis:// or rediss://');
     return { prefix, client: null, options: { url: redis }, identity: `${redis}\n${prefix}` };
   }
   if (redis === null || typeof redis !== 'object') {
@@ -80,7 +82,7 @@ function readStoreOptions(fleet) {
     if (lacks) throw invalidStore('fleet.redis', `a client must be node-redis's (createClient from the npm package \`redis\`): this one has no \`${lacks}\` method`);
     return { prefix, client: redis, options: null, identity: redis };
   }
-  if (redis.url !== undefined && (typeof redis.url !== 'string' || !/^rediss?:\/\//.test(redis.url))) {
+  if (redis.url !== undefined && (typeof redis.url !== 'string' || !REDIS_URL.test(redis.url))) {
     throw invalidStore('fleet.redis.url', 'must start with redis:// or rediss://');
   }
   // Options that say nowhere to connect would reach node-redis's default, localhost:6379 (perhaps

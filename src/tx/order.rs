@@ -23,9 +23,9 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 use std::future::poll_fn;
 use std::rc::Rc;
-use std::task::{Poll, Waker};
+use std::task::Poll;
 
-use crate::wait_map::{WaitMap, Waiting};
+use crate::wait_map::{wake_all, WaitMap, Waiting};
 
 /// The relayer-wide ticket counter and the tickets not yet bound to an account.
 #[derive(Default)]
@@ -63,7 +63,7 @@ impl SendOrder {
 
     fn changed(&self) {
         let waiters = std::mem::take(&mut *self.waiters.borrow_mut());
-        waiters.into_values().filter_map(|w| w.waker).for_each(Waker::wake);
+        wake_all(waiters);
     }
 
     /// Tickets alive now, bound or not (for tests: none may leak).

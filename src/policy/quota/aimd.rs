@@ -120,10 +120,8 @@ impl QuotaGroup {
                 // were made seconds before they read (a new user's two workers learned 9 and 18 of
                 // a 30/s key). A fleet's measure, told to the others, who hear it as one (`hear_plan`).
                 let others = self.lease.as_ref().and_then(Lease::others_demand).filter(|&d| d > 0.0);
-                let fleet = others.map_or(0.0, |d| {
-                    let own: f64 = self.charged_last_second(now).iter().map(|(_, c)| c).sum();
-                    self.fleet_rate().max(own + d) * self.accepted_part(now)
-                });
+                let fleet = others
+                    .map_or(0.0, |d| self.fleet_rate().max(self.sent_last_second(now) + d) * self.accepted_part(now));
                 if others.is_some() {
                     decrease = super::ceiling::LEARNED_START;
                 }

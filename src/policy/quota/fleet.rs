@@ -357,8 +357,10 @@ impl QuotaGroup {
             return false;
         }
         self.end_probe(now);
-        let mut limited_at = rate / self.config.decrease;
-        if !self.allowed.is_finite() {
+        // The rate the teller was limited at: its ceiling when it learned the plan just now.
+        let limited_at = if self.allowed.is_finite() {
+            rate / self.config.decrease
+        } else {
             // An unknown plan learns the ceiling the teller learned: a teller on a fleet starts
             // at `LEARNED_START` of it (`on_limited_sent`). Taken as halved, the hearers' ceiling
             // was twice the rate, past the key: their growth met 429s, each halved and told
@@ -369,8 +371,8 @@ impl QuotaGroup {
             self.keep_learned_per_second(now);
             self.bucket.set_burst(now, self.burst);
             self.residue_until = self.residue_until.max(now + super::ceiling::WINDOW_RESIDUE);
-            limited_at = self.ceiling;
-        }
+            self.ceiling
+        };
         self.limit_rate = self.allowed.min(limited_at);
         self.allowed = rate.max(self.ceiling * self.config.min_fraction);
         self.bucket.set_rate(now, self.own_rate());

@@ -142,6 +142,24 @@ fn a_heard_plan_is_the_tellers_ceiling_and_the_keys_window_still_holds_what_taug
 }
 
 #[test]
+fn before_a_plan_is_learned_a_member_tells_the_store_what_it_sends_now_not_a_mean_over_its_idle_start() {
+    let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
+    g.join_fleet(at(0));
+    g.charge(at(0), 1.0).unwrap(); // the chain check of `new`
+    let ask = g.take_lease_ask().unwrap();
+    g.lease_granted(at(1), ask.want, grant(ask.want, 0.0));
+    for ms in (2_500..4_500).step_by(100) {
+        g.charge(at(ms), 1.0).unwrap(); // ten reads a second from 2.5 s
+        if let Some(ask) = g.take_lease_ask() {
+            g.lease_granted(at(ms), ask.want, grant(ask.want, 0.0));
+        }
+    }
+    g.charge(at(4_500), 1.0).unwrap(); // the hold granted at 2.5 s has ended: an ask goes
+    let ask = g.take_lease_ask().expect("asked as its hold ended");
+    assert!((ask.demand - 10.0).abs() < 1e-9, "its run's 10 a second, not 21 over 4.5 s: {}", ask.demand);
+}
+
+#[test]
 fn a_plan_learned_alone_on_a_store_is_its_own_accepted_rate_not_the_stores_count_of_its_grants() {
     let g = limited_on_a_store(grant, 15); // no others said
     assert_eq!(g.stats().allowed_rate, 135.0, "90 % of the 150 CU accepted in the last second");

@@ -21,9 +21,16 @@ impl QuotaGroup {
     /// client's rate is not measurable in one second).
     pub(super) fn observed_rate(&mut self, now: Instant) -> f64 {
         self.prune(now);
-        let span =
-            self.recent.front().map_or(RATE_WINDOW, |(t, _)| now.saturating_since(*t).max(Duration::from_secs(1)));
-        self.recent.iter().map(|(_, c)| c).sum::<f64>() / span.min(RATE_WINDOW).as_secs_f64()
+        self.rate_from(0, now)
+    }
+
+    /// CU per second of the charges kept from index `start` on, over the
+    /// span since the first of them (at least a second, at most
+    /// `RATE_WINDOW`).
+    fn rate_from(&self, start: usize, now: Instant) -> f64 {
+        let span = self.recent.get(start).map_or(RATE_WINDOW, |(t, _)| now.saturating_since(*t));
+        let span = span.max(Duration::from_secs(1)).min(RATE_WINDOW);
+        self.recent.iter().skip(start).map(|(_, c)| c).sum::<f64>() / span.as_secs_f64()
     }
 
     /// CU per second since the current run of charges began (after the
@@ -43,8 +50,7 @@ impl QuotaGroup {
             }
             (start, after) = (i, t);
         }
-        let span = now.saturating_since(after).max(Duration::from_secs(1)).min(RATE_WINDOW);
-        self.recent.iter().skip(start).map(|(_, c)| c).sum::<f64>() / span.as_secs_f64()
+        self.rate_from(start, now)
     }
 
     /// Whether enough was sent lately to tell a plan from it: at least
@@ -59,6 +65,13 @@ impl QuotaGroup {
         while self.recent.front().is_some_and(|(t, _)| now.saturating_since(*t) > RATE_WINDOW) {
             self.recent.pop_front();
         }
+    }
+
+    /// The CU charged in the last second (the window `accepted_last_second`
+    /// counts in; `cu_last_second`, for stats, keeps a charge exactly a
+    /// second old).
+    pub(super) fn sent_last_second(&self, now: Instant) -> f64 {
+        self.recent.iter().filter(|&&(t, _)| now.saturating_since(t) < Duration::from_secs(1)).map(|(_, c)| c).sum()
     }
 
     /// The charges of the last second, in time order (what a bucket that
@@ -101,7 +114,7 @@ impl QuotaGroup {
     /// rate, as the store counts it, is what its members took, refused
     /// attempts included: this scales it to what the provider let through.
     pub(super) fn accepted_part(&self, now: Instant) -> f64 {
-        let sent: f64 = self.charged_last_second(now).iter().map(|(_, c)| c).sum();
+        let sent = self.sent_last_second(now);
         match self.accepted_last_second(now) {
             Some(accepted) if sent > 0.0 => crate::policy::bound(accepted / sent, 0.0, 1.0),
             _ => 1.0,
