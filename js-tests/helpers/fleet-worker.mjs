@@ -1,7 +1,8 @@
 // One process of a bot fleet (fleet.test.mjs, benches): `relayers` relayers on the same URLs
 // and options send `rps` reads per second in total for `durationMs` (distinct params: no cache or
 // dedup hits), after an optional burst, then report one JSON line: how many were answered and how the rest failed.
-const config = JSON.parse(process.argv[2]);
+// JSON has no Infinity: `'Infinity'` stands for it (`cuPerSecond: Infinity`, a plan to learn).
+const config = JSON.parse(process.argv[2], (_, v) => (v === 'Infinity' ? Infinity : v));
 const { FaultTolerantRelayer } = await import(config.pkg);
 const relayers = Array.from({ length: config.relayers || 1 }, () => new FaultTolerantRelayer(config.urls, config.options));
 // A bot's start-up: the store connects meanwhile (a relayer spends from its own bucket until

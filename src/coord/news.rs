@@ -13,6 +13,8 @@
 //!                                                  of its own until then
 //!   ends that probe (any verdict) ─ ProbeEnded ─► its own probes may go
 //!   lowers a learned rate to r ──────── Plan ──► the same group lowers to r
+//!   counts what it got through ──── Measured ──► a group still to learn its plan
+//!   (a plan still to learn: r CU/s)               adds it (`quota/gather.rs`)
 //!   checks a chain id ──────────────── Chain ──► the endpoint's record has it
 //!   trusts an endpoint's slow end ───── Tail ───► the endpoint's record uses it
 //!   (or it moved by a quarter)                      until it has its own
@@ -92,6 +94,15 @@ pub enum News {
         /// The allowed rate.
         rate: f64,
     },
+    /// A member of a fleet still learning its plan got this through (CU/s)
+    /// when the key first refused: the fleet's plan is the sum of them
+    /// (`policy/quota/gather.rs`).
+    Measured {
+        /// The group's realm key.
+        group: u64,
+        /// What the member got through, CU/s.
+        rate: f64,
+    },
     /// The slow end of an endpoint's (by realm key) latency for a method
     /// class, as a realm measured it (ms): fresh realms hedge on it.
     Tail {
@@ -139,6 +150,7 @@ impl News {
             News::Probing { .. } => "probing",
             News::ProbeEnded { .. } => "probeEnded",
             News::Plan { .. } => "plan",
+            News::Measured { .. } => "measured",
             News::Chain { .. } => "chain",
             News::Head { .. } => "head",
             News::HeadRound { .. } => "headRound",
@@ -159,7 +171,7 @@ impl News {
             | News::BreakerBack { breaker, .. }
             | News::Probing { breaker, .. }
             | News::ProbeEnded { breaker } => breaker,
-            News::Plan { group, .. } => group,
+            News::Plan { group, .. } | News::Measured { group, .. } => group,
             News::Chain { endpoint, .. } | News::Tail { endpoint, .. } | News::Head { endpoint, .. } => endpoint,
             News::HeadRound { rounds, .. } => rounds,
         };
@@ -167,7 +179,7 @@ impl News {
     }
 
     /// Its value on the wire: a Unix time in ms for the timed kinds
-    /// (`unix_now_ms` being `now`), the rate for `Plan`, the chain id for `Chain`.
+    /// (`unix_now_ms` being `now`), the rate for `Plan` and `Measured`, the chain id for `Chain`.
     pub fn value(&self, now: Instant, unix_now_ms: f64) -> f64 {
         match *self {
             News::Cooldown { until, .. } | News::BreakerOpen { until, .. } | News::Probing { until, .. } => {
@@ -176,7 +188,7 @@ impl News {
             News::BreakerBack { at, .. } | News::HeadRound { at, .. } => {
                 unix_now_ms - now.saturating_since(at).as_secs_f64() * 1000.0
             }
-            News::Plan { rate, .. } => rate,
+            News::Plan { rate, .. } | News::Measured { rate, .. } => rate,
             News::Chain { chain_id, .. } => chain_id as f64,
             News::Head { block, .. } => block as f64,
             News::ProbeEnded { .. } => 1.0,
@@ -215,6 +227,7 @@ impl News {
             "headRound" => Some(News::HeadRound { rounds: key, at: recent()? }),
             "head" if whole => Some(News::Head { endpoint: key, block: value as u64 }),
             "plan" if value > 0.0 => Some(News::Plan { group: key, rate: value }),
+            "measured" if value >= 0.0 => Some(News::Measured { group: key, rate: value }),
             "chain" if whole && value >= 1.0 => Some(News::Chain { endpoint: key, chain_id: value as u64 }),
             _ => TAIL_KINDS
                 .iter()
@@ -270,6 +283,12 @@ mod tests {
         assert_eq!(News::read("plan", &plan.key_hex(), 450.0, there, unix), Some(plan));
         assert_eq!(News::read("plan", &plan.key_hex(), 0.0, there, unix), None, "no rate is no plan");
         assert_eq!(News::read("plan", &plan.key_hex(), f64::INFINITY, there, unix), None);
+        let measured = News::Measured { group: 3, rate: 12.5 };
+        assert_eq!((measured.kind(), measured.value(now, unix)), ("measured", 12.5));
+        assert_eq!(News::read("measured", &measured.key_hex(), 12.5, there, unix), Some(measured));
+        let idle = Some(News::Measured { group: 3, rate: 0.0 });
+        assert_eq!(News::read("measured", &measured.key_hex(), 0.0, there, unix), idle, "an idle member got nothing");
+        assert_eq!(News::read("measured", &measured.key_hex(), -1.0, there, unix), None);
     }
 
     #[test]

@@ -46,6 +46,9 @@ pub struct Realm {
     wake: Rc<Notify>,
     /// A store shared with other processes holds the fleet's quota buckets.
     store: Cell<bool>,
+    /// What hearing news made this realm's own to tell (a group's measure,
+    /// `quota/gather.rs`), until the host takes it.
+    told: RefCell<Vec<News>>,
 }
 
 impl Realm {
@@ -127,6 +130,12 @@ impl Realm {
             News::Cooldown { group, until } => {
                 find(&self.groups, group).map(|g| g.borrow_mut().cool_until(until)).is_some()
             }
+            News::Measured { group, rate } => {
+                let Some(g) = find(&self.groups, group) else { return false };
+                let changed = g.borrow_mut().hear_measure(now, rate);
+                self.tell_measure(group, &g);
+                changed
+            }
             News::BreakerOpen { breaker, until } => {
                 let Some(b) = find(&self.breakers, breaker) else { return false };
                 let mut b = b.borrow_mut();
@@ -166,6 +175,19 @@ impl Realm {
                 find(&self.chains, endpoint).map(|record| record.record(chain_id, now)).is_some()
             }
         }
+    }
+
+    /// A group's measure or plan, if hearing news made one due (`quota/gather.rs`), for the host to tell.
+    fn tell_measure(&self, group: u64, shared: &SharedGroup) {
+        let mut g = shared.borrow_mut();
+        let mut told = self.told.borrow_mut();
+        told.extend(g.take_measure().map(|rate| News::Measured { group, rate }));
+        told.extend(g.take_decrease().map(|rate| News::Plan { group, rate }));
+    }
+
+    /// The news hearing made this realm's own to tell (`hear`), once.
+    pub fn take_told(&self) -> Vec<News> {
+        std::mem::take(&mut *self.told.borrow_mut())
     }
 
     /// From now on, quota groups of members that join lease from the

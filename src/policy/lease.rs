@@ -156,6 +156,8 @@ pub struct Lease {
     /// Back on the store after spending alone, the share it had before,
     /// kept as a bound until when (`granted`).
     rejoined: Option<(f64, Instant)>,
+    /// How long the last answer took (zero before the first).
+    round_trip: Duration,
 }
 
 /// How long a realm back on its store keeps to the share it had before.
@@ -195,6 +197,7 @@ impl Lease {
             alone: SpentAlone::default(),
             windowed: false,
             rejoined: None,
+            round_trip: Duration::ZERO,
         }
     }
 
@@ -211,6 +214,12 @@ impl Lease {
     pub fn up(&mut self, now: Instant) -> bool {
         self.expire_ask(now);
         self.up
+    }
+
+    /// How long the store's last answer took: what news through it takes
+    /// too, about (`quota/gather.rs` waits for the fleet's word by it).
+    pub fn round_trip(&self) -> Duration {
+        self.round_trip
     }
 
     /// Compute units held and still valid at `now`.
@@ -278,6 +287,7 @@ impl Lease {
         self.answered_since.get_or_insert(now);
         let timely = store_speed::timely(self.period, self.share, self.burst, self.largest.large(), self.demand);
         let took = now.saturating_since(since);
+        self.round_trip = took;
         self.speed.answered(took, timely, self.period);
         self.proven |= took <= timely;
         let granted = if self.reporting.take().is_some() { 0.0 } else { grant.granted.max(0.0) };

@@ -213,6 +213,16 @@ pub struct QuotaGroup {
     pressed: Option<Instant>,
     /// A learned ceiling's upward probe (`ceiling.rs`).
     probe: ceiling::Probe,
+    /// The fleet counting what its members got through, before it learns
+    /// its plan (`gather.rs`).
+    gather: Option<gather::Gathering>,
+    /// Its measure, until the host tells it (`take_measure`).
+    to_tell: Option<f64>,
+    /// A plan learned as a fleet's member while its lease was down: its
+    /// own part, to be replaced by the fleet's count it hears (`gather.rs`).
+    learned_alone: bool,
+    /// When it last told its plan to a member counting alone (`gather.rs`).
+    replied: Option<Instant>,
 }
 
 impl QuotaGroup {
@@ -282,6 +292,10 @@ impl QuotaGroup {
             line: QuotaLine::default(),
             pressed: None,
             probe: ceiling::Probe::default(),
+            gather: None,
+            to_tell: None,
+            learned_alone: false,
+            replied: None,
         }
     }
 
@@ -346,7 +360,8 @@ impl QuotaGroup {
 
     /// Cools the group until `until` at least (another realm heard the
     /// provider's 429: `coord::news`). Learns no plan: this realm did not
-    /// see what was sent.
+    /// see what was sent (a fleet counting itself says so with a measure:
+    /// `gather.rs`).
     pub fn cool_until(&mut self, until: Instant) {
         self.cooldown_until = self.cooldown_until.max(until);
     }
@@ -372,6 +387,9 @@ mod alone;
 mod bucket;
 mod ceiling;
 mod fleet;
+mod gather;
+#[cfg(test)]
+mod learned_fleet_sim_tests;
 pub use fleet::FleetMode;
 #[cfg(test)]
 mod fleet_window_tests;

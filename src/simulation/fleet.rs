@@ -94,6 +94,8 @@ pub struct FleetCounters {
     pub served_wrong_chain: u64,
     /// `eth_call` attempts that reverted.
     pub revert_attempts: u64,
+    /// Attempts a server-side quota (an API key) let through.
+    pub key_admitted: u64,
 }
 
 /// The fleet and its server-side quotas.
@@ -232,6 +234,7 @@ impl Fleet {
                 Fleet::bump(&mut self.counters.borrow_mut().limited_per_second, second);
                 return http(429, Some("1"), Reply::NotJson);
             }
+            self.counters.borrow_mut().key_admitted += 1;
         }
         if call.method == "eth_call" {
             self.counters.borrow_mut().revert_attempts += 1;

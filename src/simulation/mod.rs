@@ -104,6 +104,8 @@ pub struct Report {
     pub failures: std::collections::BTreeMap<&'static str, u64>,
     /// Lease asks the fleet store received (0 without one).
     pub store_asks: u64,
+    /// Attempts the shared API keys let through (what the fleet used of what it pays for).
+    pub key_served: u64,
 }
 
 impl Report {
@@ -291,6 +293,7 @@ fn report(scenario: &Scenario, outcomes: &[Outcome], fleet: &Fleet, flips: u64) 
         flaps: scenario.flaps,
         served_wrong_chain: counters.served_wrong_chain,
         store_asks: 0,
+        key_served: counters.key_admitted,
     }
 }
 

@@ -109,6 +109,9 @@ impl SimStore {
                     for (i, realm) in store.realms.iter().enumerate() {
                         if i != from {
                             realm.hear(news, rt2.now(), rt2.random_unit());
+                            for told in realm.take_told() {
+                                store.on_event(i, &PipelineEvent::News(told));
+                            }
                         }
                     }
                 });

@@ -38,8 +38,13 @@ pub fn set_realm_news_sink(sink: JsValue) {
 pub fn hear_realm_news(kind: &str, key: &str, value: f64) -> bool {
     let now = JsRuntime.now();
     let unix_ms = JsRuntime.unix_time().as_secs_f64() * 1000.0;
-    News::read(kind, key, value, now, unix_ms)
-        .is_some_and(|news| with_realm(|realm| realm.hear(news, now, JsRuntime.random_unit())))
+    let heard = News::read(kind, key, value, now, unix_ms)
+        .is_some_and(|news| with_realm(|realm| realm.hear(news, now, JsRuntime.random_unit())));
+    // What hearing it made this realm's own to tell (a fleet counting itself: `quota/gather.rs`).
+    for news in with_realm(|realm| realm.take_told()) {
+        tell(&news);
+    }
+    heard
 }
 
 /// Passes this realm's news to the sink, if there is one.

@@ -100,4 +100,17 @@ impl LeaseGrant {
         let others_demand = sane(others_demand).then_some(others_demand);
         Some(LeaseGrant { granted, short_for, fleet_rate, share, others_demand, windowed: windowed == 1.0 })
     }
+
+    /// All of `want`, with nothing else said (for tests: a store that only counts).
+    #[cfg(test)]
+    pub fn all(want: f64) -> LeaseGrant {
+        LeaseGrant {
+            granted: want,
+            short_for: Duration::ZERO,
+            fleet_rate: 0.0,
+            share: f64::INFINITY,
+            others_demand: None,
+            windowed: false,
+        }
+    }
 }

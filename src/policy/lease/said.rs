@@ -31,6 +31,12 @@ impl Lease {
         self.share
     }
 
+    /// Whether the store ever answered: this realm is a member of a fleet
+    /// (its lease may be down for a lost ask, the fleet's news still comes).
+    pub fn has_answered(&self) -> bool {
+        self.answered_since.is_some()
+    }
+
     /// Whether the store first answered less than [`YOUNG`] ago (or not yet):
     /// what this realm was paid so far says little of its part of the fleet.
     pub fn young(&self, now: Instant) -> bool {

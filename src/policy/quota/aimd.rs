@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use super::{QuotaGroup, STRIKE_MEMORY};
-use crate::policy::lease::Lease;
 use crate::time::Instant;
 
 impl QuotaGroup {
@@ -90,48 +89,33 @@ impl QuotaGroup {
         } else if fresh && self.end_probe(now) {
             self.limit_rate = self.allowed;
             self.episode_began = Some(now);
+        } else if fresh && self.begin_gather(now) {
+            // A fleet on a store counts what all its members got through first (`gather.rs`).
         } else if fresh {
             // How far the rate comes down: the configured decrease, unless a plan was just measured.
             let mut decrease = self.config.decrease;
-            if !self.allowed.is_finite() {
-                // Plan unknown: what we were sending when the provider objected
-                // (the whole fleet, when a store says) is the ceiling, and the
-                // burst shrinks to about a second of it. What the provider accepted
-                // in the last second, when that holds enough charges to tell a rate
-                // (`accepted_last_second`), else the ten-second mean of what was
-                // sent: demand that rose from 8 to 40 a second learned 11 on a
-                // 30 CU/s key from the mean alone; a client at one read a second
-                // would take a chance second of two for its plan.
+            let first = !self.allowed.is_finite();
+            if first {
+                // Plan unknown: what we were sending when the provider objected is the ceiling,
+                // and the burst shrinks to about a second of it. What the provider accepted in
+                // the last second, when that holds enough charges to tell a rate
+                // (`accepted_last_second`), else what was sent in the current run (`run_rate`):
+                // demand that rose from 8 to 40 a second learned 11 on a 30 CU/s key from a
+                // ten-second mean; a client at one read a second would take a chance second of
+                // two for its plan. (A fleet leasing from a store sums its members': `gather.rs`;
+                // a member whose lease is down learns its own part, and joins the fleet's count
+                // when it hears one.)
                 let accepted = self.accepted_last_second(now);
                 let sent = accepted.unwrap_or_else(|| self.run_rate(now));
                 // What the provider accepted is a measure of the plan, not a guess at it: the rate
                 // starts just below it (`LEARNED_START`), not halved. Halved, a new user's relayer
                 // at 40 reads a second on a 30/s key served 16 a second and took two minutes to
-                // grow back. A mean of what was sent (some of it refused) is no such measure.
+                // grow back. What was sent (some of it refused) is no such measure.
                 if accepted.is_some() {
                     decrease = super::ceiling::LEARNED_START;
                 }
-                // The fleet's rate only with others in it (the store says what they need):
-                // alone, it is this realm's grants, held ones included (a relayer on Redis
-                // starting at 40 reads a second learned 38 on a 30/s key from it). With others,
-                // also what this realm sent in the last second plus what they need (each its own
-                // rate, nothing waits before a plan is known): the store's rate, decayed over ten
-                // seconds from the bucket's birth, is a fraction of the fleet's when the workers
-                // were made seconds before they read (a new user's two workers learned 9 and 18 of
-                // a 30/s key). A fleet's measure, told to the others, who hear it as one (`hear_plan`).
-                let others = self.lease.as_ref().and_then(Lease::others_demand).filter(|&d| d > 0.0);
-                let fleet = others
-                    .map_or(0.0, |d| self.fleet_rate().max(self.sent_last_second(now) + d) * self.accepted_part(now));
-                if others.is_some() {
-                    decrease = super::ceiling::LEARNED_START;
-                }
-                self.ceiling = sent.max(fleet).max(1.0);
-                self.allowed = self.ceiling;
-                self.burst = self.ceiling.max(10.0);
-                self.keep_learned_per_second(now);
-                self.bucket.set_burst(now, self.burst);
-                // The provider's window still holds what was sent unpaced: its 429s are one episode.
-                self.residue_until = self.residue_until.max(now + super::ceiling::WINDOW_RESIDUE);
+                self.take_ceiling(now, sent);
+                self.learned_alone = self.lease.is_some();
             } else {
                 self.settle_learned_ceiling();
             }
@@ -140,7 +124,11 @@ impl QuotaGroup {
             self.allowed = (self.allowed * decrease).max(floor);
             self.bucket.set_rate(now, self.own_rate());
             self.episode_began = Some(now);
-            self.decreased = Some(self.allowed);
+            // A plan first learned by a member of a fleet on a store is its own part, not the
+            // fleet's (its lease was down: `gather.rs` counts the fleet's): not told.
+            if !(first && self.lease.is_some()) {
+                self.decreased = Some(self.allowed);
+            }
         }
         self.last_limit = Some(now);
         self.last_increase = now;

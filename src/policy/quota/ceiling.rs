@@ -115,6 +115,19 @@ impl QuotaGroup {
         true
     }
 
+    /// A ceiling learned at `now` (a 429 measured, a fleet's sum, a
+    /// member's word): the rate at it for now (the caller lowers it), a
+    /// second of it as burst, kept per second, and the key's window still
+    /// holding what taught it (its 429s lower nothing for a while).
+    pub(super) fn take_ceiling(&mut self, now: Instant, ceiling: f64) {
+        self.ceiling = ceiling.max(1.0);
+        self.allowed = self.ceiling;
+        self.burst = self.ceiling.max(10.0);
+        self.keep_learned_per_second(now);
+        self.bucket.set_burst(now, self.burst);
+        self.residue_until = self.residue_until.max(now + WINDOW_RESIDUE);
+    }
+
     /// A plan just learned (`aimd.rs`, `hear_plan`) is kept in every second
     /// as a configured one is (`policy::plan_window`), unless a burst was
     /// configured: a token bucket lets burst + rate through in one second,

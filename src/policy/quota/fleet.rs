@@ -145,6 +145,7 @@ impl QuotaGroup {
     /// pays for it (the own bucket is not asked), `Ok(false)` when the own
     /// bucket governs (no lease, not up, or an unknown plan).
     pub(super) fn lease_check(&mut self, now: Instant, cost: f64, waits: bool) -> Result<bool, QuotaDenied> {
+        self.end_gather(now);
         if self.cold.is_some_and(|cold| now >= cold.until) {
             self.end_cold(now);
         }
@@ -183,8 +184,8 @@ impl QuotaGroup {
         };
         // The need goes with each ask (and sets when its answer counts as late), worked out only
         // when an ask goes: this runs at every charge.
-        // Before a plan is learned, what the group sends in its current run: the others learn
-        // the fleet's rate from it at their first 429 (`on_limited_sent`).
+        // Before a plan is learned, what the group sends in its current run: a ten-second mean
+        // counts the idle seconds before a worker's first read.
         let sending = if learning { self.run_rate(now) } else { recent };
         ask.demand = self.demand(sending);
         if let Some(lease) = self.lease.as_mut() {
@@ -306,7 +307,9 @@ impl QuotaGroup {
             self.strike = None;
             self.residue_until = now + ALONE_RESIDUE;
         }
-        if let Some(rate) = self.leased_rate.filter(|&rate| rejoined && rate > self.allowed) {
+        // Not an unknown plan's infinity: a plan learned since stands (a store's blip just after
+        // a fleet learned its plan took it back to no plan at all).
+        if let Some(rate) = self.leased_rate.filter(|&rate| rejoined && rate.is_finite() && rate > self.allowed) {
             self.allowed = rate;
             self.bucket.set_rate(now, rate);
             self.last_increase = now;
@@ -357,20 +360,16 @@ impl QuotaGroup {
             return false;
         }
         self.end_probe(now);
+        self.drop_gather();
         // The rate the teller was limited at: its ceiling when it learned the plan just now.
         let limited_at = if self.allowed.is_finite() {
             rate / self.config.decrease
         } else {
-            // An unknown plan learns the ceiling the teller learned: a teller on a fleet starts
-            // at `LEARNED_START` of it (`on_limited_sent`). Taken as halved, the hearers' ceiling
+            // An unknown plan learns the ceiling the teller learned: a plan measured starts at
+            // `LEARNED_START` of it (`on_limited_sent`). Taken as halved, the hearers' ceiling
             // was twice the rate, past the key: their growth met 429s, each halved and told
             // it, and a new user's fleet of four learned 9 reads a second of a 30/s key, then 1.6.
-            // The key's window still holds what taught the teller: its 429s lower nothing.
-            self.ceiling = rate / super::ceiling::LEARNED_START;
-            self.burst = self.ceiling.max(10.0);
-            self.keep_learned_per_second(now);
-            self.bucket.set_burst(now, self.burst);
-            self.residue_until = self.residue_until.max(now + super::ceiling::WINDOW_RESIDUE);
+            self.take_ceiling(now, rate / super::ceiling::LEARNED_START);
             self.ceiling
         };
         self.limit_rate = self.allowed.min(limited_at);

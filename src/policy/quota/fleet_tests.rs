@@ -71,58 +71,55 @@ fn a_lease_that_is_up_is_the_only_limit_and_a_failed_one_hands_back_to_the_own_b
     assert_eq!(g.charge(at(110), 10.0), Ok(()), "refilled at the plan's rate (the fleet said no rate: all its share)");
 }
 
-#[test]
-fn an_unknown_plan_learns_the_fleets_rate_and_tells_its_decrease_once() {
+/// An unknown plan on a store (its grants as `answer` makes them, the
+/// store counting 900 CU/s), 20 charges of 10 CU in its last second of
+/// which the provider took `accepted` (told), then a 429; the others'
+/// measures heard while it gathers (`gather.rs`), and the sum taken.
+fn limited_on_a_store(answer: fn(f64, f64) -> LeaseGrant, accepted: u64, others: &[f64]) -> QuotaGroup {
     let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
     g.join_fleet(at(0));
     g.charge(at(0), 10.0).unwrap();
     let ask = g.take_lease_ask().unwrap();
     assert_eq!(ask.rate, 0.0, "unknown: the store only counts");
-    g.lease_granted(at(1), ask.want, among_others(ask.want, 900.0));
-    for ms in 2..20 {
-        g.charge(at(ms), 10.0).expect("an unknown plan never waits on its lease");
-    }
-    g.on_limited(at(1000), None, false, 0.5);
-    assert_eq!(g.stats().allowed_rate, 810.0, "90 % of the fleet's 900 CU/s, not of this realm's 200");
-    assert_eq!(g.take_decrease(), Some(810.0));
-    assert_eq!(g.take_decrease(), None, "told once");
-}
-
-/// An unknown plan on a store (its grants as `answer` makes them, the
-/// store counting 900 CU/s), 20 charges of 10 CU in its last second of
-/// which the provider took `accepted` (told), then a 429.
-fn limited_on_a_store(answer: fn(f64, f64) -> LeaseGrant, accepted: u64) -> QuotaGroup {
-    let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
-    g.join_fleet(at(0));
-    g.charge(at(0), 10.0).unwrap();
-    let ask = g.take_lease_ask().unwrap();
     g.lease_granted(at(1), ask.want, answer(ask.want, 900.0));
     for ms in 2..22 {
-        g.charge(at(ms), 10.0).unwrap();
+        g.charge(at(ms), 10.0).expect("an unknown plan never waits on its lease");
         if ms < 2 + accepted {
             g.on_accepted(at(ms + 5), 10.0);
         }
     }
-    g.on_limited(at(1000), None, false, 0.5);
+    let until = g.on_limited(at(1000), None, false, 0.5);
+    for &rate in others {
+        g.hear_measure(at(1005), rate);
+    }
+    let _ = g.check(until, 10.0); // the sum is taken at the first check past the gathering
     g
 }
 
 #[test]
-fn a_plan_learned_on_a_fleet_counts_only_what_the_provider_let_through() {
-    let g = limited_on_a_store(among_others, 15);
-    assert_eq!(g.stats().allowed_rate, 607.5, "the fleet's 900 CU/s sent, three quarters let through, 90 % of that");
+fn an_unknown_plan_on_a_store_learns_the_sum_of_what_its_members_got_through_and_tells_no_plan() {
+    let mut g = limited_on_a_store(among_others, 15, &[300.0, 150.0]);
+    assert_eq!(g.stats().allowed_rate, 540.0, "90 % of its 150 and the others' 450: not the store's 900 sent");
+    assert_eq!(g.take_decrease(), None, "each member took the same sum: no plan to tell");
 }
 
 #[test]
-fn a_plan_learned_on_a_young_fleet_counts_what_its_members_send_not_the_stores_young_rate() {
-    // The store's rate, decayed over 10 s from the bucket's birth, says 100 CU/s two seconds
-    // after workers made earlier began to read; this realm sent 200 in its last second and the
-    // others say they need 600.
-    let young = |granted, _| LeaseGrant { others_demand: Some(600.0), ..grant(granted, 100.0) };
-    let g = limited_on_a_store(young, 0);
-    assert_eq!(g.stats().allowed_rate, 720.0, "90 % of the 800 the fleet sent, not of the store's 100");
-    let g = limited_on_a_store(young, 15);
-    assert_eq!(g.stats().allowed_rate, 540.0, "of which the provider let three quarters through");
+fn a_plan_learned_alone_on_a_store_is_its_own_accepted_rate_not_the_stores_count_of_its_grants() {
+    let g = limited_on_a_store(grant, 15, &[]); // nobody else told
+    assert_eq!(g.stats().allowed_rate, 135.0, "90 % of the 150 CU accepted in the last second");
+}
+
+#[test]
+fn a_plan_learned_on_a_fleet_is_asked_of_the_store_as_a_second_kept() {
+    let mut g = limited_on_a_store(among_others, 20, &[700.0]); // 200 + 700 got through
+    let (rate, burst, window) = g.fleet_terms();
+    assert_eq!(window, 810.0, "the learned rate's second, kept at the store");
+    assert_eq!(rate + burst, 810.0, "until the store says it keeps it: token-bucket terms within it, not 810 + 810");
+    let ask = g.take_lease_ask().unwrap();
+    g.lease_granted(at(1801), ask.want, LeaseGrant { windowed: true, ..among_others(ask.want, 900.0) });
+    assert_eq!(g.fleet_terms(), (810.0, 162.0, 810.0), "then the whole rate, the window keeping the second");
+    let configured = QuotaGroup::new(QuotaConfig { burst: 50.0, ..QuotaConfig::default() }, at(0));
+    assert_eq!(configured.fleet_terms().2, 0.0, "a configured burst is token-bucket terms, learned or not");
 }
 
 #[test]
@@ -157,25 +154,6 @@ fn before_a_plan_is_learned_a_member_tells_the_store_what_it_sends_now_not_a_mea
     g.charge(at(4_500), 1.0).unwrap(); // the hold granted at 2.5 s has ended: an ask goes
     let ask = g.take_lease_ask().expect("asked as its hold ended");
     assert!((ask.demand - 10.0).abs() < 1e-9, "its run's 10 a second, not 21 over 4.5 s: {}", ask.demand);
-}
-
-#[test]
-fn a_plan_learned_alone_on_a_store_is_its_own_accepted_rate_not_the_stores_count_of_its_grants() {
-    let g = limited_on_a_store(grant, 15); // no others said
-    assert_eq!(g.stats().allowed_rate, 135.0, "90 % of the 150 CU accepted in the last second");
-}
-
-#[test]
-fn a_plan_learned_on_a_fleet_is_asked_of_the_store_as_a_second_kept() {
-    let mut g = limited_on_a_store(among_others, 0); // none told accepted: the fleet's 900 learned
-    let (rate, burst, window) = g.fleet_terms();
-    assert_eq!(window, 810.0, "the learned rate's second, kept at the store");
-    assert_eq!(rate + burst, 810.0, "until the store says it keeps it: token-bucket terms within it, not 810 + 810");
-    let ask = g.take_lease_ask().unwrap();
-    g.lease_granted(at(1001), ask.want, LeaseGrant { windowed: true, ..among_others(ask.want, 900.0) });
-    assert_eq!(g.fleet_terms(), (810.0, 162.0, 810.0), "then the whole rate, the window keeping the second");
-    let configured = QuotaGroup::new(QuotaConfig { burst: 50.0, ..QuotaConfig::default() }, at(0));
-    assert_eq!(configured.fleet_terms().2, 0.0, "a configured burst is token-bucket terms, learned or not");
 }
 
 #[test]

@@ -2,8 +2,6 @@
 //! one store, each leasing ahead of need, never put more than the plan in
 //! any one-second span (what a provider counting per second sees).
 
-use std::time::Duration;
-
 use super::fleet::FLEET_WINDOW_BURST;
 use super::{QuotaConfig, QuotaGroup};
 use crate::policy::fleet_bucket::FleetBucket;
@@ -171,14 +169,7 @@ fn four_members_of_a_per_second_plan_never_put_more_than_it_in_any_second() {
 
 /// All that was asked of the store, granted.
 fn grant(want: f64) -> crate::policy::lease::LeaseGrant {
-    crate::policy::lease::LeaseGrant {
-        granted: want,
-        short_for: Duration::ZERO,
-        fleet_rate: 0.0,
-        share: f64::INFINITY,
-        others_demand: None,
-        windowed: false,
-    }
+    crate::policy::lease::LeaseGrant::all(want)
 }
 
 /// A group of a 100 CU/s per-second plan that joined a fleet and was

@@ -67,13 +67,6 @@ impl QuotaGroup {
         }
     }
 
-    /// The CU charged in the last second (the window `accepted_last_second`
-    /// counts in; `cu_last_second`, for stats, keeps a charge exactly a
-    /// second old).
-    pub(super) fn sent_last_second(&self, now: Instant) -> f64 {
-        self.recent.iter().filter(|&&(t, _)| now.saturating_since(t) < Duration::from_secs(1)).map(|(_, c)| c).sum()
-    }
-
     /// The charges of the last second, in time order (what a bucket that
     /// keeps every second is seeded with when it takes over).
     pub(super) fn charged_last_second(&self, now: Instant) -> Vec<(Instant, f64)> {
@@ -100,25 +93,14 @@ impl QuotaGroup {
     /// second counts the refused too (a relayer starting at 40 reads a
     /// second on a 30/s key learned 39).
     pub(super) fn accepted_last_second(&self, now: Instant) -> Option<f64> {
-        let second: Vec<f64> = self
-            .accepted
-            .iter()
-            .filter(|&&(t, _)| now.saturating_since(t) < Duration::from_secs(1))
-            .map(|&(_, c)| c)
-            .collect();
-        (second.len() >= MIN_EVIDENCE).then(|| second.iter().sum())
+        let (count, cu) = self.accepted_in_last_second(now);
+        (count >= MIN_EVIDENCE).then_some(cu)
     }
 
-    /// The part of the last second's charges the provider accepted, when
-    /// that second tells (see `accepted_last_second`); else 1. A fleet's
-    /// rate, as the store counts it, is what its members took, refused
-    /// attempts included: this scales it to what the provider let through.
-    pub(super) fn accepted_part(&self, now: Instant) -> f64 {
-        let sent = self.sent_last_second(now);
-        match self.accepted_last_second(now) {
-            Some(accepted) if sent > 0.0 => crate::policy::bound(accepted / sent, 0.0, 1.0),
-            _ => 1.0,
-        }
+    /// How many charges the provider accepted over the last second, and their CU.
+    pub(super) fn accepted_in_last_second(&self, now: Instant) -> (usize, f64) {
+        let second = self.accepted.iter().filter(|&&(t, _)| now.saturating_since(t) < Duration::from_secs(1));
+        second.fold((0, 0.0), |(n, cu), &(_, c)| (n + 1, cu + c))
     }
 }
 

@@ -169,6 +169,9 @@ impl Router {
                     if let Some(rate) = self.groups[g].quota.borrow_mut().take_decrease() {
                         self.news.push(News::Plan { group, rate });
                     }
+                    if let Some(rate) = self.groups[g].quota.borrow_mut().take_measure() {
+                        self.news.push(News::Measured { group, rate });
+                    }
                     Some(News::Cooldown { group, until })
                 }
                 RouterEvent::Breaker { endpoint, transition } => {

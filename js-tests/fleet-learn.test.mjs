@@ -1,0 +1,43 @@
+// A fleet on Redis with no configured plan (`cuPerSecond: Infinity`) learns its key's plan
+// together (docs/coordination.md, "An unknown plan, learned by the fleet"): at the key's first
+// 429 every process tells the others what it got through, and each takes the sum as the plan.
+// Learned by the one process that met the 429, a new user's fleets of two and four workers took
+// their own part (1.6–18 of a 30/s key) and failed 40–96 % of their reads. Real processes, a real
+// redis-server on 127.0.0.1, a key counting requests in fixed one-second windows.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startRedis } from './helpers/redis.mjs';
+import { fleetProcess } from './helpers/fleet-process.mjs';
+import { startLimitedKey } from './helpers/limited-node.mjs';
+
+const stops = [];
+after(async () => { for (const stop of stops) await stop(); });
+
+test('four processes on Redis with no configured plan learn the whole key\'s plan, not one process\'s part', async (t) => {
+  const redis = await startRedis();
+  stops.push(redis.stop);
+  const key = await startLimitedKey({ perSecond: 30 });
+  stops.push(key.close);
+  const urls = key.urls.map((url) => ({ url, quotaGroup: 'key', costs: { eth_getBalance: 1, eth_chainId: 1 } }));
+  // `'Infinity'`: the worker reads its options from JSON, which has no Infinity.
+  const options = { quota: { key: { cuPerSecond: 'Infinity' } }, deadlineMs: 4000, batch: false, fleet: { redis: redis.url } };
+  // 36 reads a second in all (120 % of the key) for 8 s, started together once leased.
+  const startAt = Date.now() + 3000;
+  const reports = await Promise.all([1, 2, 3, 4].map((id) => fleetProcess({ id, urls, options, rps: 9, waitLease: true, durationMs: 8000, startAt })));
+  const windows = key.windows();
+  const learned = reports.map((r) => r.allowedRate[0]);
+  const answered = reports.reduce((sum, r) => sum + (r.tally.ok || 0), 0);
+  const sent = reports.reduce((sum, r) => sum + r.sent, 0);
+  const detail = JSON.stringify({ learned, answered, sent, counts: key.counts(), windows, tallies: reports.map((r) => r.tally) });
+  t.diagnostic(detail);
+  assert.ok(reports.every((r) => r.fleet[0] === 'leased'), `every process leased from Redis: ${detail}`);
+  // The fleet's plan in every process (the key's 30 less a margin), not a quarter of it.
+  assert.ok(learned.every((rate) => rate >= 20 && rate <= 40), `each process learned the fleet's plan: ${detail}`);
+  // From the fourth second on (the first 429 comes in the first), the key is used, not starved.
+  const steady = windows.slice(3, -1).map((w) => w.served);
+  const mean = steady.reduce((a, b) => a + b, 0) / steady.length;
+  assert.ok(mean >= 22, `the key served ${mean.toFixed(1)} a second of its 30: ${detail}`);
+  assert.ok(key.counts().limited <= 15, `few 429s: ${detail}`);
+  // Demand is 20 % above the key: what cannot be served in time is shed, the rest answered.
+  assert.ok(answered >= sent * 0.7, `${answered} of ${sent} reads answered: ${detail}`);
+});

@@ -1,0 +1,122 @@
+//! A fleet with no configured plan (`cuPerSecond: Infinity`) learning its
+//! key's plan on a store beside a provider that refuses what passes the
+//! plan in any one-second window (HTTP 429): a new user's bot fleet, its
+//! workers made (their chain check charged) seconds before they read. The
+//! news (cooldowns, plans, measures: `coord::news`) goes through the store,
+//! one way there and one back, as Redis's pub/sub carries it.
+
+use std::collections::VecDeque;
+
+use super::store_sim_tests::StoreSim;
+use super::{QuotaConfig, QuotaGroup};
+use crate::runtime::SeededRandom;
+use crate::time::{at, Instant};
+
+/// What a member tells the others.
+#[derive(Clone, Copy)]
+enum Word {
+    Cooldown(Instant),
+    Plan(f64),
+    Measured(f64),
+}
+
+/// What a run came to.
+struct Learned {
+    /// CU the provider accepted from 20 s to the end, per second.
+    paid: f64,
+    /// 429s the provider sent.
+    refused: usize,
+    /// Each member's allowed rate at the end.
+    allowed: Vec<f64>,
+}
+
+/// Queues what member `from` has to tell at `now`, due `way` ms later.
+fn tell(news: &mut Vec<(u64, usize, Word)>, g: &mut QuotaGroup, from: usize, due: u64, until: Option<Instant>) {
+    news.extend(until.map(|u| (due, from, Word::Cooldown(u))));
+    news.extend(g.take_decrease().map(|r| (due, from, Word::Plan(r))));
+    news.extend(g.take_measure().map(|r| (due, from, Word::Measured(r))));
+}
+
+/// `n` members on a store 1–3 ms away each way, 1-CU reads at `demand` a
+/// second in all from 2.5 s, each member's chain check at 0; a `key` CU/s
+/// provider; 60 s.
+fn learning_fleet(n: usize, key: f64, demand: f64, seed: u64) -> Learned {
+    let mut members: Vec<QuotaGroup> = (0..n).map(|_| QuotaGroup::new(QuotaConfig::default(), at(0))).collect();
+    let mut store = StoreSim::new((1, 3));
+    let mut rng = SeededRandom::new(seed);
+    let mut window: VecDeque<u64> = VecDeque::new();
+    let mut news: Vec<(u64, usize, Word)> = Vec::new();
+    let mut waiting = vec![0usize; n];
+    let (mut paid, mut refused) = (0usize, 0usize);
+    for m in members.iter_mut() {
+        m.join_fleet(at(0));
+        m.charge(at(0), 1.0).unwrap(); // the chain check of `new`
+        m.on_accepted(at(5), 1.0);
+    }
+    for now in 0..60_000u64 {
+        store.step(now, &mut members, &mut rng);
+        let arrived: Vec<_> = news.iter().copied().filter(|&(due, _, _)| due <= now).collect();
+        news.retain(|&(due, _, _)| due > now);
+        for (_, from, word) in arrived {
+            for (j, other) in members.iter_mut().enumerate().filter(|&(j, _)| j != from) {
+                match word {
+                    Word::Cooldown(until) => other.cool_until(until),
+                    Word::Plan(rate) => drop(other.hear_plan(at(now), rate)),
+                    Word::Measured(rate) => drop(other.hear_measure(at(now), rate)),
+                }
+                let due = now + 2 + (4.0 * rng.next_unit()) as u64;
+                tell(&mut news, other, j, due, None);
+            }
+        }
+        while window.front().is_some_and(|&t| t + 1000 <= now) {
+            window.pop_front();
+        }
+        for i in 0..n {
+            if now >= 2_500 && rng.next_unit() < demand / n as f64 / 1000.0 {
+                waiting[i] += 1;
+            }
+            while waiting[i] > 0 && members[i].charge(at(now), 1.0).is_ok() {
+                if window.len() as f64 + 1.0 > key {
+                    refused += 1;
+                    let until = members[i].on_limited(at(now), None, false, rng.next_unit());
+                    let due = now + 2 + (4.0 * rng.next_unit()) as u64;
+                    tell(&mut news, &mut members[i], i, due, Some(until));
+                    break; // the read stays first in line
+                }
+                window.push_back(now);
+                members[i].on_accepted(at(now), 1.0);
+                members[i].on_success(at(now), rng.next_unit());
+                waiting[i] -= 1;
+                paid += usize::from(now >= 20_000);
+            }
+            // Reads wait at most their 30 s deadline's worth: the line is bounded.
+            waiting[i] = waiting[i].min((demand / n as f64 * 30.0) as usize);
+            if let Some(ask) = members[i].take_lease_ask() {
+                store.send(now, i, ask, &mut rng);
+            }
+        }
+    }
+    Learned { paid: paid as f64 / 40.0, refused, allowed: members.iter().map(|m| m.stats().allowed_rate).collect() }
+}
+
+#[test]
+fn a_fleet_learning_its_plan_on_a_store_settles_near_the_key_not_at_a_members_part() {
+    for n in [2, 4] {
+        for seed in 1..=4 {
+            let run = learning_fleet(n, 30.0, 36.0, seed);
+            eprintln!("n={n} seed={seed} paid={:.1} refused={} allowed={:?}", run.paid, run.refused, run.allowed);
+            assert!(
+                run.paid >= 24.0,
+                "{n} members, seed {seed}: {:.1} CU/s of a 30 CU/s key paid after 20 s",
+                run.paid
+            );
+            assert!(run.refused <= 10, "{n} members, seed {seed}: {} 429s", run.refused);
+            let (low, high) = run.allowed.iter().fold((f64::MAX, 0.0f64), |(l, h), &a| (l.min(a), h.max(a)));
+            assert!(
+                high <= low * 1.25,
+                "{n} members, seed {seed}: the members disagree on the plan: {:?}",
+                run.allowed
+            );
+        }
+    }
+}
