@@ -5,7 +5,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { FaultTolerantRelayer, isAuthError, isRpcError, isHttpError, isClosedError, isDeadlineError } from '../pkg/dist/node.mjs';
+import { FaultTolerantRelayer, isAuthError, isRpcError, isHttpError, isClosedError, isDeadlineError, isRateLimitedError } from '../pkg/dist/node.mjs';
 import { deadUrl, useMockNodes } from './helpers/mock-node.mjs';
 
 const node = useMockNodes(after);
@@ -242,6 +242,16 @@ test('a request no endpoint can take before its deadline fails at once and says 
   assert.match(fast.message, /before its deadline: the next chance .* is past it \(`nextChanceMs` says how far\); stopped before the deadline after 0 attempt/);
   // Past the 1 s deadline, counted from the moment it failed (right after it began).
   assert.ok(fast.nextChanceMs >= 500 && Number.isFinite(fast.nextChanceMs), `nextChanceMs ${fast.nextChanceMs}`);
+});
+
+test('a request that a 429\'s cooldown holds past its deadline fails at once and says when the key is usable again', async () => {
+  const n = await node([{ status: 429, headers: { 'retry-after': '30' } }]);
+  const { relayer } = relayerOf([n.url], { deadlineMs: 1000, maxRetryAfterMs: 60000 });
+  const first = await relayer.request({ method: 'eth_blockNumber' }).then(() => null, (err) => err);
+  assert.ok(isRateLimitedError(first), String(first));
+  const second = await relayer.request({ method: 'eth_blockNumber' }).then(() => null, (err) => err);
+  assert.ok(isRateLimitedError(second) && second.attempts === 0, String(second));
+  assert.ok(second.nextChanceMs > 28000 && second.nextChanceMs <= 30000, `nextChanceMs ${second.nextChanceMs}`);
 });
 
 /** A node that moves: `/old…` answers with a redirect (`status`, Location from `to(path)`), the rest

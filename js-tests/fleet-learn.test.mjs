@@ -41,3 +41,25 @@ test('four processes on Redis with no configured plan learn the whole key\'s pla
   // Demand is 20 % above the key: what cannot be served in time is shed, the rest answered.
   assert.ok(answered >= sent * 0.7, `${answered} of ${sent} reads answered: ${detail}`);
 });
+
+test('a worker that joins a fleet which learned its plan takes the plan before it reads: nobody halves', async (t) => {
+  const redis = await startRedis();
+  stops.push(redis.stop);
+  const key = await startLimitedKey({ perSecond: 30 });
+  stops.push(key.close);
+  const urls = key.urls.map((url) => ({ url, quotaGroup: 'key', costs: { eth_getBalance: 1, eth_chainId: 1 } }));
+  const options = { quota: { key: { cuPerSecond: 'Infinity' } }, deadlineMs: 4000, batch: false, fleet: { redis: redis.url } };
+  // Three workers at 36 reads a second in all for 12 s learn the plan; a fourth starts 6 s in.
+  const startAt = Date.now() + 3000;
+  const first = [1, 2, 3].map((id) => fleetProcess({ id, urls, options, rps: 12, waitLease: true, durationMs: 12000, startAt }));
+  await new Promise((r) => setTimeout(r, 9000));
+  const late = fleetProcess({ id: 4, urls, options, rps: 8, waitLease: true, durationMs: 5000 });
+  const reports = await Promise.all([...first, late]);
+  const learned = reports.map((r) => r.allowedRate[0]);
+  const detail = JSON.stringify({ learned, counts: key.counts(), windows: key.windows(), tallies: reports.map((r) => r.tally) });
+  t.diagnostic(detail);
+  // Reading unpaced, the newcomer met the key's limit and the others halved at the 429s it caused
+  // (a new user's fleet went from 27 to 13.5 a second and grew back 1.5 a second every 10 s).
+  assert.ok(learned.every((rate) => rate >= 20 && rate <= 40), `every worker on the fleet's plan, none halved: ${detail}`);
+  assert.ok(key.counts().limited <= 10, `few 429s: ${detail}`);
+});

@@ -50,6 +50,8 @@ export declare class BreakwaterError extends Error {
   /**
    * `DeadlineError` that stopped before its deadline rather than wait it out: how soon an attempt could
    * next have started (after a retry's backoff, or once an endpoint came free; either past the deadline).
+   * `RateLimitedError` told at once: how soon the key is usable again (a 429's cooldown), or how long
+   * the requests already waiting for its plan would take (a read shed past half its deadline).
    */
   readonly nextChanceMs?: number;
   /** Transaction errors: the nonce concerned. */

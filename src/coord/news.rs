@@ -15,6 +15,8 @@
 //!   lowers a learned rate to r ──────── Plan ──► the same group lowers to r
 //!   counts what it got through ──── Measured ──► a group still to learn its plan
 //!   (a plan still to learn: r CU/s)               adds it (`quota/gather.rs`)
+//!   joins a fleet, plan to learn ── PlanAsked ──► a group that learned it tells
+//!                                                 it (`Plan`)
 //!   checks a chain id ──────────────── Chain ──► the endpoint's record has it
 //!   trusts an endpoint's slow end ───── Tail ───► the endpoint's record uses it
 //!   (or it moved by a quarter)                      until it has its own
@@ -103,6 +105,13 @@ pub enum News {
         /// What the member got through, CU/s.
         rate: f64,
     },
+    /// A member with a plan still to learn joined its fleet's store: a
+    /// member that learned it tells it (`Plan`), so the newcomer does not
+    /// learn it from a 429 that halves everyone (`policy/quota/gather.rs`).
+    PlanAsked {
+        /// The group's realm key.
+        group: u64,
+    },
     /// The slow end of an endpoint's (by realm key) latency for a method
     /// class, as a realm measured it (ms): fresh realms hedge on it.
     Tail {
@@ -151,6 +160,7 @@ impl News {
             News::ProbeEnded { .. } => "probeEnded",
             News::Plan { .. } => "plan",
             News::Measured { .. } => "measured",
+            News::PlanAsked { .. } => "planAsked",
             News::Chain { .. } => "chain",
             News::Head { .. } => "head",
             News::HeadRound { .. } => "headRound",
@@ -171,7 +181,7 @@ impl News {
             | News::BreakerBack { breaker, .. }
             | News::Probing { breaker, .. }
             | News::ProbeEnded { breaker } => breaker,
-            News::Plan { group, .. } | News::Measured { group, .. } => group,
+            News::Plan { group, .. } | News::Measured { group, .. } | News::PlanAsked { group } => group,
             News::Chain { endpoint, .. } | News::Tail { endpoint, .. } | News::Head { endpoint, .. } => endpoint,
             News::HeadRound { rounds, .. } => rounds,
         };
@@ -191,7 +201,7 @@ impl News {
             News::Plan { rate, .. } | News::Measured { rate, .. } => rate,
             News::Chain { chain_id, .. } => chain_id as f64,
             News::Head { block, .. } => block as f64,
-            News::ProbeEnded { .. } => 1.0,
+            News::ProbeEnded { .. } | News::PlanAsked { .. } => 1.0,
             News::Tail { ms, .. } => ms,
         }
     }
@@ -228,6 +238,7 @@ impl News {
             "head" if whole => Some(News::Head { endpoint: key, block: value as u64 }),
             "plan" if value > 0.0 => Some(News::Plan { group: key, rate: value }),
             "measured" if value >= 0.0 => Some(News::Measured { group: key, rate: value }),
+            "planAsked" => Some(News::PlanAsked { group: key }),
             "chain" if whole && value >= 1.0 => Some(News::Chain { endpoint: key, chain_id: value as u64 }),
             _ => TAIL_KINDS
                 .iter()
@@ -289,6 +300,9 @@ mod tests {
         let idle = Some(News::Measured { group: 3, rate: 0.0 });
         assert_eq!(News::read("measured", &measured.key_hex(), 0.0, there, unix), idle, "an idle member got nothing");
         assert_eq!(News::read("measured", &measured.key_hex(), -1.0, there, unix), None);
+        let asked = News::PlanAsked { group: 3 };
+        assert_eq!((asked.kind(), asked.value(now, unix)), ("planAsked", 1.0));
+        assert_eq!(News::read("planAsked", &asked.key_hex(), 1.0, there, unix), Some(asked));
     }
 
     #[test]

@@ -130,6 +130,12 @@ impl Realm {
             News::Cooldown { group, until } => {
                 find(&self.groups, group).map(|g| g.borrow_mut().cool_until(until)).is_some()
             }
+            News::PlanAsked { group } => {
+                let Some(g) = find(&self.groups, group) else { return false };
+                let replied = g.borrow_mut().hear_plan_asked(now);
+                self.tell_measure(group, &g);
+                replied
+            }
             News::Measured { group, rate } => {
                 let Some(g) = find(&self.groups, group) else { return false };
                 let changed = g.borrow_mut().hear_measure(now, rate);
@@ -185,7 +191,8 @@ impl Realm {
         told.extend(g.take_decrease().map(|rate| News::Plan { group, rate }));
     }
 
-    /// The news hearing made this realm's own to tell (`hear`), once.
+    /// The news hearing or a store's answer made this realm's own to tell
+    /// (`hear`, `lease_granted`), once.
     pub fn take_told(&self) -> Vec<News> {
         std::mem::take(&mut *self.told.borrow_mut())
     }
@@ -211,6 +218,9 @@ impl Realm {
     pub fn lease_granted(&self, key: u64, now: Instant, want: f64, grant: LeaseGrant) -> bool {
         let Some(group) = find(&self.groups, key) else { return false };
         group.borrow_mut().lease_granted(now, want, grant);
+        if group.borrow_mut().take_plan_ask() {
+            self.told.borrow_mut().push(News::PlanAsked { group: key });
+        }
         self.wake.notify_all();
         true
     }

@@ -223,6 +223,8 @@ pub struct QuotaGroup {
     learned_alone: bool,
     /// When it last told its plan to a member counting alone (`gather.rs`).
     replied: Option<Instant>,
+    /// Joined its fleet with a plan to learn: to ask the others for it (`gather.rs`).
+    plan_asked: bool,
 }
 
 impl QuotaGroup {
@@ -296,6 +298,7 @@ impl QuotaGroup {
             to_tell: None,
             learned_alone: false,
             replied: None,
+            plan_asked: false,
         }
     }
 

@@ -96,6 +96,9 @@ impl SimStore {
                     let grant = store.buckets.borrow_mut().entry(group).or_default().ask(rt2.now(), from as u64, ask);
                     rt2.sleep(latency / 2).await;
                     store.realms[from].lease_granted(group, rt2.now(), ask.want, grant);
+                    for told in store.realms[from].take_told() {
+                        store.on_event(from, &PipelineEvent::News(told));
+                    }
                 });
             }
             PipelineEvent::News(news) => {

@@ -85,10 +85,15 @@ pub fn realm_lease_granted(
     let now = JsRuntime.now();
     let others_demand = others_demand.unwrap_or(f64::NAN);
     let windowed = windowed.unwrap_or(0.0);
-    with_realm(|realm| match LeaseGrant::read(want, granted, short_for_ms, fleet_rate, share, others_demand, windowed) {
+    let taken = with_realm(|realm| match LeaseGrant::read(want, granted, short_for_ms, fleet_rate, share, others_demand, windowed) {
         Some(grant) => realm.lease_granted(key, now, want, grant),
         None => realm.lease_failed(key, now),
-    })
+    });
+    // A member that joined with a plan to learn asks the fleet for it (`quota/gather.rs`).
+    for news in with_realm(|realm| realm.take_told()) {
+        super::news::tell(&news);
+    }
+    taken
 }
 
 /// The store failed the ask of the group under `key` (down, timed out, refused).

@@ -287,9 +287,13 @@ impl QuotaGroup {
     /// alone halved a new user's key for the whole fleet, which took 100 s
     /// to grow back.
     pub fn lease_granted(&mut self, now: Instant, want: f64, grant: LeaseGrant) {
+        // Joined with a plan to learn: the others may know it (`gather.rs`).
+        let to_learn = self.learns_its_plan() && !self.allowed.is_finite();
         let Some(lease) = self.lease.as_mut() else { return };
         let rejoined = !lease.up(now);
+        let first = !lease.has_answered();
         lease.granted(now, want, grant);
+        self.plan_asked |= first && to_learn && lease.has_answered();
         // The cold share ends with a verdict on the store: in time (the lease is up) or slow
         // (shares by need from then on); a first answer late but not yet judged keeps it.
         let (up, slow) = (lease.up(now), lease.slow());

@@ -27,8 +27,11 @@
 //!       to one that missed a measure)
 //!   a member whose lease was down at its first 429 learns its own part alone (told to
 //!   nobody: it is not the fleet's), and joins the fleet's count when it hears one
+//!   a member joins the fleet (its store's first answer), its plan to learn
+//!       ──► `planAsked` news; a member with the fleet's plan tells it (`plan` news, once
+//!       per REPLY_QUIET), and the newcomer takes it before it sends unpaced
 //!   a member with the fleet's plan hears a measure (one started later, counting alone)
-//!       ──► tells its plan (`plan` news, once per REPLY_QUIET): the newcomer takes it
+//!       ──► tells its plan the same way
 //! ```
 //! Only the first learning is counted so. A learned plan limited again comes
 //! down by AIMD as one relayer's does (`aimd.rs`), its decrease told as the
@@ -62,8 +65,8 @@ pub const GATHER_BASE: Duration = Duration::from_millis(250);
 /// The most a fleet gathers for, whatever the store's round trip.
 pub const GATHER_MAX: Duration = Duration::from_secs(3);
 
-/// How often, at most, a member tells its plan to members that count alone.
-pub const REPLY_QUIET: Duration = Duration::from_secs(10);
+/// How often, at most, a member tells its plan to members that join or count alone.
+pub const REPLY_QUIET: Duration = Duration::from_secs(1);
 
 /// A fleet counting what its members got through (see the module doc).
 #[derive(Clone, Copy, Debug)]
@@ -122,10 +125,25 @@ impl QuotaGroup {
         true
     }
 
-    /// A member that learned the fleet's plan, hearing a measure (a member
-    /// that started later counts alone), tells the plan, at most once per
-    /// [`REPLY_QUIET`]: the newcomer takes it (`hear_plan` ends its count),
-    /// not its own part, which it would ask the fleet's bucket to refill at.
+    /// A member joined the fleet with its plan to learn (`PlanAsked`): told
+    /// the plan if this one learned it (`reply_with_plan`). True when it will.
+    pub fn hear_plan_asked(&mut self, now: Instant) -> bool {
+        self.reply_with_plan(now);
+        self.decreased.is_some()
+    }
+
+    /// Whether this group, its plan to learn, just joined its fleet and asks
+    /// the others for the plan (once: the host sends `News::PlanAsked`).
+    pub fn take_plan_ask(&mut self) -> bool {
+        std::mem::take(&mut self.plan_asked)
+    }
+
+    /// A member that learned the fleet's plan, asked for it (a member that
+    /// joined) or hearing a measure (one that started later counts alone),
+    /// tells the plan, at most once per [`REPLY_QUIET`]: the newcomer takes
+    /// it (`hear_plan` ends a count), not its own part from a 429 that the
+    /// others meet too and halve at (a new user's fleet of three, joined by a
+    /// fourth that read unpaced, came down from 27 to 13.5 a second).
     fn reply_with_plan(&mut self, now: Instant) {
         let leasing = self.lease.as_ref().is_some_and(Lease::has_answered);
         let quiet = self.replied.is_none_or(|t| now.saturating_since(t) >= REPLY_QUIET);

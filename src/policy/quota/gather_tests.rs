@@ -193,7 +193,33 @@ fn a_member_that_starts_later_and_counts_alone_is_told_the_fleets_plan() {
     assert_eq!(old.take_decrease(), Some(27.0), "the fleet's plan, told back");
     assert!(new.hear_plan(at(60_004), 27.0), "taken over its own count");
     assert!(!new.gathering());
-    assert!(!old.hear_measure(at(65_000), 3.0) && old.take_decrease().is_none(), "once in ten seconds");
+    assert!(!old.hear_measure(at(60_500), 3.0) && old.take_decrease().is_none(), "once a second at most");
     let _ = new.check(at(61_000), 1.0);
     assert_eq!(new.stats().allowed_rate, 27.0, "the fleet's 27, not its own 10.8");
+}
+
+#[test]
+fn a_member_that_joins_with_a_plan_to_learn_asks_the_fleet_and_takes_the_plan_before_it_reads() {
+    let mut old = leasing(4);
+    assert!(old.take_plan_ask(), "a member joining with a plan to learn asks once");
+    assert!(!old.take_plan_ask());
+    assert!(!old.hear_plan_asked(at(100)), "nobody has learned it yet: no answer");
+    got_through(&mut old, 20, 5_000);
+    let until = old.on_limited(at(5_000), None, false, 0.5);
+    old.hear_measure(at(5_002), 10.0);
+    let _ = old.check(until, 1.0);
+    let _ = old.take_measure();
+    // A worker started later: its store's first answer, before its first read.
+    let mut new = leasing(4);
+    assert!(new.take_plan_ask());
+    assert!(old.hear_plan_asked(at(30_000)));
+    assert_eq!(old.take_decrease(), Some(27.0), "the fleet's plan, told");
+    assert!(!old.hear_plan_asked(at(30_500)), "at most once a second");
+    assert!(new.hear_plan(at(30_002), 27.0));
+    assert_eq!(new.stats().allowed_rate, 27.0, "it reads at the fleet's plan from its first read");
+    let mut known = QuotaGroup::new(QuotaConfig { cu_per_second: 50.0, ..QuotaConfig::default() }, at(0));
+    known.join_fleet(at(0));
+    let ask = known.lease_ask_now(at(0)).unwrap();
+    known.lease_granted(at(1), ask.want, LeaseGrant { granted: 10.0, ..counted(ask.want) });
+    assert!(!known.take_plan_ask(), "a configured plan asks nobody");
 }

@@ -84,11 +84,10 @@ impl Pipeline {
                             turn = Some(self.router.borrow().pace_turn(start));
                         }
                         if let Some(u) = until.filter(|&u| u >= deadline) {
-                            if quota {
-                                return Err(state.stop(StopReason::RateLimited));
-                            }
+                            // How soon one could have gone: the caller's own retry, or a longer deadline.
                             let early = (now < deadline).then(|| u.saturating_since(now));
-                            return Err(Failure { next_chance_in: early, ..state.stop(StopReason::Deadline) });
+                            let reason = if quota { StopReason::RateLimited } else { StopReason::Deadline };
+                            return Err(Failure { next_chance_in: early, ..state.stop(reason) });
                         }
                         if now >= deadline {
                             return Err(state.stop(StopReason::Deadline));
@@ -105,7 +104,11 @@ impl Pipeline {
                         // line: a head that cannot take the CU would hold up the others.
                         if in_line.is_none() {
                             match self.behind_its_plans(now, &request, deadline) {
-                                Err(()) => return Err(state.stop(StopReason::RateLimited)), // told now, not at its deadline
+                                // Told now, not at its deadline, with the line's estimated wait.
+                                Err(wait) => {
+                                    let failure = state.stop(StopReason::RateLimited);
+                                    return Err(Failure { next_chance_in: Some(wait), ..failure });
+                                }
                                 Ok(place) => in_line = place,
                             }
                         } else if !quota && self.router.borrow_mut().plan_backlog(now, &request).is_none() {

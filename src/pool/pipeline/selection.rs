@@ -2,6 +2,8 @@
 //! endpoint (and passing on what the router learned from the realm while
 //! it chose, and the asks its quota groups made of a fleet store), and waking the requests that wait for a slot or an answer.
 
+use std::time::Duration;
+
 use super::Call;
 use super::{Pipeline, PipelineEvent};
 use crate::pool::notify::Notify;
@@ -40,7 +42,8 @@ impl Pipeline {
     /// Whether a request arriving at `now` would queue for its keys' plans
     /// past `deadline` behind the requests waiting already, from every
     /// relayer sharing those plans (`Router::plan_backlog`): then it is
-    /// shed at once (`Err`); otherwise its place in their line, if it
+    /// shed at once (`Err`: the line's estimated wait, told to the caller
+    /// as `nextChanceMs`); otherwise its place in their line, if it
     /// waits for a plan. Twice the line's
     /// time must fit: it is counted at this request's cost and at the rate
     /// the plans pay now, and both move while it waits (at the line's time
@@ -51,14 +54,14 @@ impl Pipeline {
         now: Instant,
         request: &RouteRequest<'_>,
         deadline: Instant,
-    ) -> Result<Option<InLine>, ()> {
+    ) -> Result<Option<InLine>, Duration> {
         let Some(line) = self.router.borrow_mut().plan_backlog(now, request) else { return Ok(None) };
         // What waits ahead, in the plan's terms, then its own cost: counted as that many calls
         // like itself, a 20 CU call behind 35 reads of 1 CU was told at once it could not make a
         // 30 s deadline (a new user's run) where it waited 1–2 s.
         let ahead = line.waiting_cu() + line.cost;
-        if line.waiting() > 0 && line.wait(ahead).is_some_and(|wait| now + wait * 2 > deadline) {
-            return Err(());
+        if let Some(wait) = line.wait(ahead).filter(|&wait| line.waiting() > 0 && now + wait * 2 > deadline) {
+            return Err(wait);
         }
         Ok(Some(InLine::join(&line, request.since.unwrap_or(now))))
     }

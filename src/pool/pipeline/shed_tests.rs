@@ -16,15 +16,18 @@ use crate::policy::quota::QuotaConfig;
 use crate::runtime::scripted::Behaviour::*;
 use crate::runtime::Transport;
 
+/// A failed read: ms it took, its reason, and how soon it could have gone (`nextChanceMs`).
+type Shed = (u64, StopReason, Option<std::time::Duration>);
+
 /// Reads at `per_second` for `seconds` on one node whose key pays 10 reads
-/// a second, 2 s deadlines: (ms each answer took, ms each failure took, its reason).
-fn reads_against_a_plan(per_second: u64, seconds: u64) -> (Vec<u64>, Vec<(u64, StopReason)>) {
+/// a second, 2 s deadlines: (ms each answer took, each failure).
+fn reads_against_a_plan(per_second: u64, seconds: u64) -> (Vec<u64>, Vec<Shed>) {
     reads_against_a_plan_beside(per_second, seconds, false)
 }
 
 /// The same, with a second node beside it (`dead`: its breaker open for
 /// the whole run, as after it died).
-fn reads_against_a_plan_beside(per_second: u64, seconds: u64, dead: bool) -> (Vec<u64>, Vec<(u64, StopReason)>) {
+fn reads_against_a_plan_beside(per_second: u64, seconds: u64, dead: bool) -> (Vec<u64>, Vec<Shed>) {
     let mut raw = RawOptions { deadline_ms: Some(2_000.0), ..opts() };
     raw.pool.quota_groups = vec![("key".to_string(), QuotaConfig { cu_per_second: 10.0, ..QuotaConfig::default() })];
     let mut scripts = vec![vec![Slow(MS(20), Box::new(Answer("0x1")))]];
@@ -48,7 +51,7 @@ fn reads_against_a_plan_beside(per_second: u64, seconds: u64, dead: bool) -> (Ve
             let began = h.now_ms();
             match h.pipeline.execute(&h.rt, Call::new("eth_getBalance"), |t| h.net.send(&(), t), &|_| {}).await {
                 Ok(_) => answered.borrow_mut().push(h.now_ms() - began),
-                Err(f) => failed.borrow_mut().push((h.now_ms() - began, f.reason)),
+                Err(f) => failed.borrow_mut().push((h.now_ms() - began, f.reason, f.next_chance_in)),
             }
         }
     };
@@ -64,8 +67,11 @@ fn past_the_plan_the_excess_fails_at_once_and_the_rest_in_time() {
     let (answered, failed) = reads_against_a_plan(13, 20);
     let served = answered.len() as f64 / 20.0;
     assert!(served >= 9.0, "the plan is used: {served} reads a second of 10");
-    assert!(failed.iter().all(|&(_, reason)| reason == StopReason::RateLimited), "{failed:?}");
-    let mut waits: Vec<u64> = failed.iter().map(|&(ms, _)| ms).collect();
+    assert!(failed.iter().all(|&(_, reason, _)| reason == StopReason::RateLimited), "{failed:?}");
+    // Each says how long the line ahead would take: past half its 2 s deadline, as it was told at once.
+    let told = |&(_, _, next): &Shed| next.is_some_and(|w| w >= MS(900) && w <= MS(20_000));
+    assert!(failed.iter().all(told), "the line's wait as nextChanceMs: {failed:?}");
+    let mut waits: Vec<u64> = failed.iter().map(|&(ms, _, _)| ms).collect();
     waits.sort_unstable();
     let median = waits.get(waits.len() / 2).copied().unwrap_or(0);
     assert!(median <= 50, "a read that cannot be served in time is told at once: median {median} ms of 2,000");
@@ -80,7 +86,7 @@ fn past_the_plan_beside_a_dead_node_the_excess_still_fails_at_once() {
     // The dead node's breaker, open, is not what holds the reads: the plan is.
     let (answered, failed) = reads_against_a_plan_beside(13, 20, true);
     assert!(answered.len() as f64 / 20.0 >= 9.0, "the plan is used: {} reads", answered.len());
-    let mut waits: Vec<u64> = failed.iter().map(|&(ms, _)| ms).collect();
+    let mut waits: Vec<u64> = failed.iter().map(|&(ms, _, _)| ms).collect();
     waits.sort_unstable();
     let median = waits.get(waits.len() / 2).copied().unwrap_or(0);
     assert!(waits.len() >= 40, "the excess fails: {} of 260", waits.len());

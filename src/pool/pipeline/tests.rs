@@ -263,6 +263,9 @@ fn when_every_endpoint_rests_past_the_deadline_a_new_request_fails_at_once_witho
     assert_eq!(h.run("eth_blockNumber").unwrap_err().reason, StopReason::RateLimited);
     let second = h.run("eth_blockNumber").unwrap_err();
     assert_eq!((second.reason, second.attempts.len()), (StopReason::RateLimited, 0));
+    // How soon it could have gone (`nextChanceMs`): the 429's 30 s, less what has passed.
+    let next = second.next_chance_in.expect("told when the key is usable again");
+    assert!(next > MS(29_000) && next <= MS(30_000), "{next:?}");
     assert_eq!(h.net.calls(0), 1);
     assert!(h.now_ms() <= 100, "at most one backoff, no waiting for the rest");
 }
