@@ -24,7 +24,10 @@
 //!   idle at the ceiling (nothing waited) ──► no probe: an idle client's
 //!               ceiling must not drift past what was ever sent
 //! ```
-//! A configured plan never probes: the user said what the key allows.
+//! A configured plan never probes: the user said what the key allows. Nor
+//! does a fleet's member (a store attached): its plan is the fleet's,
+//! counted together (`gather.rs`), and a member probing alone moved the
+//! fleet's bucket on its own.
 
 use std::time::Duration;
 
@@ -89,7 +92,11 @@ impl QuotaGroup {
     /// At the ceiling of a learned plan, calm and pressed long enough:
     /// raises it one step (see the module's diagram). True when it did.
     pub(super) fn probe_ceiling(&mut self, now: Instant) -> bool {
-        if !self.has_learned_ceiling() || self.allowed < self.ceiling {
+        // Not a fleet's member: its rate is the fleet's, asked of one bucket (`fleet.rs`). Probing
+        // alone, a new user's worker raised its ceiling from 58 to 3,353 CU/s without a 429 (the
+        // others' windows kept the key's second) and its holds starved them; and a probe's 429s
+        // halved the members that were not probing (27 → 34.7 → 17.3 a second, again and again).
+        if !self.has_learned_ceiling() || self.allowed < self.ceiling || self.lease.is_some() {
             return false;
         }
         let windows = if self.probe.steps == 0 { FIRST_PROBE_WINDOWS << self.probe.failed.min(MAX_BACKOFF) } else { 1 };

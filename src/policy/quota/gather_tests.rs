@@ -39,6 +39,18 @@ fn got_through(g: &mut QuotaGroup, per_second: u64, end: u64) {
     }
 }
 
+/// A member that got 20 a second through at the key's first 429 (5 s) and
+/// heard another's `others`: the fleet's count taken, its measure told.
+fn counted_with(others: f64) -> QuotaGroup {
+    let mut g = leasing(4);
+    got_through(&mut g, 20, 5_000);
+    let until = g.on_limited(at(5_000), None, false, 0.5);
+    g.hear_measure(at(5_002), others);
+    let _ = g.check(until, 1.0);
+    let _ = g.take_measure();
+    g
+}
+
 #[test]
 fn a_member_on_a_store_learns_the_fleets_sum_not_its_own_part() {
     let mut g = leasing(4);
@@ -115,13 +127,9 @@ fn a_plan_heard_while_gathering_stands() {
 
 #[test]
 fn a_learned_plan_limited_again_comes_down_as_one_relayers_and_the_fleet_hears_it() {
-    let mut g = leasing(4);
-    got_through(&mut g, 20, 5_000);
-    let until = g.on_limited(at(5_000), None, false, 0.5);
-    g.hear_measure(at(5_002), 30.0);
-    let _ = g.check(until, 1.0);
+    let mut g = counted_with(30.0);
+    let until = g.cooldown_until();
     assert!((g.stats().allowed_rate - 45.0).abs() < 1e-9, "90 % of the 50 the fleet got through");
-    let _ = g.take_measure();
     assert!(!g.hear_measure(until + Duration::from_millis(1_000), 3.0), "a measure late for that count starts none");
     assert!(!g.hear_measure(until + Duration::from_secs(5), 3.0), "nor one later: the plan is learned");
     let later = until + Duration::from_secs(20);
@@ -177,12 +185,7 @@ fn a_plan_learned_on_a_store_survives_the_store_falling_and_coming_back() {
 
 #[test]
 fn a_member_that_starts_later_and_counts_alone_is_told_the_fleets_plan() {
-    let mut old = leasing(4);
-    got_through(&mut old, 20, 5_000);
-    let until = old.on_limited(at(5_000), None, false, 0.5);
-    old.hear_measure(at(5_002), 10.0);
-    let _ = old.check(until, 1.0);
-    let _ = old.take_measure();
+    let mut old = counted_with(10.0);
     assert!((old.stats().allowed_rate - 27.0).abs() < 1e-9);
     // A worker restarted later: its first 429, and its count alone.
     let mut new = leasing(4);
@@ -204,11 +207,7 @@ fn a_member_that_joins_with_a_plan_to_learn_asks_the_fleet_and_takes_the_plan_be
     assert!(old.take_plan_ask(), "a member joining with a plan to learn asks once");
     assert!(!old.take_plan_ask());
     assert!(!old.hear_plan_asked(at(100)), "nobody has learned it yet: no answer");
-    got_through(&mut old, 20, 5_000);
-    let until = old.on_limited(at(5_000), None, false, 0.5);
-    old.hear_measure(at(5_002), 10.0);
-    let _ = old.check(until, 1.0);
-    let _ = old.take_measure();
+    old = counted_with(10.0);
     // A worker started later: its store's first answer, before its first read.
     let mut new = leasing(4);
     assert!(new.take_plan_ask());
@@ -222,4 +221,16 @@ fn a_member_that_joins_with_a_plan_to_learn_asks_the_fleet_and_takes_the_plan_be
     let ask = known.lease_ask_now(at(0)).unwrap();
     known.lease_granted(at(1), ask.want, LeaseGrant { granted: 10.0, ..counted(ask.want) });
     assert!(!known.take_plan_ask(), "a configured plan asks nobody");
+}
+
+#[test]
+fn a_fleets_member_at_its_learned_ceiling_does_not_probe_past_it_alone() {
+    let mut g = counted_with(10.0);
+    let mut t = 6_000;
+    for _ in 0..30 {
+        t += 10_000;
+        g.pressed_at(at(t));
+        g.on_success(at(t), 0.5);
+    }
+    assert_eq!(g.stats().allowed_rate, 30.0, "grown back to the fleet's ceiling, and no step past it");
 }

@@ -39,7 +39,7 @@ fn tell(news: &mut Vec<(u64, usize, Word)>, g: &mut QuotaGroup, from: usize, due
 
 /// `n` members on a store 1–3 ms away each way, 1-CU reads at `demand` a
 /// second in all from 2.5 s, each member's chain check at 0; a `key` CU/s
-/// provider; 60 s.
+/// provider; 150 s (a plan that drifts, probed past the key and halved, shows by then).
 fn learning_fleet(n: usize, key: f64, demand: f64, seed: u64) -> Learned {
     let mut members: Vec<QuotaGroup> = (0..n).map(|_| QuotaGroup::new(QuotaConfig::default(), at(0))).collect();
     let mut store = StoreSim::new((1, 3));
@@ -53,7 +53,7 @@ fn learning_fleet(n: usize, key: f64, demand: f64, seed: u64) -> Learned {
         m.charge(at(0), 1.0).unwrap(); // the chain check of `new`
         m.on_accepted(at(5), 1.0);
     }
-    for now in 0..60_000u64 {
+    for now in 0..150_000u64 {
         store.step(now, &mut members, &mut rng);
         let arrived: Vec<_> = news.iter().copied().filter(|&(due, _, _)| due <= now).collect();
         news.retain(|&(due, _, _)| due > now);
@@ -96,7 +96,7 @@ fn learning_fleet(n: usize, key: f64, demand: f64, seed: u64) -> Learned {
             }
         }
     }
-    Learned { paid: paid as f64 / 40.0, refused, allowed: members.iter().map(|m| m.stats().allowed_rate).collect() }
+    Learned { paid: paid as f64 / 130.0, refused, allowed: members.iter().map(|m| m.stats().allowed_rate).collect() }
 }
 
 #[test]
