@@ -45,12 +45,13 @@
 //!
 //! A member's measure is what the provider accepted from it over the last
 //! second, however little: the sum is the evidence, not each part (four
-//! workers on a 30/s key each got 7 or 8 through; taken as too few to tell,
-//! what each sent counted the refused too, and the fleet learned 42). The wait covers news both ways through the store:
-//! [`GATHER_BASE`] and three of the store's round trips, at most
-//! [`GATHER_MAX`]. Not leasing (no store, or it is down), a member learns
-//! its own part and tells it as the plan, as before: members spending
-//! alone each take one part.
+//! workers on a 30/s key each got 7 or 8 through; taken as too few to
+//! tell, what each sent counted the refused too, and the fleet learned
+//! 42). The wait covers news both ways through the store: [`GATHER_BASE`]
+//! and three of the store's round trips, at most [`GATHER_MAX`]. With no
+//! store at all (tabs sharing only news), a member learns its own part and
+//! tells it as the plan, as before: members spending alone each take one
+//! part.
 
 use std::time::Duration;
 
