@@ -15,7 +15,7 @@
 //! ```text
 //!   plan unknown, leasing from a store that answers:
 //!     its own 429 that tells of the plan (`on_limited_sent`: enough sent, no residue) ──┐
-//!     a member's measure heard (not within the residue of a learning) ──────────────────┴─►
+//!     a member's measure heard ─────────────────────────────────────────────────────────┴─►
 //!       Gathering { until: now + wait, sum: own measure }: its measure told once
 //!       (`take_measure`), the group cooling until `until` at least
 //!   Gathering ── a measure heard ──► sum += it
@@ -92,8 +92,9 @@ impl QuotaGroup {
     /// Starts gathering as a member of a fleet whose store answered once,
     /// its plan unknown or learned alone (see `begin_gather`).
     fn join_gather(&mut self, now: Instant) -> bool {
+        // (A configured plan is finite from the start, and only a plan to learn is learned alone.)
         let to_learn = !self.allowed.is_finite() || self.learned_alone;
-        if !to_learn || !self.learns_its_plan() || !self.lease.as_ref().is_some_and(Lease::has_answered) {
+        if !to_learn || !self.lease.as_ref().is_some_and(Lease::has_answered) {
             return false;
         }
         let round_trip = self.lease.as_ref().map_or(Duration::ZERO, Lease::round_trip);
@@ -107,16 +108,16 @@ impl QuotaGroup {
     }
 
     /// Another member's measure heard: counted while gathering, else it
-    /// starts a gathering (outside the residue of a learning: a measure
-    /// heard late must not start a second count). A member that learned its
-    /// own part alone (its lease down for an ask the store lost) joins the
-    /// fleet's count of that same episode. True when it was counted.
+    /// starts a gathering while the plan is still to learn (a measure heard
+    /// late, after the count, starts none: the plan is learned). A member
+    /// that learned its own part alone (its lease down for an ask the store
+    /// lost) joins the fleet's count of that same episode. True when it was
+    /// counted.
     pub fn hear_measure(&mut self, now: Instant, rate: f64) -> bool {
         if !(rate.is_finite() && rate >= 0.0) {
             return false;
         }
-        let residue = now < self.residue_until && !self.learned_alone;
-        if self.gather.is_none() && (residue || !self.join_gather(now)) {
+        if self.gather.is_none() && !self.join_gather(now) {
             self.reply_with_plan(now);
             return false;
         }

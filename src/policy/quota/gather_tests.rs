@@ -234,3 +234,17 @@ fn a_fleets_member_at_its_learned_ceiling_does_not_probe_past_it_alone() {
     }
     assert_eq!(g.stats().allowed_rate, 30.0, "grown back to the fleet's ceiling, and no step past it");
 }
+
+#[test]
+fn a_measure_that_is_no_rate_or_comes_before_the_store_ever_answered_counts_nothing() {
+    let mut g = leasing(4);
+    for bad in [f64::NAN, -1.0, f64::INFINITY] {
+        assert!(!g.hear_measure(at(5_000), bad), "{bad}");
+    }
+    assert!(!g.gathering() && g.take_measure().is_none(), "no count started");
+    let mut joined = QuotaGroup::new(QuotaConfig::default(), at(0));
+    joined.join_fleet(at(0));
+    let _ = joined.lease_ask_now(at(0)); // asked, never answered
+    assert!(!joined.hear_measure(at(500), 10.0), "not yet a member the store knows");
+    assert!(!joined.gathering());
+}
