@@ -13,7 +13,9 @@ import { startLimitedKey } from './helpers/limited-node.mjs';
 const stops = [];
 after(async () => { for (const stop of stops) await stop(); });
 
-test('four processes on Redis with no configured plan learn the whole key\'s plan, not one process\'s part', async (t) => {
+/** A redis-server and a 30/s key (fixed one-second windows) of its own, stopped after the file;
+ * the upstreams and options of a worker on them with no configured plan (one CU a request). */
+async function unknownPlanFleet() {
   const redis = await startRedis();
   stops.push(redis.stop);
   const key = await startLimitedKey({ perSecond: 30 });
@@ -21,6 +23,19 @@ test('four processes on Redis with no configured plan learn the whole key\'s pla
   const urls = key.urls.map((url) => ({ url, quotaGroup: 'key', costs: { eth_getBalance: 1, eth_chainId: 1 } }));
   // `'Infinity'`: the worker reads its options from JSON, which has no Infinity.
   const options = { quota: { key: { cuPerSecond: 'Infinity' } }, deadlineMs: 4000, batch: false, fleet: { redis: redis.url } };
+  return { key, urls, options };
+}
+
+/** Every process on one plan, and that plan the fleet's, 15-40 of the key's 30. One plan within a
+ * quarter: each member grows back by its own calm windows, a step of 5 % of the ceiling at a time,
+ * so after a halving one may be a step or two ahead for a while (17.5 against 15.75, once). */
+function assertOneFleetPlan(learned, detail) {
+  assert.ok(learned.every((rate) => rate >= 15 && rate <= 40), `each process learned the fleet's plan: ${detail}`);
+  assert.ok(Math.max(...learned) <= Math.min(...learned) * 1.25, `the same plan in every process: ${detail}`);
+}
+
+test('four processes on Redis with no configured plan learn the whole key\'s plan, not one process\'s part', async (t) => {
+  const { key, urls, options } = await unknownPlanFleet();
   // 36 reads a second in all (120 % of the key) for 8 s, started together once leased.
   const startAt = Date.now() + 3000;
   const reports = await Promise.all([1, 2, 3, 4].map((id) => fleetProcess({ id, urls, options, rps: 9, waitLease: true, durationMs: 8000, startAt })));
@@ -36,8 +51,7 @@ test('four processes on Redis with no configured plan learn the whole key\'s pla
   // answered). Mostly 31.5, the key then serving 27-29 a second; but a count whose second spans
   // two of the key's fixed windows can count up to twice what one allows (42 in a full-suite run),
   // and the 429 that follows halves it (18.9, the key serving 17 a second): AIMD's cost.
-  assert.ok(learned.every((rate) => rate >= 15 && rate <= 40), `each process learned the fleet's plan: ${detail}`);
-  assert.ok(Math.max(...learned) <= Math.min(...learned) * 1.1, `the same plan in every process: ${detail}`);
+  assertOneFleetPlan(learned, detail);
   // From the fourth second on (the first 429 comes in the first), the key is used, not starved.
   const steady = windows.slice(3, -1).map((w) => w.served);
   const mean = steady.reduce((a, b) => a + b, 0) / steady.length;
@@ -48,12 +62,7 @@ test('four processes on Redis with no configured plan learn the whole key\'s pla
 });
 
 test('a worker that joins a fleet which learned its plan takes the plan before it reads: nobody halves', async (t) => {
-  const redis = await startRedis();
-  stops.push(redis.stop);
-  const key = await startLimitedKey({ perSecond: 30 });
-  stops.push(key.close);
-  const urls = key.urls.map((url) => ({ url, quotaGroup: 'key', costs: { eth_getBalance: 1, eth_chainId: 1 } }));
-  const options = { quota: { key: { cuPerSecond: 'Infinity' } }, deadlineMs: 4000, batch: false, fleet: { redis: redis.url } };
+  const { key, urls, options } = await unknownPlanFleet();
   // Three workers at 36 reads a second in all for 12 s learn the plan; a fourth starts 6 s in.
   const startAt = Date.now() + 3000;
   const first = [1, 2, 3].map((id) => fleetProcess({ id, urls, options, rps: 12, waitLease: true, durationMs: 12000, startAt }));
@@ -61,13 +70,18 @@ test('a worker that joins a fleet which learned its plan takes the plan before i
   const late = fleetProcess({ id: 4, urls, options, rps: 8, waitLease: true, durationMs: 5000 });
   const reports = await Promise.all([...first, late]);
   const learned = reports.map((r) => r.allowedRate[0]);
-  const detail = JSON.stringify({ learned, counts: key.counts(), windows: key.windows(), tallies: reports.map((r) => r.tally) });
+  const { allowedAtStart } = reports[3];
+  const detail = JSON.stringify({ learned, allowedAtStart, counts: key.counts(), windows: key.windows(), tallies: reports.map((r) => r.tally) });
   t.diagnostic(detail);
   // Reading unpaced, the newcomer met the key's limit and the others halved at the 429s it caused
   // (a new user's fleet went from 27 to 13.5 a second and grew back 1.5 a second every 10 s).
   // (At least 15: the three's own first count can overshoot a fixed window's edge and be halved
   // once, as in the test above; then the fourth takes that plan too.)
-  assert.ok(learned.every((rate) => rate >= 15 && rate <= 40), `every worker on the fleet's plan: ${detail}`);
-  assert.ok(Math.max(...learned) <= Math.min(...learned) * 1.1, `the newcomer on the same plan as the others: ${detail}`);
+  assertOneFleetPlan(learned, detail); // the newcomer's too
   assert.ok(key.counts().limited <= 10, `few 429s: ${detail}`);
+  // What tells a newcomer that asked from one that did not: its first read already goes at the
+  // fleet's plan. Not asking, it read unpaced (a plan of none when it began), met 2 429s in its
+  // first second, and the others came down to 15.3 (within the range above: the plans alone at the
+  // end do not tell it).
+  assert.ok(allowedAtStart >= 15 && allowedAtStart <= 40, `the newcomer read at the fleet's plan from the start: ${detail}`);
 });

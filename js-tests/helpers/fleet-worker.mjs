@@ -14,6 +14,8 @@ const fleetState = () => relayers[0].stats().quotaGroups.map((g) => g.fleet)[0];
 await new Promise((r) => setTimeout(r, config.warmMs ?? 300));
 while (config.waitLease && fleetState() === 'local' && Date.now() - born < 5000) await new Promise((r) => setTimeout(r, 20));
 const fleetAtStart = fleetState();
+// The plan it starts its reads at (Infinity: none yet, for a plan to learn).
+const allowedAtStart = relayers[0].stats().quotaGroups.map((g) => g.allowedCuPerSecond)[0];
 // With `startAt` (Unix ms), the processes of one run start their load together however long each
 // took to spawn and load: a fleet's members run at once, not one after another on a busy machine.
 if (config.startAt) await new Promise((r) => setTimeout(r, Math.max(0, config.startAt - Date.now())));
@@ -55,4 +57,4 @@ for (const o of settled) tally[o] = (tally[o] || 0) + 1;
 const fleet = relayers[0].stats().quotaGroups.map((g) => g.fleet);
 const allowedRate = relayers[0].stats().quotaGroups.map((g) => g.allowedCuPerSecond);
 await Promise.all(relayers.map((r) => r.close()));
-process.stdout.write(`${JSON.stringify({ sent: settled.length, tally, fleet, allowedRate, fleetAtStart, startedAfterMs, startedAt })}\n`);
+process.stdout.write(`${JSON.stringify({ sent: settled.length, tally, fleet, allowedRate, fleetAtStart, allowedAtStart, startedAfterMs, startedAt })}\n`);

@@ -36,6 +36,7 @@
 
 use std::time::Duration;
 
+use crate::policy::quota::QuotaGroup;
 use crate::time::Instant;
 
 /// The longest a heard cooldown or breaker opening is honoured.
@@ -171,6 +172,18 @@ impl News {
                 _ => TAIL_KINDS[3],
             },
         }
+    }
+
+    /// What the quota group under `group` has to tell the others, taken
+    /// from it (once): a plan it lowered or told back, its measure while the
+    /// fleet counts, its ask for the plan when it joined (`quota/gather.rs`).
+    /// The one place a group's news is drained, whoever drains it (the
+    /// router after an attempt, the realm after hearing news or a store's answer).
+    pub fn told_by_group(group: u64, quota: &mut QuotaGroup) -> impl Iterator<Item = News> {
+        let plan = quota.take_decrease().map(|rate| News::Plan { group, rate });
+        let measured = quota.take_measure().map(|rate| News::Measured { group, rate });
+        let asked = quota.take_plan_ask().then_some(News::PlanAsked { group });
+        plan.into_iter().chain(measured).chain(asked)
     }
 
     /// The key, as 16 hex digits.

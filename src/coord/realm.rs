@@ -130,18 +130,8 @@ impl Realm {
             News::Cooldown { group, until } => {
                 find(&self.groups, group).map(|g| g.borrow_mut().cool_until(until)).is_some()
             }
-            News::PlanAsked { group } => {
-                let Some(g) = find(&self.groups, group) else { return false };
-                let replied = g.borrow_mut().hear_plan_asked(now);
-                self.tell_measure(group, &g);
-                replied
-            }
-            News::Measured { group, rate } => {
-                let Some(g) = find(&self.groups, group) else { return false };
-                let changed = g.borrow_mut().hear_measure(now, rate);
-                self.tell_measure(group, &g);
-                changed
-            }
+            News::PlanAsked { group } => self.hear_for_group(group, |g| g.hear_plan_asked(now)),
+            News::Measured { group, rate } => self.hear_for_group(group, |g| g.hear_measure(now, rate)),
             News::BreakerOpen { breaker, until } => {
                 let Some(b) = find(&self.breakers, breaker) else { return false };
                 let mut b = b.borrow_mut();
@@ -183,12 +173,14 @@ impl Realm {
         }
     }
 
-    /// A group's measure or plan, if hearing news made one due (`quota/gather.rs`), for the host to tell.
-    fn tell_measure(&self, group: u64, shared: &SharedGroup) {
-        let mut g = shared.borrow_mut();
-        let mut told = self.told.borrow_mut();
-        told.extend(g.take_measure().map(|rate| News::Measured { group, rate }));
-        told.extend(g.take_decrease().map(|rate| News::Plan { group, rate }));
+    /// Applies `hear` to the group under `group` (false: none here), and
+    /// keeps what that made it tell (`quota/gather.rs`) for the host.
+    fn hear_for_group(&self, group: u64, hear: impl FnOnce(&mut QuotaGroup) -> bool) -> bool {
+        let Some(g) = find(&self.groups, group) else { return false };
+        let mut g = g.borrow_mut();
+        let changed = hear(&mut g);
+        self.told.borrow_mut().extend(News::told_by_group(group, &mut g));
+        changed
     }
 
     /// The news hearing or a store's answer made this realm's own to tell
@@ -218,9 +210,7 @@ impl Realm {
     pub fn lease_granted(&self, key: u64, now: Instant, want: f64, grant: LeaseGrant) -> bool {
         let Some(group) = find(&self.groups, key) else { return false };
         group.borrow_mut().lease_granted(now, want, grant);
-        if group.borrow_mut().take_plan_ask() {
-            self.told.borrow_mut().push(News::PlanAsked { group: key });
-        }
+        self.told.borrow_mut().extend(News::told_by_group(key, &mut group.borrow_mut()));
         self.wake.notify_all();
         true
     }
@@ -313,5 +303,25 @@ mod tests {
         drop(c);
         let _d = realm.quota_group(3, make());
         assert_eq!(realm.groups.borrow().len(), 2, "q:2 died and was swept as q:3 came: q:1 and q:3 remain");
+    }
+
+    #[test]
+    fn what_a_group_owes_the_fleet_after_a_stores_answer_or_news_is_kept_for_the_host_once() {
+        let realm = Realm::new();
+        let at = Instant::from_millis_f64;
+        let group = realm.quota_group(7, Rc::new(RefCell::new(QuotaGroup::new(QuotaConfig::default(), at(0.0)))));
+        group.borrow_mut().join_fleet(at(0.0));
+        let (key, ask) = realm.lease_asks(at(0.0)).pop().expect("joining asks");
+        assert!(realm.lease_granted(key, at(2.0), ask.want, LeaseGrant::all(ask.want)));
+        assert_eq!(realm.take_told(), vec![News::PlanAsked { group: 7 }], "joined with a plan to learn: it asks");
+        assert!(realm.take_told().is_empty(), "once");
+        assert!(realm.hear(News::Measured { group: 7, rate: 12.0 }, at(500.0), 0.5), "another member counts: it joins");
+        assert_eq!(
+            realm.take_told(),
+            vec![News::Measured { group: 7, rate: 0.0 }],
+            "with its own measure (nothing sent)"
+        );
+        assert!(!realm.hear(News::Measured { group: 8, rate: 12.0 }, at(500.0), 0.5), "no such group here");
+        assert!(realm.take_told().is_empty());
     }
 }

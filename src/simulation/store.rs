@@ -70,6 +70,13 @@ impl SimStore {
         self.behaviour.down.is_some_and(|(from, to)| now >= from && now < to)
     }
 
+    /// What realm `i` owes the others after hearing news or an answer (`Realm::take_told`).
+    fn pass_on_told(self: &Rc<Self>, i: usize) {
+        for told in self.realms[i].take_told() {
+            self.on_event(i, &PipelineEvent::News(told));
+        }
+    }
+
     /// What a member of realm `from` emitted: lease asks and news go to the store.
     pub fn on_event(self: &Rc<Self>, from: usize, event: &PipelineEvent) {
         let (rt, store) = (self.rt.clone(), Rc::clone(self));
@@ -96,9 +103,7 @@ impl SimStore {
                     let grant = store.buckets.borrow_mut().entry(group).or_default().ask(rt2.now(), from as u64, ask);
                     rt2.sleep(latency / 2).await;
                     store.realms[from].lease_granted(group, rt2.now(), ask.want, grant);
-                    for told in store.realms[from].take_told() {
-                        store.on_event(from, &PipelineEvent::News(told));
-                    }
+                    store.pass_on_told(from);
                 });
             }
             PipelineEvent::News(news) => {
@@ -112,9 +117,7 @@ impl SimStore {
                     for (i, realm) in store.realms.iter().enumerate() {
                         if i != from {
                             realm.hear(news, rt2.now(), rt2.random_unit());
-                            for told in realm.take_told() {
-                                store.on_event(i, &PipelineEvent::News(told));
-                            }
+                            store.pass_on_told(i);
                         }
                     }
                 });

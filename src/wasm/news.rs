@@ -40,11 +40,17 @@ pub fn hear_realm_news(kind: &str, key: &str, value: f64) -> bool {
     let unix_ms = JsRuntime.unix_time().as_secs_f64() * 1000.0;
     let heard = News::read(kind, key, value, now, unix_ms)
         .is_some_and(|news| with_realm(|realm| realm.hear(news, now, JsRuntime.random_unit())));
-    // What hearing it made this realm's own to tell (a fleet counting itself: `quota/gather.rs`).
+    tell_what_the_realm_owes();
+    heard
+}
+
+/// Passes on what hearing news or a store's answer made this realm's own
+/// to tell (a fleet counting itself, a member asking for the plan:
+/// `quota/gather.rs`), outside the realm's borrow.
+pub(super) fn tell_what_the_realm_owes() {
     for news in with_realm(|realm| realm.take_told()) {
         tell(&news);
     }
-    heard
 }
 
 /// Passes this realm's news to the sink, if there is one.

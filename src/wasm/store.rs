@@ -89,10 +89,7 @@ pub fn realm_lease_granted(
         Some(grant) => realm.lease_granted(key, now, want, grant),
         None => realm.lease_failed(key, now),
     });
-    // A member that joined with a plan to learn asks the fleet for it (`quota/gather.rs`).
-    for news in with_realm(|realm| realm.take_told()) {
-        super::news::tell(&news);
-    }
+    super::news::tell_what_the_realm_owes(); // a member that joined may ask for the plan
     taken
 }
 

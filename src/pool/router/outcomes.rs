@@ -166,12 +166,7 @@ impl Router {
             let news = match *event {
                 RouterEvent::RateLimited { group: g, until, .. } if until > now => {
                     let Some(group) = self.group_keys.get(g).copied().flatten() else { continue };
-                    if let Some(rate) = self.groups[g].quota.borrow_mut().take_decrease() {
-                        self.news.push(News::Plan { group, rate });
-                    }
-                    if let Some(rate) = self.groups[g].quota.borrow_mut().take_measure() {
-                        self.news.push(News::Measured { group, rate });
-                    }
+                    self.news.extend(News::told_by_group(group, &mut self.groups[g].quota.borrow_mut()));
                     Some(News::Cooldown { group, until })
                 }
                 RouterEvent::Breaker { endpoint, transition } => {
