@@ -1,12 +1,13 @@
 // The lease script on a real redis-server (pkg-template/src/fleet-store.js) keeps the fleet
 // bucket's contract (src/policy/fleet_bucket.rs, docs/coordination.md): what members hold is part
-// of the burst, each member holds at most its share, a short member queues for the refill (the members granted less lately first), and a
+// of the burst, each member holds at most its share, a short member queues for the refill (the member whose oldest read has waited longest first;
+// one that says nothing of it, by what was granted less lately), and a
 // broken ask is an error, not quota. Redis runs on its own clock, so the checks allow for
 // the milliseconds between two asks.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createClient } from 'redis';
-import { LEASE_SCRIPT } from '../pkg-template/src/fleet-lease-script.js';
+import { LEASE_SCRIPT, leaseArguments } from '../pkg-template/src/fleet-lease-script.js';
 import { startRedis } from './helpers/redis.mjs';
 
 const stops = [];
@@ -25,11 +26,13 @@ async function store() {
     client,
     bucket,
     /** One ask; resolves with the numbers the script returned. */
-    async ask(member, { want, rate = 100, burst = 50, held = 0, hold = 2000, least = 1, released, demand, alone, window, ages }) {
-      const tail = demand === undefined && alone === undefined && window === undefined ? [] : [String(demand ?? -1)];
-      if (alone !== undefined || window !== undefined) tail.push(String(alone ?? 0));
-      if (window !== undefined) tail.push(String(window));
-      if (ages !== undefined) tail.push(ages.join(','));
+    async ask(member, { want, rate = 100, burst = 50, held = 0, hold = 2000, least = 1, released, demand, alone, window, ages, waited }) {
+      const said = waited !== undefined;
+      const tail = demand === undefined && alone === undefined && window === undefined && !said ? [] : [String(demand ?? -1)];
+      if (alone !== undefined || window !== undefined || said) tail.push(String(alone ?? 0));
+      if (window !== undefined || said) tail.push(String(window ?? 0));
+      if (ages !== undefined || said) tail.push((ages ?? []).join(','));
+      if (said) tail.push(String(waited));
       const reply = await client.eval(LEASE_SCRIPT, {
         keys: [bucket(), `${bucket()}:holds`, `${bucket()}:queue`],
         arguments: [want, rate, burst, held, hold, least].map(String).concat(member,
@@ -113,6 +116,54 @@ test('the refill goes first to the short member granted less lately, not the one
   // the store, asking the moment it may, took every refill that way: 150/150/66/61 in CI).
   const bTurn = await s.ask('b', { want: 5, burst: 30 });
   assert.equal(bTurn.granted, 5, 'b, granted less lately, is served first');
+});
+
+test('the refill goes first to the short member whose oldest read has waited longest; unsaid, as before', async () => {
+  const s = await store();
+  const ask = (member, want, waited) => s.ask(member, { want, rate: 100, burst: 30, waited });
+  s.fresh();
+  await ask('a', 30, 0);
+  // a was granted 30 lately (its turn put back 0.3 s), but its oldest read has waited 900 ms; b's 100 ms.
+  const b = await ask('b', 10, 100);
+  const a = await ask('a', 10, 900);
+  assert.ok(a.granted < 1 && b.granted < 1, 'both short');
+  // 120 ms refill 12 CU: a's claim of 10 first, b takes what is past it.
+  await new Promise((r) => setTimeout(r, 120));
+  const bTurn = await ask('b', 10, 220);
+  assert.ok(bTurn.granted < 6, `a's read is older: b waits behind its claim (granted ${bTurn.granted})`);
+  assert.equal((await ask('a', 10, 1020)).granted, 10, "a's turn");
+  // Granted more lately than its wait is old, a member goes after: a granted 30 (0.3 s back), its
+  // read 200 ms old, after b's of 100 ms.
+  s.fresh();
+  await ask('a', 30, 0);
+  await ask('a', 10, 200);
+  await ask('b', 10, 100);
+  await new Promise((r) => setTimeout(r, 120));
+  const aBack = await ask('a', 10, 320);
+  assert.ok(aBack.granted < 6, `b first (a granted ${aBack.granted})`);
+  assert.equal((await ask('b', 10, 220)).granted, 10);
+  // c says nothing of its waits (an older member): granted nothing lately, it goes before a.
+  s.fresh();
+  await ask('a', 30, 0);
+  await ask('a', 10, 900);
+  await ask('c', 10, undefined);
+  await new Promise((r) => setTimeout(r, 120));
+  const aTurn = await ask('a', 10, 1020);
+  assert.ok(aTurn.granted < 6, `c, granted less lately, first (a granted ${aTurn.granted})`);
+  assert.equal((await ask('c', 10, undefined)).granted, 10);
+  // The script keeps a claim's since with the claim, and only when said.
+  const kept = await s.client.hGetAll(s.bucket());
+  assert.ok(kept['o:a'] !== undefined && kept['o:c'] === undefined, `a's since kept, c's unsaid: ${JSON.stringify(kept)}`);
+});
+
+test('leaseArguments sends the optional tail only as far as its last value said', () => {
+  assert.deepEqual(leaseArguments([1, 2, 3, 0, 500, 1], 'm', 0, -1, 0, 0, null, -1), ['1', '2', '3', '0', '500', '1', 'm', '0']);
+  assert.deepEqual(leaseArguments([1, 2, 3, 0, 500, 1], 'm', 0, 4, 0, 0, null, -1), ['1', '2', '3', '0', '500', '1', 'm', '0', '4']);
+  assert.deepEqual(leaseArguments([1, 2, 3, 0, 500, 1], 'm', 0, -1, 0, 0, null, 250),
+    ['1', '2', '3', '0', '500', '1', 'm', '0', '-1', '0', '0', '', '250']);
+  const ages = new Float64Array(10).fill(1);
+  assert.deepEqual(leaseArguments([1, 2, 3, 0, 500, 1], 'm', 0, 4, 10, 30, ages, NaN).slice(8),
+    ['4', '10', '30', '1,1,1,1,1,1,1,1,1,1']);
 });
 
 test('a charge above the burst is still held once the bucket is full (eth_getBalance at 19 CU, burst 10)', async () => {

@@ -6,11 +6,12 @@ const FAIRNESS_TAU_MS = 1000; // policy::fleet_bucket::FAIRNESS_TAU: over how lo
 const RATE_TAU_S = 10; // policy::fleet_bucket::RATE_TAU: over how long the fleet's rate is counted
 const REPORT_PRESENCE_MS = 2000; // policy::fleet_bucket::REPORT_PRESENCE: a reporting member still counts
 const SLOT_MS = 20; // policy::fleet_bucket::window::SLOT_MS: the grain of the last second's spend
+const SERVED_WEIGHT = 1; // policy::fleet_bucket::SERVED_WEIGHT: how far what a member was granted puts its turn back
 
 // The fleet bucket of policy/fleet_bucket.rs (the contract: docs/coordination.md; exported for
 // js-tests/fleet-script.test.mjs, not by the package). KEYS[1]: the
 // group's bucket (a hash: tokens, at, spent, when it was born, everything held, each member's hold as 'h:'..id, and
-// each short member's claim and its end as 'c:'..id, 'u:'..id, and what each was granted lately
+// each short member's claim, its end and since when its oldest read waited as 'c:'..id, 'u:'..id, 'o:'..id, and what each was granted lately
 // and when as 's:'..id, 'w:'..id); KEYS[2]: when each member's hold
 // ends; KEYS[3]: the short members in the order they queued (by a counter: two asks in one
 // millisecond keep their order) (sorted sets, all in the bucket's hash slot). ARGV: want (CU),
@@ -22,9 +23,12 @@ const SLOT_MS = 20; // policy::fleet_bucket::window::SLOT_MS: the grain of the l
 // fleet may send in one second (CU, a plan kept per second: what was spent in the last second, as
 // learned from each member's hold and what it still holds, kept in 'win' by slot, plus everything
 // held stays within it; absent or 0: none), and what was spent alone by tenth of a second of
-// age (ten numbers, comma-separated, youngest first; counted where each fell). Server time, so machines' clocks never matter. Returns strings (Redis would truncate Lua
+// age (ten numbers, comma-separated, youngest first; counted where each fell; may be empty), and how
+// long the asker's oldest read has waited (ms; absent: unsaid, kept as 'o:'..id with its claim, as
+// since when on the server's clock). Server time, so machines' clocks never matter. Returns strings (Redis would truncate Lua
 // numbers): granted, ms until the rest could be (a short member queues: the refill goes first
-// to the short members granted less lately), the fleet's rate (CU/s, decayed over 10 s), the most one member may
+// to the short members whose oldest read has waited longer, put back by what each was granted
+// lately, or, when one of two said nothing of it, that was granted less lately), the fleet's rate (CU/s, decayed over 10 s), the most one member may
 // hold (0: no bound), what the other members need (the sum of their 'd:'; -1 when one said
 // none: an older version), and 1 when the window was kept (the asker may ask its whole plan as rate).
 export const LEASE_SCRIPT = `
@@ -43,12 +47,15 @@ for a in string.gmatch(ARGV[12] or '', '[^,]+') do
   ages[#ages + 1] = (n and n >= 0 and n < math.huge) and n or 0
 end
 if #ages ~= 10 then ages = {} end
+local waited = tonumber(ARGV[13] or '')
+if not (waited and waited >= 0 and waited < math.huge) then waited = nil end -- unsaid, as an older member
 if not (want and rate and burst and held and hold and least) or want < 0 or rate < 0 or burst < 0
   or held < 0 or hold < 0 or least < 0 or not member or member == '' or not released or released < 0 then
   return redis.error_reply('bad lease ask')
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local since = waited and now - waited -- since when the asker's oldest read has waited
 local s = redis.call('HMGET', KEYS[1], 'tokens', 'at', 'spent', 'v', 'held', 'born', 'win')
 local tokens, at, spent, total = tonumber(s[1]), tonumber(s[2]) or now, tonumber(s[3]) or 0, tonumber(s[5]) or 0
 local born = tonumber(s[6]) or (s[2] and now - 60000 or now) -- a bucket an older script made: long born
@@ -159,16 +166,26 @@ elseif rate > 0 then
   local avail = math.min(tokens, within)
   share = burst / (redis.call('ZCARD', KEYS[2]) + 1)
   local target = math.min(want, math.max(0, math.max(share, least) - held))
+  local function turn(at_ms, got) return at_ms + ${SERVED_WEIGHT} * got * 1000 / rate end
   local ahead, queued = 0, false
   for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
     if (tonumber(redis.call('HGET', KEYS[1], 'u:' .. id)) or 0) <= now then
       redis.call('ZREM', KEYS[3], id)
-      redis.call('HDEL', KEYS[1], 'c:' .. id, 'u:' .. id)
+      redis.call('HDEL', KEYS[1], 'c:' .. id, 'u:' .. id, 'o:' .. id)
     elseif id == member then
       queued = true
     else
+      -- One line for the fleet: the member whose oldest read has waited longer first, when both
+      -- said, each put back by what it was granted lately (SERVED_WEIGHT); else the one granted
+      -- less lately (of two alike, the one queued first).
       local theirs = served(id)
-      if theirs < mine or (theirs == mine and not queued) then
+      local first = theirs < mine or (theirs == mine and not queued)
+      local theirs_since = tonumber(redis.call('HGET', KEYS[1], 'o:' .. id))
+      if since and theirs_since then
+        local a, b = turn(theirs_since, theirs), turn(since, mine)
+        if a ~= b then first = a < b end
+      end
+      if first then
         ahead = ahead + (tonumber(redis.call('HGET', KEYS[1], 'c:' .. id)) or 0)
       end
     end
@@ -183,10 +200,11 @@ elseif rate > 0 then
     short = math.ceil(math.max(0, ahead + missing - tokens) * 1000 / rate)
     if window > 0 then short = math.max(short, frees_in(ahead + missing - (within - granted))) end
     redis.call('HSET', KEYS[1], 'c:' .. member, missing, 'u:' .. member, now + short + 250)
+    if since then redis.call('HSET', KEYS[1], 'o:' .. member, since) else redis.call('HDEL', KEYS[1], 'o:' .. member) end
     redis.call('ZADD', KEYS[3], 'NX', redis.call('HINCRBY', KEYS[1], 'seq', 1), member)
   elseif queued then
     redis.call('ZREM', KEYS[3], member)
-    redis.call('HDEL', KEYS[1], 'c:' .. member, 'u:' .. member)
+    redis.call('HDEL', KEYS[1], 'c:' .. member, 'u:' .. member, 'o:' .. member)
   end
   redis.call('HSET', KEYS[1], 'h:' .. member, held + granted, 's:' .. member, mine + granted, 'w:' .. member, now)
   redis.call('ZADD', KEYS[2], now + hold, member)
@@ -207,3 +225,18 @@ local function text(x) return string.format('%.17g', x) end
 -- The fleet's rate: spent over the weight a rate kept since the bucket was born has (policy::fleet_bucket::fleet_rate).
 local weight = math.max(1, ${RATE_TAU_S} * (1 - math.exp(-(now - born) / (${RATE_TAU_S} * 1000))))
 return { text(granted), text(short), text(spent / weight), text(share), text(needs), (window > 0 and rate > 0) and '1' or '0' }`;
+
+
+// The script's ARGV for one ask (the contract above): the optional tail goes only as far as its last
+// value said, so a short ask stays short.
+export function leaseArguments(numbers, member, released, demand, alone, window, ages, waited) {
+  const args = numbers.map(String).concat(member, String(released));
+  const byAge = window > 0 && alone > 0 && ages && ages.length === 10 ? Array.from(ages, String).join(',') : '';
+  const said = typeof waited === 'number' && waited >= 0 && Number.isFinite(waited);
+  if (demand >= 0 || alone > 0 || window > 0 || said) args.push(String(demand));
+  if (alone > 0 || window > 0 || said) args.push(String(alone));
+  if (window > 0 || said) args.push(String(window));
+  if (byAge || said) args.push(byAge);
+  if (said) args.push(String(waited));
+  return args;
+}

@@ -11,7 +11,7 @@ import { ConfigError } from './errors.js';
 import { isNews, NEWS_VERSION, realmId } from './realm-news.js';
 import { tabStore, tabsCanLease, tabsWanted } from './tab-store.js';
 import { NONCE_SCRIPT, nonceKeys } from './fleet-nonces.js';
-import { LEASE_SCRIPT } from './fleet-lease-script.js';
+import { LEASE_SCRIPT, leaseArguments } from './fleet-lease-script.js';
 import { redisScript } from './redis-script.js';
 
 const runLease = redisScript(LEASE_SCRIPT);
@@ -288,7 +288,7 @@ function redisStore(wasm, news, txModule, { prefix, client: given, options }, re
     if (!closed && beforeFirst && !(client && client.isReady)) return void beforeFirst.set(key, { at: Date.now(), args });
     sendAsk(...args);
   });
-  function sendAsk(key, want, rate, burst, held, holdMs, least, released = 0, demand = -1, alone = 0, window = 0, ages = null) {
+  function sendAsk(key, want, rate, burst, held, holdMs, least, released = 0, demand = -1, alone = 0, window = 0, ages = null, waited = -1) {
     if (closed || !client || !client.isReady || busy(key)) return failLater(key);
     const started = Date.now();
     asking.set(key, started);
@@ -298,11 +298,9 @@ function redisStore(wasm, news, txModule, { prefix, client: given, options }, re
       keys: [bucket, `${bucket}:holds`, `${bucket}:queue`],
       // ARGV[9] the need (-1: unsaid), ARGV[10] what was spent alone, ARGV[11] the one-second
       // window, each sent only when it or one after it says something; ARGV[12] what was spent
-      // alone by tenth of a second of age, when there is a window and some was.
-      arguments: [want, rate, burst, held, holdMs, least].map(String).concat(from, String(released))
-        .concat(demand >= 0 || alone > 0 || window > 0 ? [String(demand)] : [],
-          alone > 0 || window > 0 ? [String(alone)] : [], window > 0 ? [String(window)] : [],
-          window > 0 && alone > 0 && ages && ages.length === 10 ? [Array.from(ages, String).join(',')] : []),
+      // alone by tenth of a second of age, when there is a window and some was (else empty, when
+      // ARGV[13] follows); ARGV[13] how long the oldest read has waited (ms), when said.
+      arguments: leaseArguments([want, rate, burst, held, holdMs, least], from, released, demand, alone, window, ages, waited),
     });
     // A store that keeps its connection but stops answering (a paused or overloaded Redis) sends
     // no 'error': an ask unanswered for SILENT_MS is the sign, told as `fleetStore` down; the next

@@ -47,14 +47,13 @@ export function tabStore(wasm) {
   const pending = new Map(); // group key -> the ask out at the leader: { id, want, numbers }
 
   // `demand`: what the asking tab needs (CU/s), `alone`: what it spent alone in the last
-  // second (CU), and `window`: the most the tabs may send in one second (CU), numbers apart from
+  // second (CU), `window`: the most the tabs may send in one second (CU), and `waited`: how long
+  // its oldest read has waited (ms; the leader serves the longest first), numbers apart from
   // `numbers` (a leader of an earlier version reads six or seven of those, and ignores them).
-  const serve = (key, member, numbers, demand, alone, window, ages) => {
-    const need = typeof demand === 'number' ? demand : undefined;
-    const spent = typeof alone === 'number' ? alone : undefined;
-    const second = typeof window === 'number' ? window : undefined;
+  const serve = (key, member, numbers, demand, alone, window, ages, waited) => {
+    const said = Float64Array.from([demand, alone, window, waited], (x) => (typeof x === 'number' ? x : NaN));
     const byAge = Array.isArray(ages) && ages.length === 10 && ages.every((a) => typeof a === 'number') ? Float64Array.from(ages) : undefined;
-    const reply = wasm.tabBucketAsk(key, member, Float64Array.from(numbers), need, spent, second, byAge);
+    const reply = wasm.tabBucketAsk(key, member, Float64Array.from(numbers), said, byAge);
     return reply.length >= 5 ? Array.from(reply) : null;
   };
   // A leader of an earlier version answers four or five numbers: the others' need is then
@@ -68,7 +67,7 @@ export function tabStore(wasm) {
   channel.onmessage = ({ data }) => {
     if (closed || data === null || typeof data !== 'object' || data.v !== VERSION) return;
     if (leader && isAsk(data)) {
-      const r = serve(data.key, data.from, data.n, data.d, data.a, data.w, data.ag);
+      const r = serve(data.key, data.from, data.n, data.d, data.a, data.w, data.ag, data.wt);
       channel.postMessage({ v: VERSION, t: 'grant', to: data.from, id: data.id, key: data.key, r });
     } else if (data.to === from && isGrant(data) && pending.get(data.key)?.id === data.id) {
       const { want } = pending.get(data.key);
@@ -77,19 +76,19 @@ export function tabStore(wasm) {
     }
   };
 
-  wasm.attachRealmStore((key, want, rate, burst, held, holdMs, least, released = 0, demand = -1, alone = 0, window = 0, aloneAges = null) => {
+  wasm.attachRealmStore((key, want, rate, burst, held, holdMs, least, released = 0, demand = -1, alone = 0, window = 0, aloneAges = null, waited = -1) => {
     const ages = aloneAges ? Array.from(aloneAges) : undefined;
     // What is given back goes as a seventh number only when there is some (a leader of an
     // earlier version reads six).
     const numbers = released > 0 ? [want, rate, burst, held, holdMs, least, released] : [want, rate, burst, held, holdMs, least];
     if (closed) return queueMicrotask(() => wasm.realmLeaseFailed(key));
     if (leader) {
-      const reply = serve(key, from, numbers, demand, alone, window, ages);
+      const reply = serve(key, from, numbers, demand, alone, window, ages, waited);
       return queueMicrotask(() => answer(key, want, reply));
     }
     nextId += 1;
-    pending.set(key, { id: nextId, want, numbers, demand, alone, window, ages }); // a later ask replaces one the engine gave up
-    channel.postMessage({ v: VERSION, t: 'ask', from, id: nextId, key, n: numbers, d: demand, a: alone, w: window, ag: ages });
+    pending.set(key, { id: nextId, want, numbers, demand, alone, window, ages, waited }); // a later ask replaces one the engine gave up
+    channel.postMessage({ v: VERSION, t: 'ask', from, id: nextId, key, n: numbers, d: demand, a: alone, w: window, ag: ages, wt: waited });
   });
 
   // Queued behind the current leader; granted when it goes. Held until close().
@@ -101,7 +100,7 @@ export function tabStore(wasm) {
     // leader may just have gone) are answered here now, then groups that failed ask again.
     const asked = [...pending];
     pending.clear();
-    for (const [key, { want, numbers, demand, alone, window, ages }] of asked) answer(key, want, serve(key, from, numbers, demand, alone, window, ages));
+    for (const [key, { want, numbers, demand, alone, window, ages, waited }] of asked) answer(key, want, serve(key, from, numbers, demand, alone, window, ages, waited));
     wasm.realmStoreBack();
   })).catch(quiet);
 

@@ -39,6 +39,7 @@ use crate::config_error::ConfigError;
 use crate::time::Instant;
 pub use bucket::{QuotaBucket, WindowedBucket};
 use line::QuotaLine;
+pub use line::ORDER_BITS as LINE_ORDER_BITS;
 
 /// Tuning of one quota group.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -399,6 +400,8 @@ mod fleet_window_tests;
 #[cfg(test)]
 mod largest_charge_tests;
 mod line;
+#[cfg(test)]
+mod queue_fairness_sim_tests;
 mod recent;
 mod serving;
 #[cfg(test)]

@@ -111,6 +111,8 @@ pub(super) fn ask(group: u64, ask: &LeaseAsk) {
         args.push(&extra.into());
     }
     args.push(&js_sys::Float64Array::from(&ask.alone_ages[..]).into());
+    // How long its oldest charge has waited (ms; −1: unsaid).
+    args.push(&ask.waited.map_or(-1.0, |w| w.as_secs_f64() * 1000.0).into());
     if store.apply(&JsValue::UNDEFINED, &args).is_err() {
         with_realm(|realm| realm.lease_failed(group, JsRuntime.now()));
     }

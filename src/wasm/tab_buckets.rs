@@ -22,10 +22,11 @@ const LONGEST_HOLD_MS: f64 = 60_000.0;
 
 /// One tab's ask for the bucket under `key`: `numbers` are want, rate,
 /// burst, held, hold (ms), least and (when some is given back) released,
-/// as the engine made them; `demand` what the tab needs (CU/s; absent from
-/// a tab of an earlier version), `alone` what it spent alone in the last
-/// second (CU, `LeaseAsk::alone`; absent likewise), `window` the most the
-/// tabs may send in one second (CU, `LeaseAsk::window`; absent or 0: none),
+/// as the engine made them; `said` what the tab told beside them, each NaN
+/// when unsaid (a tab of an earlier version): what it needs (CU/s), what it
+/// spent alone in the last second (CU, `LeaseAsk::alone`), the most the
+/// tabs may send in one second (CU, `LeaseAsk::window`; 0: none), and how
+/// long its oldest charge has waited (ms, `LeaseAsk::waited`);
 /// `alone_ages` what it spent alone by tenth of a second of age (ten numbers; absent: unsaid).
 /// Returns granted, ms until the rest could
 /// be, the fleet's rate, the share (0: no bound), what the other tabs
@@ -33,15 +34,7 @@ const LONGEST_HOLD_MS: f64 = 60_000.0;
 /// number missing, negative or not finite): the asking tab counts that as
 /// a failed ask, never as quota.
 #[wasm_bindgen(js_name = tabBucketAsk)]
-pub fn tab_bucket_ask(
-    key: &str,
-    member: &str,
-    numbers: &[f64],
-    demand: Option<f64>,
-    alone: Option<f64>,
-    window: Option<f64>,
-    alone_ages: Option<Vec<f64>>,
-) -> Vec<f64> {
+pub fn tab_bucket_ask(key: &str, member: &str, numbers: &[f64], said: &[f64], alone_ages: Option<Vec<f64>>) -> Vec<f64> {
     // A seventh number, what the tab gives back of its hold, comes only when it gives some.
     let (&[want, rate, burst, held, hold_ms, least], released) = (match numbers {
         [six @ .., released] if numbers.len() == 7 => (six, *released),
@@ -53,16 +46,19 @@ pub fn tab_bucket_ask(
         return Vec::new();
     }
     let hold = Duration::from_secs_f64(hold_ms.min(LONGEST_HOLD_MS) / 1000.0);
-    // An unsaid or senseless need is unknown (the bucket then answers "unknown" to the others).
-    let demand = demand.filter(|d| d.is_finite() && *d >= 0.0).unwrap_or(f64::NAN);
-    let alone = alone.filter(|a| a.is_finite() && *a >= 0.0).unwrap_or(0.0);
-    let window = window.filter(|w| w.is_finite() && *w > 0.0).unwrap_or(0.0);
+    // What makes no sense is unsaid.
+    let told = |i: usize| said.get(i).copied().filter(|x| x.is_finite() && *x >= 0.0);
+    // An unsaid need is unknown (the bucket then answers "unknown" to the others).
+    let demand = told(0).unwrap_or(f64::NAN);
+    let alone = told(1).unwrap_or(0.0);
+    let window = told(2).unwrap_or(0.0);
+    let waited = told(3).map(|w| Duration::from_secs_f64(w.min(LONGEST_HOLD_MS) / 1000.0));
     // By age, ten tenths of a second (`LeaseAsk::alone_ages`); anything else says nothing of the ages.
     let mut ages = [0.0; 10];
     if let Some(told) = alone_ages.filter(|a| a.len() == 10 && a.iter().all(|x| x.is_finite() && *x >= 0.0)) {
         ages.copy_from_slice(&told);
     }
-    let ask = LeaseAsk { want, rate, burst, held, hold, least, released, demand, alone, window, alone_ages: ages };
+    let ask = LeaseAsk { want, rate, burst, held, hold, least, released, demand, alone, window, alone_ages: ages, waited };
     let grant = BUCKETS.with(|b| b.borrow_mut().ask(JsRuntime.now(), key, member, ask));
     let share = if grant.share.is_finite() { grant.share } else { 0.0 };
     let windowed = if grant.windowed { 1.0 } else { 0.0 };

@@ -20,19 +20,7 @@ fn served(round_trips_ms: [u64; 4], ms: u64) -> [f64; 4] {
                 continue;
             }
             let want = 2.5;
-            let ask = LeaseAsk {
-                want,
-                rate: 90.0,
-                burst: 10.0,
-                held: held[m],
-                hold: Duration::from_secs(2),
-                least: 1.0,
-                released: 0.0,
-                demand: 0.0,
-                alone: 0.0,
-                window: 0.0,
-                alone_ages: [0.0; 10],
-            };
+            let ask = LeaseAsk { rate: 90.0, burst: 10.0, held: held[m], ..super::tests::ask(want, 0.0) };
             let grant = bucket.ask(at(now), m as u64, ask);
             got[m] += grant.granted;
             held[m] = (held[m] + grant.granted).fract();
@@ -64,19 +52,7 @@ fn members_with_different_round_trips_share_alike() {
 #[test]
 fn the_refill_goes_first_to_the_short_member_granted_less_lately() {
     let mut bucket = FleetBucket::default();
-    let ask = |want| LeaseAsk {
-        want,
-        rate: 100.0,
-        burst: 30.0,
-        held: 0.0,
-        hold: Duration::from_secs(2),
-        least: 1.0,
-        released: 0.0,
-        demand: 0.0,
-        alone: 0.0,
-        window: 0.0,
-        alone_ages: [0.0; 10],
-    };
+    let ask = |want| LeaseAsk { burst: 30.0, ..super::tests::ask(want, 0.0) };
     assert_eq!(bucket.ask(at(0), 1, ask(30.0)).granted, 30.0);
     let first = bucket.ask(at(0), 1, ask(5.0));
     let second = bucket.ask(at(0), 2, ask(5.0));
@@ -88,4 +64,37 @@ fn the_refill_goes_first_to_the_short_member_granted_less_lately() {
     // arrival decides again.
     let later = bucket.ask(at(6000), 1, ask(30.0));
     assert_eq!(later.granted, 30.0);
+}
+
+#[test]
+fn the_refill_goes_first_to_the_member_whose_oldest_charge_waited_longest() {
+    let mut bucket = FleetBucket::default();
+    let ask = |want, waited: Option<u64>| LeaseAsk {
+        burst: 30.0,
+        waited: waited.map(Duration::from_millis),
+        ..super::tests::ask(want, 0.0)
+    };
+    assert_eq!(bucket.ask(at(1000), 1, ask(30.0, Some(0))).granted, 30.0);
+    // Member 1 was served lately, but its oldest read has waited 900 ms; member 2's, 100 ms.
+    assert_eq!(bucket.ask(at(1000), 2, ask(5.0, Some(100))).granted, 0.0);
+    assert_eq!(bucket.ask(at(1000), 1, ask(5.0, Some(900))).granted, 0.0, "both short");
+    assert_eq!(bucket.ask(at(1050), 2, ask(5.0, Some(150))).granted, 0.0, "member 1's read is older: its turn");
+    assert_eq!(bucket.ask(at(1050), 1, ask(5.0, Some(950))).granted, 5.0);
+    assert_eq!(bucket.ask(at(1100), 2, ask(5.0, Some(200))).granted, 5.0, "then member 2's");
+    // Granted more lately than its read is old, a member goes after: member 1 granted 30 (its turn
+    // 0.3 s back at 100 CU/s), its read 200 ms old, after member 2's of 100 ms.
+    let mut bucket = FleetBucket::default();
+    assert_eq!(bucket.ask(at(1000), 1, ask(30.0, Some(0))).granted, 30.0);
+    assert_eq!(bucket.ask(at(1000), 1, ask(5.0, Some(200))).granted, 0.0);
+    assert_eq!(bucket.ask(at(1000), 2, ask(5.0, Some(100))).granted, 0.0);
+    assert_eq!(bucket.ask(at(1050), 1, ask(5.0, Some(250))).granted, 0.0, "member 2 first");
+    assert_eq!(bucket.ask(at(1050), 2, ask(5.0, Some(150))).granted, 5.0);
+    // A member that says nothing of its waits (an older version) is ordered as before: member 3,
+    // granted nothing lately, goes before member 1 whose read is the oldest.
+    let mut bucket = FleetBucket::default();
+    assert_eq!(bucket.ask(at(1000), 1, ask(30.0, Some(0))).granted, 30.0);
+    assert_eq!(bucket.ask(at(1000), 1, ask(5.0, Some(900))).granted, 0.0);
+    assert_eq!(bucket.ask(at(1000), 3, ask(5.0, None)).granted, 0.0);
+    assert_eq!(bucket.ask(at(1050), 1, ask(5.0, Some(950))).granted, 0.0, "member 3, granted less lately, first");
+    assert_eq!(bucket.ask(at(1050), 3, ask(5.0, None)).granted, 5.0);
 }

@@ -4,7 +4,8 @@ use super::*;
 
 use crate::time::at;
 
-fn ask(want: f64, held: f64) -> LeaseAsk {
+/// An ask on a 100 CU/s plan with a burst of 50 (for the other tests of the bucket too).
+pub(super) fn ask(want: f64, held: f64) -> LeaseAsk {
     LeaseAsk {
         want,
         rate: 100.0,
@@ -17,6 +18,7 @@ fn ask(want: f64, held: f64) -> LeaseAsk {
         alone: 0.0,
         window: 0.0,
         alone_ages: [0.0; 10],
+        waited: None,
     }
 }
 

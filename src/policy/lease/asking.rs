@@ -61,6 +61,7 @@ impl Lease {
                 alone: 0.0,
                 window,
                 alone_ages: [0.0; 10],
+                waited: None,
             });
         }
         self.reporting = None;
@@ -77,6 +78,7 @@ impl Lease {
             alone,
             window,
             alone_ages,
+            waited: None,
         })
     }
 

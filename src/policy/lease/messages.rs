@@ -48,6 +48,12 @@ pub struct LeaseAsk {
     /// the window counts each where it falls; zeros (an older member) say
     /// nothing of the ages, and `alone` then counts from the ask.
     pub alone_ages: [f64; 10],
+    /// How long the realm's oldest charge still waiting for this plan has
+    /// waited; `None` while none waits, or unsaid (an older member). A
+    /// short store serves first the member whose oldest read has waited
+    /// longest, so a fleet's reads wait in one line whichever member took
+    /// them (`policy::fleet_bucket`).
+    pub waited: Option<Duration>,
 }
 
 /// The store's answer to an ask.

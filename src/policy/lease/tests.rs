@@ -35,6 +35,7 @@ fn a_lease_is_asked_ahead_of_need_and_spent_without_waiting() {
             alone: 0.0,
             window: 0.0,
             alone_ages: [0.0; 10],
+            waited: None,
         }
     );
     assert_eq!(lease.ask(at(1), 100.0, 500.0, 1000.0, 0.0), None, "one ask out at a time");

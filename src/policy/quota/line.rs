@@ -19,10 +19,15 @@
 //! other nothing but their turn.
 
 use std::task::Waker;
+use std::time::Duration;
 
 use super::QuotaDenied;
 use crate::time::Instant;
 use crate::wait_map::{WaitMap, Waiting};
+
+/// Bits of a place for the order of joining within one millisecond: a
+/// place is its request's start in ms shifted by these, then an order.
+pub const ORDER_BITS: u32 = 20;
 
 /// The waiting requests of one group, by place.
 #[derive(Debug, Default)]
@@ -77,6 +82,14 @@ impl QuotaLine {
         }
     }
 
+    /// How long the head (the oldest waiting) has waited at `now`; zero
+    /// when none waits.
+    pub fn oldest_wait(&self, now: Instant) -> Duration {
+        let start_ms = self.head().map_or(u64::MAX, |place| place >> ORDER_BITS);
+        let now_ms = u64::try_from(now.since_epoch().as_millis()).unwrap_or(u64::MAX);
+        Duration::from_millis(now_ms.saturating_sub(start_ms))
+    }
+
     /// How many wait.
     pub fn waiting(&self) -> u32 {
         u32::try_from(self.places.len()).unwrap_or(u32::MAX)
@@ -101,6 +114,13 @@ impl super::QuotaGroup {
     /// by something else): the next one's turn, if it was the head.
     pub fn leave_line(&mut self, place: u64) {
         self.line.leave(place);
+    }
+
+    /// How long this group's oldest waiting request has waited (zero: none
+    /// waits): told with each lease ask while one waits, so the store serves the member
+    /// whose reads have waited longest first (`LeaseAsk::waited`).
+    pub fn oldest_wait(&self, now: Instant) -> Duration {
+        self.line.oldest_wait(now)
     }
 
     /// Requests waiting for this group's CU now, from every relayer sharing it.

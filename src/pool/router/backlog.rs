@@ -16,7 +16,7 @@ use std::time::Duration;
 use super::Router;
 use crate::coord::realm::SharedGroup;
 use crate::policy::breaker::BreakerState;
-use crate::policy::quota::QuotaDenied;
+use crate::policy::quota::{QuotaDenied, LINE_ORDER_BITS as ORDER_BITS};
 use crate::pool::route_request::RouteRequest;
 use crate::time::Instant;
 
@@ -62,9 +62,6 @@ pub struct InLine {
     groups: Vec<SharedGroup>,
     place: u64,
 }
-
-/// Bits of a place for the order of joining within one millisecond.
-const ORDER_BITS: u32 = 20;
 
 thread_local! {
     /// The order of joining, for places unique among every line of the realm.
