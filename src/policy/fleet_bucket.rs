@@ -217,7 +217,10 @@ impl FleetBucket {
             let since = ask.waited.map(|w| Instant::from_epoch(now.since_epoch().saturating_sub(w)));
             // A member's turn: since when its oldest read has waited, put back by what it was
             // granted lately, at the plan's rate (`SERVED_WEIGHT`).
-            let turn = |since: Instant, served: f64| since + Duration::from_secs_f64(SERVED_WEIGHT * served / ask.rate);
+            // (Bounded: from_secs_f64 never panics on anything a tab could say.)
+            let turn = |since: Instant, served: f64| {
+                since + Duration::from_secs_f64(super::bound(SERVED_WEIGHT * served / ask.rate, 0.0, 3600.0))
+            };
             let ahead: f64 = (self.claims.iter().enumerate())
                 .filter(|&(i, c)| {
                     let theirs = served(&self.holds, c.member);

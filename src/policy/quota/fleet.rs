@@ -190,9 +190,8 @@ impl QuotaGroup {
         let sending = if learning { self.run_rate(now) } else { recent };
         ask.demand = self.demand(sending);
         // How long its oldest read will have waited when the store reads the ask (half a round
-        // trip on: counted as of the ask, a member a message away looked younger by it than one
-        // beside the store, and the leader tab, asking with no round trip, won every near tie:
-        // three tabs were served 32, 34 and 43 of their reads). Nothing when none waits (a read
+        // trip on: counted as of the ask, a member a message away would look younger by it than
+        // one beside the store, which asks with no round trip). Nothing when none waits (a read
         // that is not waiting has no place in the fleet's line: dated by its ask, the members
         // would be served by arrival).
         let one_way = self.lease.as_ref().map_or(Duration::ZERO, |l| l.round_trip() / 2);
