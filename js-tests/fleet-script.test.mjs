@@ -122,8 +122,10 @@ test('the refill goes first to the short member whose oldest read has waited lon
   const s = await store();
   const ask = (member, want, waited) => s.ask(member, { want, rate: 100, burst: 30, waited });
   s.fresh();
-  await ask('a', 30, 0);
-  // a was granted 30 lately (its turn put back 0.3 s), but its oldest read has waited 900 ms; b's 100 ms.
+  // Granted alike lately (16 and 14: by that alone b would go first); a's oldest read has waited
+  // 900 ms, b's 100 ms.
+  await ask('a', 16, 0);
+  await ask('b', 14, 0);
   const b = await ask('b', 10, 100);
   const a = await ask('a', 10, 900);
   assert.ok(a.granted < 1 && b.granted < 1, 'both short');
@@ -132,15 +134,15 @@ test('the refill goes first to the short member whose oldest read has waited lon
   const bTurn = await ask('b', 10, 220);
   assert.ok(bTurn.granted < 6, `a's read is older: b waits behind its claim (granted ${bTurn.granted})`);
   assert.equal((await ask('a', 10, 1020)).granted, 10, "a's turn");
-  // Granted more lately than its wait is old, a member goes after: a granted 30 (0.3 s back), its
-  // read 200 ms old, after b's of 100 ms.
+  // Granted more lately (past SERVED_ALIKE), a member goes after whatever its reads: a granted 30,
+  // b nothing; a's read is the older.
   s.fresh();
   await ask('a', 30, 0);
-  await ask('a', 10, 200);
+  await ask('a', 10, 900);
   await ask('b', 10, 100);
   await new Promise((r) => setTimeout(r, 120));
-  const aBack = await ask('a', 10, 320);
-  assert.ok(aBack.granted < 6, `b first (a granted ${aBack.granted})`);
+  const aBack = await ask('a', 10, 1020);
+  assert.ok(aBack.granted < 6, `b, granted less, first (a granted ${aBack.granted})`);
   assert.equal((await ask('b', 10, 220)).granted, 10);
   // c says nothing of its waits (an older member): granted nothing lately, it goes before a.
   s.fresh();

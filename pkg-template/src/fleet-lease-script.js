@@ -6,7 +6,7 @@ const FAIRNESS_TAU_MS = 1000; // policy::fleet_bucket::FAIRNESS_TAU: over how lo
 const RATE_TAU_S = 10; // policy::fleet_bucket::RATE_TAU: over how long the fleet's rate is counted
 const REPORT_PRESENCE_MS = 2000; // policy::fleet_bucket::REPORT_PRESENCE: a reporting member still counts
 const SLOT_MS = 20; // policy::fleet_bucket::window::SLOT_MS: the grain of the last second's spend
-const SERVED_WEIGHT = 1; // policy::fleet_bucket::SERVED_WEIGHT: how far what a member was granted puts its turn back
+const SERVED_ALIKE = 1.25; // policy::fleet_bucket::SERVED_ALIKE: granted alike, the oldest read decides
 
 // The fleet bucket of policy/fleet_bucket.rs (the contract: docs/coordination.md; exported for
 // js-tests/fleet-script.test.mjs, not by the package). KEYS[1]: the
@@ -27,8 +27,8 @@ const SERVED_WEIGHT = 1; // policy::fleet_bucket::SERVED_WEIGHT: how far what a 
 // long the asker's oldest read has waited (ms; absent: unsaid, kept as 'o:'..id with its claim, as
 // since when on the server's clock). Server time, so machines' clocks never matter. Returns strings (Redis would truncate Lua
 // numbers): granted, ms until the rest could be (a short member queues: the refill goes first
-// to the short members whose oldest read has waited longer, put back by what each was granted
-// lately, or, when one of two said nothing of it, that was granted less lately), the fleet's rate (CU/s, decayed over 10 s), the most one member may
+// to the short members granted alike lately whose oldest read has waited longer, else to those
+// granted less lately), the fleet's rate (CU/s, decayed over 10 s), the most one member may
 // hold (0: no bound), what the other members need (the sum of their 'd:'; -1 when one said
 // none: an older version), and 1 when the window was kept (the asker may ask its whole plan as rate).
 export const LEASE_SCRIPT = `
@@ -166,7 +166,6 @@ elseif rate > 0 then
   local avail = math.min(tokens, within)
   share = burst / (redis.call('ZCARD', KEYS[2]) + 1)
   local target = math.min(want, math.max(0, math.max(share, least) - held))
-  local function turn(at_ms, got) return at_ms + ${SERVED_WEIGHT} * got * 1000 / rate end
   local ahead, queued = 0, false
   for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
     if (tonumber(redis.call('HGET', KEYS[1], 'u:' .. id)) or 0) <= now then
@@ -175,15 +174,14 @@ elseif rate > 0 then
     elseif id == member then
       queued = true
     else
-      -- One line for the fleet: the member whose oldest read has waited longer first, when both
-      -- said, each put back by what it was granted lately (SERVED_WEIGHT); else the one granted
-      -- less lately (of two alike, the one queued first).
+      -- One line for the fleet: of two granted alike lately (SERVED_ALIKE) that both said, the
+      -- one whose oldest read has waited longer first; else the one granted less lately (of two
+      -- alike, the one queued first).
       local theirs = served(id)
       local first = theirs < mine or (theirs == mine and not queued)
       local theirs_since = tonumber(redis.call('HGET', KEYS[1], 'o:' .. id))
-      if since and theirs_since then
-        local a, b = turn(theirs_since, theirs), turn(since, mine)
-        if a ~= b then first = a < b end
+      if since and theirs_since and theirs_since ~= since and theirs <= mine * ${SERVED_ALIKE} and mine <= theirs * ${SERVED_ALIKE} then
+        first = theirs_since < since
       end
       if first then
         ahead = ahead + (tonumber(redis.call('HGET', KEYS[1], 'c:' .. id)) or 0)

@@ -22,10 +22,10 @@
 //!     (`window.rs`), and a grant also keeps
 //!       spent in the last second + others + held + granted ≤ window
 //!   a shortage queues: tokens are kept for the short members ahead of the
-//!   asker: those whose turn is earlier (since when its oldest read has
-//!   waited, `LeaseAsk::waited`, + SERVED_WEIGHT × what it was granted
-//!   lately / rate); of two that did not both say, those granted less in
-//!   the last second or so (of two alike, the one queued first), so
+//!   asker: of two granted alike lately (`SERVED_ALIKE`) that both said how
+//!   long their oldest read has waited (`LeaseAsk::waited`), the older;
+//!   else those granted less in the last second or so (of two alike, the
+//!   one queued first), so
 //!     granted = min(that, tokens − claims ahead)
 //!     missing = what it still wanted: its claim
 //!     short   = (claims ahead + missing − tokens left) / rate   (+ 250 ms, then the claim lapses)
@@ -93,16 +93,20 @@ const CLAIM_GRACE: Duration = Duration::from_millis(250);
 /// Over how long what a member was served counts for its place in the queue.
 pub const FAIRNESS_TAU: Duration = Duration::from_secs(1);
 
-/// How far what a member was granted lately puts its turn back in the
-/// fleet's line: `SERVED_WEIGHT × granted / rate` seconds (granted decayed
-/// over [`FAIRNESS_TAU`]). By the oldest read alone, nothing pulls the
-/// members' parts of a plan they cannot all have back together: each sheds
-/// what its own part cannot serve in time, so one that counted on more keeps
-/// older reads and is served first (three tabs at twice the plan: 32, 34 and
-/// 43 of their reads). Near the plan the oldest read still decides: four
-/// equal members' medians within 7 % (`quota/queue_fairness_sim_tests.rs`;
-/// 3 had them within 20 %).
-pub const SERVED_WEIGHT: f64 = 1.0;
+/// How far apart what two short members were granted lately may be for
+/// their oldest reads to decide their turn ([`served_alike`]).
+pub const SERVED_ALIKE: f64 = 1.25;
+
+/// Whether two members were granted alike lately (within [`SERVED_ALIKE`]
+/// of each other): then the one whose oldest read has waited longer goes
+/// first; else the one granted less. By the oldest read alone, nothing
+/// pulls the members' parts of a plan they cannot all have back together:
+/// each sheds what its own part cannot serve in time, and a new user's
+/// four workers at 120 % of their key failed in streaks of ~70 reads, one
+/// worker at a time (docs/coordination.md).
+fn served_alike(a: f64, b: f64) -> bool {
+    a <= b * SERVED_ALIKE && b <= a * SERVED_ALIKE
+}
 
 /// Over how long the fleet's rate is counted (what was granted, decayed).
 pub const RATE_TAU: Duration = Duration::from_secs(10);
@@ -211,22 +215,17 @@ impl FleetBucket {
             // A member a round trip from the store is away between its grant and its next ask;
             // by arrival alone, one beside the store took those refills (4 members: 110 CU
             // against 55 each in `fairness_tests`).
-            // First, though, the claims of members whose oldest charge has waited longer, when
-            // both said (one line for the fleet): served alike, equal members' lines drift with
-            // their arrivals, and four at 98 % of a plan waited 1.1 s and 6.6 s at the median.
+            // First, though, of members granted alike, the claims of those whose oldest charge has
+            // waited longer, when both said (one line for the fleet): served alike, equal members'
+            // lines drift with their arrivals, and four at 98 % of a plan waited 1.1 s and 6.6 s at
+            // the median.
             let since = ask.waited.map(|w| Instant::from_epoch(now.since_epoch().saturating_sub(w)));
-            // A member's turn: since when its oldest read has waited, put back by what it was
-            // granted lately, at the plan's rate (`SERVED_WEIGHT`).
-            // (Bounded: from_secs_f64 never panics on anything a tab could say.)
-            let turn = |since: Instant, served: f64| {
-                since + Duration::from_secs_f64(super::bound(SERVED_WEIGHT * served / ask.rate, 0.0, 3600.0))
-            };
             let ahead: f64 = (self.claims.iter().enumerate())
                 .filter(|&(i, c)| {
                     let theirs = served(&self.holds, c.member);
                     c.member != member
-                        && match (c.since.map(|a| turn(a, theirs)), since.map(|b| turn(b, mine))) {
-                            (Some(a), Some(b)) if a != b => a < b,
+                        && match (c.since, since) {
+                            (Some(a), Some(b)) if a != b && served_alike(theirs, mine) => a < b,
                             _ => theirs < mine || (theirs == mine && i < place.unwrap_or(usize::MAX)),
                         }
                 })

@@ -74,20 +74,22 @@ fn the_refill_goes_first_to_the_member_whose_oldest_charge_waited_longest() {
         waited: waited.map(Duration::from_millis),
         ..super::tests::ask(want, 0.0)
     };
-    assert_eq!(bucket.ask(at(1000), 1, ask(30.0, Some(0))).granted, 30.0);
-    // Member 1 was served lately, but its oldest read has waited 900 ms; member 2's, 100 ms.
+    // Granted alike lately (16 and 14: by that alone member 2 would go first); member 1's oldest
+    // read has waited 900 ms, member 2's 100 ms.
+    assert_eq!(bucket.ask(at(1000), 1, ask(16.0, Some(0))).granted, 16.0);
+    assert_eq!(bucket.ask(at(1000), 2, ask(14.0, Some(0))).granted, 14.0);
     assert_eq!(bucket.ask(at(1000), 2, ask(5.0, Some(100))).granted, 0.0);
     assert_eq!(bucket.ask(at(1000), 1, ask(5.0, Some(900))).granted, 0.0, "both short");
     assert_eq!(bucket.ask(at(1050), 2, ask(5.0, Some(150))).granted, 0.0, "member 1's read is older: its turn");
     assert_eq!(bucket.ask(at(1050), 1, ask(5.0, Some(950))).granted, 5.0);
     assert_eq!(bucket.ask(at(1100), 2, ask(5.0, Some(200))).granted, 5.0, "then member 2's");
-    // Granted more lately than its read is old, a member goes after: member 1 granted 30 (its turn
-    // 0.3 s back at 100 CU/s), its read 200 ms old, after member 2's of 100 ms.
+    // Granted more lately (past SERVED_ALIKE), a member goes after whatever its reads: member 1
+    // granted 30, member 2 nothing; member 1's read is the older.
     let mut bucket = FleetBucket::default();
     assert_eq!(bucket.ask(at(1000), 1, ask(30.0, Some(0))).granted, 30.0);
-    assert_eq!(bucket.ask(at(1000), 1, ask(5.0, Some(200))).granted, 0.0);
+    assert_eq!(bucket.ask(at(1000), 1, ask(5.0, Some(900))).granted, 0.0);
     assert_eq!(bucket.ask(at(1000), 2, ask(5.0, Some(100))).granted, 0.0);
-    assert_eq!(bucket.ask(at(1050), 1, ask(5.0, Some(250))).granted, 0.0, "member 2 first");
+    assert_eq!(bucket.ask(at(1050), 1, ask(5.0, Some(950))).granted, 0.0, "member 2, granted less, first");
     assert_eq!(bucket.ask(at(1050), 2, ask(5.0, Some(150))).granted, 5.0);
     // A member that says nothing of its waits (an older version) is ordered as before: member 3,
     // granted nothing lately, goes before member 1 whose read is the oldest.
