@@ -1,7 +1,7 @@
 // What a process on Redis really asks the fleet's bucket for, read off the server's MONITOR
 // (docs/coordination.md, "The plan's second, kept at the store"): the one-second window of a plan
-// kept per second, the whole plan as rate once the store said it keeps that window, and, after
-// spending alone while Redis was down, what was spent by age. Each test starts its own
+// kept per second, the whole plan as rate once the store said it keeps that window, how long the
+// oldest waiting read has waited, and, after spending alone while Redis was down, what was spent by age. Each test starts its own
 // redis-server and loopback node.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -37,28 +37,56 @@ async function load(relayer, rps, ms, tag) {
 }
 
 // ARGV of the lease script (pkg-template/src/fleet-lease-script.js): 1 want, 2 rate, 3 burst, …,
-// 10 spent alone, 11 the window, 12 spent alone by tenth of a second of age.
+// 10 spent alone, 11 the window, 12 spent alone by tenth of a second of age, 13 how long the oldest
+// read has waited (ms).
 const ask = ({ args }) => ({ rate: Number(args[1]), burst: Number(args[2]), alone: Number(args[9] || 0),
-  window: Number(args[10] || 0), ages: args[11] ? args[11].split(',').map(Number) : null });
+  window: Number(args[10] || 0), ages: args[11] ? args[11].split(',').map(Number) : null,
+  waited: args[12] === undefined ? null : Number(args[12]) });
 
-test('a plan kept per second asks for its window, and for the whole plan as rate once Redis says it keeps it', async () => {
+/**
+ * A redis-server watched by MONITOR and one relayer on a `cuPerSecond` plan kept per second,
+ * leasing under `prefix`; `asks()` reads back its lease asks (`ask` below), `done()` closes both.
+ */
+async function watchedRelayer(cuPerSecond, deadlineMs, prefix) {
   const redis = await startRedis();
   stops.push(redis.stop);
   const watch = await monitor(redis.port);
   const upstream = await node([{ result: '0x1' }]);
   const relayer = new FaultTolerantRelayer([{ url: upstream.url, quotaGroup: 'key', costs: ONE_CU }], {
-    quota: { key: { cuPerSecond: 100 } }, deadlineMs: 2000, batch: false, fleet: { redis: redis.url, prefix: 'win:' },
+    quota: { key: { cuPerSecond } }, deadlineMs, batch: false, fleet: { redis: redis.url, prefix },
   });
+  const asks = () => watch.scripts().filter((s) => s.keys.length === 3 && s.keys[0].startsWith(`${prefix}q:{`)).map(ask);
+  const done = async () => { watch.stop(); await relayer.close(); };
+  return { relayer, asks, done };
+}
+
+test('a plan kept per second asks for its window, and for the whole plan as rate once Redis says it keeps it', async () => {
+  const { relayer, asks: asked, done } = await watchedRelayer(100, 2000, 'win:');
   try {
     assert.equal(await load(relayer, 40, 1500, 1), 0);
-    const asks = watch.scripts().filter((s) => s.keys.length === 3 && s.keys[0].startsWith('win:q:{')).map(ask);
+    const asks = asked();
     assert.ok(asks.length >= 2, `${asks.length} asks`);
     assert.ok(asks.every((a) => a.window === 100), `every ask names the plan's second: ${JSON.stringify(asks.map((a) => a.window))}`);
     assert.equal(asks[0].rate + asks[0].burst, 100, 'before the store said it keeps the window: token-bucket terms within the plan');
     assert.ok(asks.slice(1).some((a) => a.rate === 100), `after it said so, the whole plan as rate: ${JSON.stringify(asks.map((a) => a.rate))}`);
   } finally {
-    watch.stop();
-    await relayer.close();
+    await done();
+  }
+});
+
+test('while reads wait for the plan, each ask tells Redis how long the oldest has waited', async () => {
+  const { relayer, asks, done } = await watchedRelayer(20, 10000, 'wait:');
+  try {
+    await eventually(() => relayer.request({ method: 'eth_chainId' }).then(() => groupFleet(relayer) === 'leased'), 5000, 'a lease');
+    // 40 reads at once on a 20/s plan: a line that takes two seconds to drain.
+    const reads = Array.from({ length: 40 }, (_, n) => relayer.request({ method: 'eth_getBalance', params: [`0x${n.toString(16).padStart(40, '0')}`, 'latest'] }));
+    await Promise.all(reads);
+    const waits = asks().map((a) => a.waited);
+    // Asks made while nothing waited say nothing (null); those made while the line drained say its age.
+    assert.ok(waits.some((w) => w > 100), `the line's age told: ${JSON.stringify(waits)}`);
+    assert.ok(waits.every((w) => w === null || (w >= 0 && w < 10000)), `each a wait within the deadline: ${JSON.stringify(waits)}`);
+  } finally {
+    await done();
   }
 });
 

@@ -170,6 +170,11 @@ test('tabs on a plan kept per second ask for its window, and for the whole plan 
     assert.ok(grants.every((m) => m.r[5] === 1), `the leader says it keeps the window: ${JSON.stringify(grants.map((m) => m.r))}`);
     const rates = asks.map((m) => m.n[1]);
     assert.ok(rates[0] < 25 && rates.slice(1).some((r) => r === 25), `token-bucket terms first, then the whole plan as rate: ${JSON.stringify(rates)}`);
+    // 30 reads a second on a 25/s plan: lines form, and the asks say how long their oldest read
+    // has waited (ms; -1 while none waits), for the leader's queue (`LeaseAsk::waited`).
+    const waits = asks.map((m) => m.wt);
+    assert.ok(waits.every((w) => w === -1 || (w >= 0 && w < 3000)), `each ask's wait unsaid or within the deadline: ${JSON.stringify(waits)}`);
+    assert.ok(waits.some((w) => w > 0), `a waiting line's age told: ${JSON.stringify(waits)}`);
   } finally {
     await context.close();
   }

@@ -95,9 +95,12 @@ local function forget(id)
   redis.call('HDEL', KEYS[1], 'h:' .. id, 's:' .. id, 'w:' .. id, 'd:' .. id)
   return h
 end
+local function decayed(s, w) -- what was granted lately ('s:'), as of when ('w:'), decayed to now
+  return (tonumber(s) or 0) * math.exp(-math.max(0, now - (tonumber(w) or now)) / ${FAIRNESS_TAU_MS})
+end
 local function served(id)
   local f = redis.call('HMGET', KEYS[1], 's:' .. id, 'w:' .. id)
-  return (tonumber(f[1]) or 0) * math.exp(-math.max(0, now - (tonumber(f[2]) or now)) / ${FAIRNESS_TAU_MS})
+  return decayed(f[1], f[2])
 end
 -- A hold that ended unasked may have been spent to its end: counted so.
 local ended = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'WITHSCORES')
@@ -168,7 +171,9 @@ elseif rate > 0 then
   local target = math.min(want, math.max(0, math.max(share, least) - held))
   local ahead, queued = 0, false
   for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
-    if (tonumber(redis.call('HGET', KEYS[1], 'u:' .. id)) or 0) <= now then
+    -- One read of what the queue needs of each member: its claim's end, amount and since, its grants lately.
+    local f = redis.call('HMGET', KEYS[1], 'u:' .. id, 'c:' .. id, 'o:' .. id, 's:' .. id, 'w:' .. id)
+    if (tonumber(f[1]) or 0) <= now then
       redis.call('ZREM', KEYS[3], id)
       redis.call('HDEL', KEYS[1], 'c:' .. id, 'u:' .. id, 'o:' .. id)
     elseif id == member then
@@ -177,15 +182,12 @@ elseif rate > 0 then
       -- One line for the fleet: of two granted alike lately (SERVED_ALIKE) that both said, the
       -- one whose oldest read has waited longer first; else the one granted less lately (of two
       -- alike, the one queued first).
-      local theirs = served(id)
+      local theirs, theirs_since = decayed(f[4], f[5]), tonumber(f[3])
       local first = theirs < mine or (theirs == mine and not queued)
-      local theirs_since = tonumber(redis.call('HGET', KEYS[1], 'o:' .. id))
       if since and theirs_since and theirs_since ~= since and theirs <= mine * ${SERVED_ALIKE} and mine <= theirs * ${SERVED_ALIKE} then
         first = theirs_since < since
       end
-      if first then
-        ahead = ahead + (tonumber(redis.call('HGET', KEYS[1], 'c:' .. id)) or 0)
-      end
+      if first then ahead = ahead + (tonumber(f[2]) or 0) end
     end
   end
   -- A full bucket waits for nobody (the window's room is no refill that would be lost: it waits for the queue).

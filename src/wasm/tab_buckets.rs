@@ -52,6 +52,7 @@ pub fn tab_bucket_ask(key: &str, member: &str, numbers: &[f64], said: &[f64], al
     let demand = told(0).unwrap_or(f64::NAN);
     let alone = told(1).unwrap_or(0.0);
     let window = told(2).unwrap_or(0.0);
+    // (Bounded as a hold is: no read of a tab waits past its deadline, let alone a minute.)
     let waited = told(3).map(|w| Duration::from_secs_f64(w.min(LONGEST_HOLD_MS) / 1000.0));
     // By age, ten tenths of a second (`LeaseAsk::alone_ages`); anything else says nothing of the ages.
     let mut ages = [0.0; 10];

@@ -195,7 +195,7 @@ impl QuotaGroup {
         // that is not waiting has no place in the fleet's line: dated by its ask, the members
         // would be served by arrival).
         let one_way = self.lease.as_ref().map_or(Duration::ZERO, |l| l.round_trip() / 2);
-        ask.waited = (self.line.waiting() > 0).then(|| self.line.oldest_wait(now) + one_way);
+        ask.waited = self.line.oldest_wait(now).map(|waited| waited + one_way);
         if let Some(lease) = self.lease.as_mut() {
             lease.demand(ask.demand);
         }

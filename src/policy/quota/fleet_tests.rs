@@ -346,3 +346,24 @@ fn a_store_seen_down_drops_the_lease_at_once_even_with_nothing_charged() {
     none.lease_store_down(at(150)); // no fleet: nothing to do
     assert_eq!(none.fleet_mode(at(150)), None);
 }
+
+#[test]
+fn an_ask_says_how_long_its_oldest_read_will_have_waited_at_the_store_and_nothing_while_none_waits() {
+    let plan = QuotaConfig { cu_per_second: 100.0, burst: 100.0, ..QuotaConfig::default() };
+    let mut g = QuotaGroup::new(plan, at(0));
+    g.join_fleet(at(0));
+    g.charge(at(100), 2.0).unwrap();
+    let ask = g.take_lease_ask().expect("the first charge asks");
+    assert_eq!(ask.waited, None, "no read waits: no place in the fleet's line");
+    g.lease_granted(at(140), ask.want, grant(ask.want, 250.0)); // a round trip of 40 ms
+    g.join_line(crate::policy::quota::line_place(at(500), 0), 10.0);
+    // Reads spend the lease until it asks again.
+    let (asked_at, next) = (1000..1100)
+        .find_map(|t| {
+            let _ = g.charge(at(t), 1.0);
+            g.take_lease_ask().map(|ask| (t, ask))
+        })
+        .expect("a spent lease asks");
+    // Waiting since 500 ms: asked_at − 500, and half the round trip to the store on.
+    assert_eq!(next.waited, Some(Duration::from_millis(asked_at - 500 + 20)));
+}

@@ -10,7 +10,7 @@
 //! that the line's length had promised to meet.
 //!
 //! ```text
-//!   join(place)   a request starts waiting (place: its start in ms << 20 | an order)
+//!   join(place)   a request starts waiting (place: its start in ms, then an order: `line_place`)
 //!   head          the lowest place: the only one the group's CU may go to
 //!   leave(place)  served, gone, or held by something else now; when the head
 //!                 leaves, the next one is woken (`wait_turn` left its waker)
@@ -25,9 +25,16 @@ use super::QuotaDenied;
 use crate::time::Instant;
 use crate::wait_map::{WaitMap, Waiting};
 
-/// Bits of a place for the order of joining within one millisecond: a
-/// place is its request's start in ms shifted by these, then an order.
-pub const ORDER_BITS: u32 = 20;
+/// Bits of a place for the order of joining within one millisecond.
+const ORDER_BITS: u32 = 20;
+
+/// The place of a request that began at `since`, `order` telling apart
+/// those of one millisecond (its low bits only): its start in ms, then the
+/// order, so places sort by start and the line knows each one's wait.
+pub fn line_place(since: Instant, order: u64) -> u64 {
+    let ms = u64::try_from(since.since_epoch().as_millis()).unwrap_or(u64::MAX);
+    (ms.min((1 << (64 - ORDER_BITS)) - 1) << ORDER_BITS) | (order & ((1 << ORDER_BITS) - 1))
+}
 
 /// The waiting requests of one group, by place.
 #[derive(Debug, Default)]
@@ -82,12 +89,12 @@ impl QuotaLine {
         }
     }
 
-    /// How long the head (the oldest waiting) has waited at `now`; zero
+    /// How long the head (the oldest waiting) has waited at `now`; `None`
     /// when none waits.
-    pub fn oldest_wait(&self, now: Instant) -> Duration {
-        let start_ms = self.head().map_or(u64::MAX, |place| place >> ORDER_BITS);
+    pub fn oldest_wait(&self, now: Instant) -> Option<Duration> {
+        let start_ms = self.head()? >> ORDER_BITS;
         let now_ms = u64::try_from(now.since_epoch().as_millis()).unwrap_or(u64::MAX);
-        Duration::from_millis(now_ms.saturating_sub(start_ms))
+        Some(Duration::from_millis(now_ms.saturating_sub(start_ms)))
     }
 
     /// How many wait.
@@ -114,13 +121,6 @@ impl super::QuotaGroup {
     /// by something else): the next one's turn, if it was the head.
     pub fn leave_line(&mut self, place: u64) {
         self.line.leave(place);
-    }
-
-    /// How long this group's oldest waiting request has waited (zero: none
-    /// waits): told with each lease ask while one waits, so the store serves the member
-    /// whose reads have waited longest first (`LeaseAsk::waited`).
-    pub fn oldest_wait(&self, now: Instant) -> Duration {
-        self.line.oldest_wait(now)
     }
 
     /// Requests waiting for this group's CU now, from every relayer sharing it.

@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 
 use super::slow_store_tests::percentile;
 use super::store_sim_tests::StoreSim;
-use super::{QuotaConfig, QuotaGroup};
+use super::{line_place, QuotaConfig, QuotaGroup};
 use crate::runtime::SeededRandom;
 use crate::time::at;
 
@@ -32,8 +32,7 @@ fn fleet_waits(n: usize, each_per_s: f64, ms: u64, seed: u64) -> Vec<Vec<(u64, u
         store.step(now, &mut members, &mut rng);
         for (i, m) in members.iter_mut().enumerate() {
             if rng.next_unit() < each_per_s / 1000.0 {
-                // A place as the router makes it: the read's start in ms, then an order.
-                let place = (now << 20) | (order & 0xF_FFFF);
+                let place = line_place(at(now), order); // as the router makes it
                 order += 1;
                 waiting[i].push_back((now, place));
                 m.join_line(place, 1.0);

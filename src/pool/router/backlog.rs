@@ -16,7 +16,7 @@ use std::time::Duration;
 use super::Router;
 use crate::coord::realm::SharedGroup;
 use crate::policy::breaker::BreakerState;
-use crate::policy::quota::{QuotaDenied, LINE_ORDER_BITS as ORDER_BITS};
+use crate::policy::quota::{line_place, QuotaDenied};
 use crate::pool::route_request::RouteRequest;
 use crate::time::Instant;
 
@@ -71,13 +71,12 @@ thread_local! {
 impl InLine {
     /// Joins `line`'s groups, in turn by `since` (the request's start).
     pub fn join(line: &PlanLine, since: Instant) -> Self {
-        let ms = u64::try_from(since.since_epoch().as_millis()).unwrap_or(u64::MAX);
         let order = JOINED.with(|j| {
             let order = j.get();
             j.set(order.wrapping_add(1));
-            order & ((1 << ORDER_BITS) - 1)
+            order
         });
-        let place = (ms.min((1 << (64 - ORDER_BITS)) - 1) << ORDER_BITS) | order;
+        let place = line_place(since, order);
         for g in &line.groups {
             g.borrow_mut().join_line(place, line.cost);
         }
