@@ -27,8 +27,9 @@ async function unknownPlanFleet() {
 }
 
 /** Every process on one plan, and that plan the fleet's, 15-40 of the key's 30. One plan within a
- * quarter: each member grows back by its own calm windows, a step of 5 % of the ceiling at a time,
- * so after a halving one may be a step or two ahead for a while (17.5 against 15.75, once). */
+ * quarter: a growth step is told to the others (`raised`), but a step heard within 1.5 s of a
+ * limit is not taken, so after a halving one may be a step ahead for a while (17.5 against 15.75,
+ * once, when each member grew on its own). */
 function assertOneFleetPlan(learned, detail) {
   assert.ok(learned.every((rate) => rate >= 15 && rate <= 40), `each process learned the fleet's plan: ${detail}`);
   assert.ok(Math.max(...learned) <= Math.min(...learned) * 1.25, `the same plan in every process: ${detail}`);

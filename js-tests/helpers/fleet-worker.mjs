@@ -31,6 +31,15 @@ if (process.env.TRACE && config.id === 1) {
     process.stderr.write(`${Date.now() - startedAt} ${breakers} ${JSON.stringify(st.quotaGroups[0])} waiting ${st.waiting}\n`);
   }, 250).unref();
 }
+// With `sampleMs`, process 1's learned plan over the run ([s since the load started, CU/s]; a
+// plan to learn's Infinity is left out), so a test can tell what it first learned from what it kept.
+const allowedSeen = [];
+if (config.sampleMs) {
+  setInterval(() => {
+    const rate = relayers[0].stats().quotaGroups[0]?.allowedCuPerSecond;
+    if (Number.isFinite(rate)) allowedSeen.push([(Date.now() - startedAt) / 1000, rate]);
+  }, config.sampleMs).unref();
+}
 const halfSeconds = (ms) => Math.round(ms / 500) / 2;
 const outcomes = [];
 const read = (relayer, n) => {
@@ -57,4 +66,4 @@ for (const o of settled) tally[o] = (tally[o] || 0) + 1;
 const fleet = relayers[0].stats().quotaGroups.map((g) => g.fleet);
 const allowedRate = relayers[0].stats().quotaGroups.map((g) => g.allowedCuPerSecond);
 await Promise.all(relayers.map((r) => r.close()));
-process.stdout.write(`${JSON.stringify({ sent: settled.length, tally, fleet, allowedRate, fleetAtStart, allowedAtStart, startedAfterMs, startedAt })}\n`);
+process.stdout.write(`${JSON.stringify({ sent: settled.length, tally, fleet, allowedRate, fleetAtStart, allowedAtStart, startedAfterMs, startedAt, allowedSeen })}\n`);

@@ -13,6 +13,8 @@
 //!                                                  of its own until then
 //!   ends that probe (any verdict) ─ ProbeEnded ─► its own probes may go
 //!   lowers a learned rate to r ──────── Plan ──► the same group lowers to r
+//!   steps a learned plan up to r ────── Raised ─► the same group at its
+//!   (a probe: `quota/fleet_raise.rs`)               ceiling steps up to r
 //!   counts what it got through ──── Measured ──► a group still to learn its plan
 //!   (a plan still to learn: r CU/s)               adds it (`quota/gather.rs`)
 //!   joins a fleet, plan to learn ── PlanAsked ──► a group that learned it tells
@@ -97,6 +99,15 @@ pub enum News {
         /// The allowed rate.
         rate: f64,
     },
+    /// A quota group (by realm key) took a probe step of the fleet's
+    /// learned plan up to this ceiling (CU/s): every member at its ceiling
+    /// takes the same step (`policy/quota/fleet_raise.rs`).
+    Raised {
+        /// The group's realm key.
+        group: u64,
+        /// The raised ceiling.
+        rate: f64,
+    },
     /// A member of a fleet still learning its plan got this through (CU/s)
     /// when the key first refused: the fleet's plan is the sum of them
     /// (`policy/quota/gather.rs`).
@@ -160,6 +171,7 @@ impl News {
             News::Probing { .. } => "probing",
             News::ProbeEnded { .. } => "probeEnded",
             News::Plan { .. } => "plan",
+            News::Raised { .. } => "raised",
             News::Measured { .. } => "measured",
             News::PlanAsked { .. } => "planAsked",
             News::Chain { .. } => "chain",
@@ -175,15 +187,17 @@ impl News {
     }
 
     /// What the quota group under `group` has to tell the others, taken
-    /// from it (once): a plan it lowered or told back, its measure while the
-    /// fleet counts, its ask for the plan when it joined (`quota/gather.rs`).
+    /// from it (once): a plan it lowered or told back, a probe step of the
+    /// fleet's plan, its measure while the fleet counts, its ask for the
+    /// plan when it joined (`quota/gather.rs`).
     /// The one place a group's news is drained, whoever drains it (the
     /// router after an attempt, the realm after hearing news or a store's answer).
     pub fn told_by_group(group: u64, quota: &mut QuotaGroup) -> impl Iterator<Item = News> {
         let plan = quota.take_decrease().map(|rate| News::Plan { group, rate });
+        let raised = quota.take_raise().map(|rate| News::Raised { group, rate });
         let measured = quota.take_measure().map(|rate| News::Measured { group, rate });
         let asked = quota.take_plan_ask().then_some(News::PlanAsked { group });
-        plan.into_iter().chain(measured).chain(asked)
+        plan.into_iter().chain(raised).chain(measured).chain(asked)
     }
 
     /// The key, as 16 hex digits.
@@ -194,7 +208,10 @@ impl News {
             | News::BreakerBack { breaker, .. }
             | News::Probing { breaker, .. }
             | News::ProbeEnded { breaker } => breaker,
-            News::Plan { group, .. } | News::Measured { group, .. } | News::PlanAsked { group } => group,
+            News::Plan { group, .. }
+            | News::Raised { group, .. }
+            | News::Measured { group, .. }
+            | News::PlanAsked { group } => group,
             News::Chain { endpoint, .. } | News::Tail { endpoint, .. } | News::Head { endpoint, .. } => endpoint,
             News::HeadRound { rounds, .. } => rounds,
         };
@@ -202,7 +219,7 @@ impl News {
     }
 
     /// Its value on the wire: a Unix time in ms for the timed kinds
-    /// (`unix_now_ms` being `now`), the rate for `Plan` and `Measured`, the chain id for `Chain`.
+    /// (`unix_now_ms` being `now`), the rate for `Plan`, `Raised` and `Measured`, the chain id for `Chain`.
     pub fn value(&self, now: Instant, unix_now_ms: f64) -> f64 {
         match *self {
             News::Cooldown { until, .. } | News::BreakerOpen { until, .. } | News::Probing { until, .. } => {
@@ -211,7 +228,7 @@ impl News {
             News::BreakerBack { at, .. } | News::HeadRound { at, .. } => {
                 unix_now_ms - now.saturating_since(at).as_secs_f64() * 1000.0
             }
-            News::Plan { rate, .. } | News::Measured { rate, .. } => rate,
+            News::Plan { rate, .. } | News::Raised { rate, .. } | News::Measured { rate, .. } => rate,
             News::Chain { chain_id, .. } => chain_id as f64,
             News::Head { block, .. } => block as f64,
             News::ProbeEnded { .. } | News::PlanAsked { .. } => 1.0,
@@ -250,6 +267,7 @@ impl News {
             "headRound" => Some(News::HeadRound { rounds: key, at: recent()? }),
             "head" if whole => Some(News::Head { endpoint: key, block: value as u64 }),
             "plan" if value > 0.0 => Some(News::Plan { group: key, rate: value }),
+            "raised" if value > 0.0 => Some(News::Raised { group: key, rate: value }),
             "measured" if value >= 0.0 => Some(News::Measured { group: key, rate: value }),
             "planAsked" => Some(News::PlanAsked { group: key }),
             "chain" if whole && value >= 1.0 => Some(News::Chain { endpoint: key, chain_id: value as u64 }),
@@ -307,6 +325,10 @@ mod tests {
         assert_eq!(News::read("plan", &plan.key_hex(), 450.0, there, unix), Some(plan));
         assert_eq!(News::read("plan", &plan.key_hex(), 0.0, there, unix), None, "no rate is no plan");
         assert_eq!(News::read("plan", &plan.key_hex(), f64::INFINITY, there, unix), None);
+        let raised = News::Raised { group: 3, rate: 31.5 };
+        assert_eq!((raised.kind(), raised.value(now, unix)), ("raised", 31.5));
+        assert_eq!(News::read("raised", &raised.key_hex(), 31.5, there, unix), Some(raised));
+        assert_eq!(News::read("raised", &raised.key_hex(), 0.0, there, unix), None, "no rate is no step");
         let measured = News::Measured { group: 3, rate: 12.5 };
         assert_eq!((measured.kind(), measured.value(now, unix)), ("measured", 12.5));
         assert_eq!(News::read("measured", &measured.key_hex(), 12.5, there, unix), Some(measured));

@@ -137,7 +137,7 @@ impl Realm {
                 let mut b = b.borrow_mut();
                 b.open_until(now, until);
                 // The teller probes the node when its time is up: its verdict
-                // stands for this realm's half-open probe (`fleet_probe.rs`).
+                // stands for this realm's half-open probe (`fleet_raise.rs`).
                 b.hold_for_fleet_probe(now, until + FLEET_PROBE_GRACE);
                 true
             }
@@ -166,6 +166,9 @@ impl Realm {
             }
             News::Plan { group, rate } => {
                 find(&self.groups, group).is_some_and(|g| g.borrow_mut().hear_plan(now, rate))
+            }
+            News::Raised { group, rate } => {
+                find(&self.groups, group).is_some_and(|g| g.borrow_mut().hear_raise(now, rate))
             }
             News::Chain { endpoint, chain_id } => {
                 find(&self.chains, endpoint).map(|record| record.record(chain_id, now)).is_some()

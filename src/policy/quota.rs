@@ -226,6 +226,8 @@ pub struct QuotaGroup {
     replied: Option<Instant>,
     /// Joined its fleet with a plan to learn: to ask the others for it (`gather.rs`).
     plan_asked: bool,
+    /// A probe step it took for its fleet, until the host tells it (`fleet_probe.rs`).
+    raised: Option<f64>,
 }
 
 impl QuotaGroup {
@@ -300,6 +302,7 @@ impl QuotaGroup {
             learned_alone: false,
             replied: None,
             plan_asked: false,
+            raised: None,
         }
     }
 
@@ -391,6 +394,7 @@ mod alone;
 mod bucket;
 mod ceiling;
 mod fleet;
+mod fleet_raise;
 mod gather;
 #[cfg(test)]
 mod learned_fleet_sim_tests;

@@ -86,9 +86,10 @@ impl QuotaGroup {
         if warning {
             self.strike = Some(now);
             self.episode_began = Some(now);
-        } else if fresh && self.end_probe(now) {
+        } else if fresh && (self.end_probe(now) || self.end_settling(now)) {
             self.limit_rate = self.allowed;
             self.episode_began = Some(now);
+            self.tell_probe_ended();
         } else if fresh && self.begin_gather(now) {
             // A fleet on a store counts what all its members got through first (`gather.rs`).
         } else if fresh {
@@ -117,7 +118,7 @@ impl QuotaGroup {
                 self.take_ceiling(now, sent);
                 self.learned_alone = self.lease.is_some();
             } else {
-                self.settle_learned_ceiling();
+                self.settle_learned_ceiling(self.allowed);
             }
             let floor = self.ceiling * self.config.min_fraction;
             self.limit_rate = self.allowed;
@@ -155,6 +156,7 @@ impl QuotaGroup {
             self.allowed = next;
             self.bucket.set_rate(now, self.own_rate());
             self.last_increase = now;
+            self.tell_raise(); // the fleet grows as one (`fleet_raise.rs`)
         }
     }
 }

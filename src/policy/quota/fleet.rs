@@ -365,17 +365,22 @@ impl QuotaGroup {
     }
 
     /// Another member of the fleet was limited and lowered the plan to
-    /// `rate`: lower to it too (a higher rate is not taken: growth stays
-    /// each member's own, after its calm windows).
+    /// `rate`: lower to it too (a higher rate is not taken here: a raise
+    /// is news of its own, `fleet_raise.rs`).
     pub fn hear_plan(&mut self, now: Instant, rate: f64) -> bool {
         if !(rate.is_finite() && rate > 0.0 && rate < self.allowed) {
             return false;
         }
-        self.end_probe(now);
+        let probing = self.end_probe(now) || self.end_settling(now);
         self.drop_gather();
         // The rate the teller was limited at: its ceiling when it learned the plan just now.
         let limited_at = if self.allowed.is_finite() {
-            rate / self.config.decrease
+            let limited_at = rate / self.config.decrease;
+            // Its learned ceiling settles as the teller's did (a probe's end is no such limit).
+            if !probing {
+                self.settle_learned_ceiling(limited_at);
+            }
+            limited_at
         } else {
             // An unknown plan learns the ceiling the teller learned: a plan measured starts at
             // `LEARNED_START` of it (`on_limited_sent`). Taken as halved, the hearers' ceiling

@@ -164,10 +164,10 @@ fn a_heard_plan_lowers_never_raises() {
     assert!(!g.hear_plan(at(20), 400.0), "higher: not taken");
     assert!(!g.hear_plan(at(20), f64::NAN));
     assert!(g.hear_plan(at(30), 1.0));
-    let floor = 300.0 / 0.9 * 0.05;
+    let floor = 300.0 / 0.9 * 0.8 * 0.05;
     assert!(
         (g.stats().allowed_rate - floor).abs() < 1e-9,
-        "floored at min_fraction of the ceiling heard (300 at 90 % of it)"
+        "floored at min_fraction of the ceiling heard (300 at 90 % of it), settled as the teller's (by a fifth)"
     );
     assert_eq!(g.take_decrease(), None, "heard, not told again");
 }

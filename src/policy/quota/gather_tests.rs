@@ -224,18 +224,6 @@ fn a_member_that_joins_with_a_plan_to_learn_asks_the_fleet_and_takes_the_plan_be
 }
 
 #[test]
-fn a_fleets_member_at_its_learned_ceiling_does_not_probe_past_it_alone() {
-    let mut g = counted_with(10.0);
-    let mut t = 6_000;
-    for _ in 0..30 {
-        t += 10_000;
-        g.pressed_at(at(t));
-        g.on_success(at(t), 0.5);
-    }
-    assert_eq!(g.stats().allowed_rate, 30.0, "grown back to the fleet's ceiling, and no step past it");
-}
-
-#[test]
 fn a_measure_that_is_no_rate_or_comes_before_the_store_ever_answered_counts_nothing() {
     let mut g = leasing(4);
     for bad in [f64::NAN, -1.0, f64::INFINITY] {

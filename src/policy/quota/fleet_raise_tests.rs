@@ -1,0 +1,137 @@
+//! A fleet's learned plan probed as one (`fleet_raise.rs`), on the simulated clock.
+
+use super::super::{QuotaConfig, QuotaGroup};
+use crate::policy::lease::LeaseGrant;
+use crate::time::{at, Instant};
+
+/// Answers the ask the group has out or due now, in full: its lease stays up.
+fn answer(g: &mut QuotaGroup, now: Instant) {
+    if let Some(ask) = g.lease_ask_now(now) {
+        g.lease_granted(now, ask.want, LeaseGrant::all(ask.want));
+    }
+}
+
+/// A member of a fleet that learned 30 CU/s by its count (its own 20 and
+/// the others' 10 at the first 429, 5 s in), grown back to that ceiling,
+/// its lease up; and when.
+fn member_at_ceiling() -> (QuotaGroup, u64) {
+    let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
+    g.join_fleet(at(0));
+    answer(&mut g, at(0));
+    for i in 0..20 {
+        let t = 4_001 + i * 50;
+        let _ = g.charge(at(t), 1.0);
+        g.on_accepted(at(t), 1.0);
+        answer(&mut g, at(t));
+    }
+    let until = g.on_limited(at(5_000), None, false, 0.5);
+    assert!(g.hear_measure(at(5_002), 10.0));
+    let _ = g.check(until, 1.0);
+    answer(&mut g, until);
+    assert_eq!(g.take_measure(), Some(20.0));
+    let mut t = 6_000;
+    let mut told = 0;
+    while g.stats().allowed_rate < 30.0 {
+        t += 15_000;
+        let before = g.stats().allowed_rate;
+        g.on_success(at(t), 0.5);
+        answer(&mut g, at(t));
+        let grown = Some(g.stats().allowed_rate).filter(|&a| a > before);
+        assert_eq!(g.take_raise(), grown, "each growth step is the fleet's: told");
+        told += usize::from(grown.is_some());
+    }
+    assert_eq!(told, 2, "27 → 28.5 → 30");
+    (g, t)
+}
+
+/// At `t`: reads waited for CU (pressed), a success, the lease answered.
+fn pressed_success(g: &mut QuotaGroup, t: u64) {
+    answer(g, at(t));
+    g.pressed_at(at(t));
+    g.on_success(at(t), 0.5);
+}
+
+#[test]
+fn a_fleets_member_steps_the_learned_plan_for_the_fleet_and_tells_the_step() {
+    let (mut g, t) = member_at_ceiling();
+    pressed_success(&mut g, t + 29_000);
+    assert_eq!(g.stats().allowed_rate, 30.0, "three calm windows first");
+    pressed_success(&mut g, t + 30_000);
+    let raised = g.stats().allowed_rate;
+    assert!((raised - 31.5).abs() < 1e-9, "+5 %: {raised}");
+    assert_eq!(g.take_raise(), Some(raised), "the step is the fleet's: told");
+    assert_eq!(g.take_raise(), None, "once");
+    assert_eq!(g.fleet_terms().2, raised, "the fleet's bucket is asked for the raised second");
+}
+
+#[test]
+fn a_member_whose_lease_is_down_or_whose_fleet_still_counts_never_steps_alone() {
+    let (mut g, t) = member_at_ceiling();
+    g.lease_store_down(at(t + 1));
+    for k in 1..=10 {
+        g.pressed_at(at(t + k * 15_000));
+        g.on_success(at(t + k * 15_000), 0.5);
+    }
+    assert_eq!(g.stats().allowed_rate, 30.0, "spending alone, a step would be its own (58 → 3,353 CU/s in a trial)");
+    assert_eq!(g.take_raise(), None);
+}
+
+#[test]
+fn a_member_at_its_ceiling_takes_a_heard_step_and_waits_a_calm_window_from_it() {
+    let (mut g, t) = member_at_ceiling();
+    assert!(!g.hear_raise(at(t + 1), 30.0), "no higher: no step");
+    assert!(!g.hear_raise(at(t + 1), 31.6), "more than its own next step (5 %): not taken");
+    assert!(!g.hear_raise(at(t + 1), f64::INFINITY));
+    assert!(g.hear_raise(at(t + 1), 31.5));
+    assert_eq!(g.stats().allowed_rate, 31.5);
+    assert_eq!(g.take_raise(), None, "heard news is never retold");
+    assert!(!g.hear_raise(at(t + 2), 31.5), "a second teller of the same step moves nothing");
+    pressed_success(&mut g, t + 5_000);
+    assert_eq!(g.stats().allowed_rate, 31.5, "the next step waits a calm window from the heard one");
+    assert!(g.hear_raise(at(t + 10_001), 34.65), "the next step is the fleet's +10 % as its own would be");
+    pressed_success(&mut g, t + 20_002);
+    let third = g.stats().allowed_rate;
+    assert!((third - 34.65 * 1.2).abs() < 1e-9, "then its own, +20 %: {third}");
+    assert_eq!(g.take_raise(), Some(third));
+}
+
+#[test]
+fn a_member_takes_a_heard_growth_step_within_its_ceiling_but_not_one_that_crossed_a_limit() {
+    let (mut g, t) = member_at_ceiling();
+    assert!(g.hear_plan(at(t + 1), 15.0), "another member was limited: the plan came down");
+    assert!(!g.hear_raise(at(t + 2), 31.5), "a step sent before its teller heard of the limit is not taken");
+    assert!(!g.hear_raise(at(t + 2), 16.5), "nor a growth step");
+    assert!(g.hear_raise(at(t + 1_600), 16.5), "past the limit's residue, the fleet's growth step is its own");
+    assert_eq!(g.stats().allowed_rate, 16.5);
+    assert_eq!(g.take_raise(), None, "heard news is never retold");
+    assert!(!g.hear_raise(at(t + 1_601), 16.0), "lower: a raise never lowers");
+    assert!(!g.hear_raise(at(t + 1_601), 31.5), "past its ceiling while far below it: no probe step");
+    g.on_success(at(t + 1_700), 0.5);
+    assert_eq!(g.stats().allowed_rate, 16.5, "its own next growth waits a window from the heard one");
+    let mut alone = QuotaGroup::new(QuotaConfig::default(), at(0));
+    assert!(alone.hear_plan(at(0), 27.0));
+    assert!(!alone.hear_raise(at(2_000), 28.0), "no store: each relayer grows on its own");
+}
+
+#[test]
+fn a_limit_while_the_fleet_probes_returns_every_member_to_the_calm_plan_and_none_halves() {
+    let (mut prober, t) = member_at_ceiling();
+    let (mut hearer, _) = member_at_ceiling();
+    pressed_success(&mut prober, t + 30_000);
+    let step = prober.take_raise().unwrap();
+    assert!(hearer.hear_raise(at(t + 30_003), step));
+    prober.on_limited(at(t + 31_000), None, false, 0.5);
+    assert_eq!(prober.stats().allowed_rate, 30.0, "back to the calm ceiling, not halved");
+    assert_eq!(prober.take_decrease(), Some(30.0), "told as the fleet's plan");
+    assert!(hearer.hear_plan(at(t + 31_003), 30.0));
+    assert_eq!(hearer.stats().allowed_rate, 30.0, "the hearer ends the step it took");
+    hearer.on_limited(at(t + 31_500), None, false, 0.5);
+    assert_eq!(hearer.stats().allowed_rate, 30.0, "the key's window still holds the step: its 429 lowers nothing");
+    for (g, name) in [(&mut prober, "prober"), (&mut hearer, "hearer")] {
+        pressed_success(g, t + 31_000 + 59_000);
+        assert_eq!(g.stats().allowed_rate, 30.0, "{name}: the next probe waits twice as long (six windows)");
+        pressed_success(g, t + 31_000 + 61_000);
+        assert!((g.stats().allowed_rate - 31.5).abs() < 1e-9, "{name}: then steps again");
+    }
+    assert_eq!(hearer.take_decrease(), None, "a plan heard is not retold");
+}
