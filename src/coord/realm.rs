@@ -137,7 +137,7 @@ impl Realm {
                 let mut b = b.borrow_mut();
                 b.open_until(now, until);
                 // The teller probes the node when its time is up: its verdict
-                // stands for this realm's half-open probe (`fleet_raise.rs`).
+                // stands for this realm's half-open probe (`fleet_probe.rs`).
                 b.hold_for_fleet_probe(now, until + FLEET_PROBE_GRACE);
                 true
             }
