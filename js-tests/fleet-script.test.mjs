@@ -26,20 +26,21 @@ async function store() {
     client,
     bucket,
     /** One ask; resolves with the numbers the script returned. */
-    async ask(member, { want, rate = 100, burst = 50, held = 0, hold = 2000, least = 1, released, demand, alone, window, ages, waited }) {
-      const said = waited !== undefined;
+    async ask(member, { want, rate = 100, burst = 50, held = 0, hold = 2000, least = 1, released, demand, alone, window, ages, waited, line }) {
+      const said = waited !== undefined || line !== undefined;
       const tail = demand === undefined && alone === undefined && window === undefined && !said ? [] : [String(demand ?? -1)];
       if (alone !== undefined || window !== undefined || said) tail.push(String(alone ?? 0));
       if (window !== undefined || said) tail.push(String(window ?? 0));
       if (ages !== undefined || said) tail.push((ages ?? []).join(','));
-      if (said) tail.push(String(waited));
+      if (said) tail.push(String(waited ?? -1));
+      if (line !== undefined) tail.push(String(line));
       const reply = await client.eval(LEASE_SCRIPT, {
         keys: [bucket(), `${bucket()}:holds`, `${bucket()}:queue`],
         arguments: [want, rate, burst, held, hold, least].map(String).concat(member,
           released === undefined && tail.length === 0 ? [] : [String(released ?? 0)], tail),
       });
-      const [granted, shortMs, fleetRate, share, othersNeed, windowed] = reply.map(Number);
-      return { granted, shortMs, fleetRate, share, othersNeed, windowed };
+      const [granted, shortMs, fleetRate, share, othersNeed, windowed, othersLine] = reply.map(Number);
+      return { granted, shortMs, fleetRate, share, othersNeed, windowed, othersLine };
     },
   };
 }
@@ -158,7 +159,24 @@ test('the refill goes first to the short member whose oldest read has waited lon
   assert.ok(kept['o:a'] !== undefined && kept['o:c'] === undefined, `a's since kept, c's unsaid: ${JSON.stringify(kept)}`);
 });
 
+test('the script tells each member what the other members\' lines cost, while every one said its own', async () => {
+  const s = await store();
+  s.fresh();
+  assert.equal((await s.ask('a', { want: 1, line: 5 })).othersLine, 0, 'alone: nobody else waits');
+  assert.equal((await s.ask('b', { want: 1, line: 3 })).othersLine, 5);
+  assert.equal((await s.ask('c', { want: 1, line: 0 })).othersLine, 8);
+  assert.equal((await s.ask('c', { want: 1, line: 2 })).othersLine, 8, 'its own replaced, not added');
+  assert.equal((await s.ask('a', { want: 1, line: 5 })).othersLine, 5, 'b and c: 3 and 2');
+  assert.equal((await s.ask('d', { want: 1 })).othersLine, 10, 'a member of an older version asks');
+  assert.equal((await s.ask('a', { want: 1, line: 5 })).othersLine, -1, 'it said none: unknown');
+  const kept = await s.client.hGetAll(s.bucket());
+  assert.ok(kept['l:a'] === '5' && kept['l:d'] === undefined, `a's line kept, d's unsaid: ${JSON.stringify(kept)}`);
+});
+
 test('leaseArguments sends the optional tail only as far as its last value said', () => {
+  assert.deepEqual(leaseArguments([1, 2, 3, 0, 500, 1], 'm', 0, -1, 0, 0, null, -1, 6),
+    ['1', '2', '3', '0', '500', '1', 'm', '0', '-1', '0', '0', '', '-1', '6'], 'a line said, its wait not');
+  assert.deepEqual(leaseArguments([1, 2, 3, 0, 500, 1], 'm', 0, -1, 0, 0, null, 250, 6).slice(12), ['250', '6']);
   assert.deepEqual(leaseArguments([1, 2, 3, 0, 500, 1], 'm', 0, -1, 0, 0, null, -1), ['1', '2', '3', '0', '500', '1', 'm', '0']);
   assert.deepEqual(leaseArguments([1, 2, 3, 0, 500, 1], 'm', 0, 4, 0, 0, null, -1), ['1', '2', '3', '0', '500', '1', 'm', '0', '4']);
   assert.deepEqual(leaseArguments([1, 2, 3, 0, 500, 1], 'm', 0, -1, 0, 0, null, 250),

@@ -38,10 +38,11 @@ async function load(relayer, rps, ms, tag) {
 
 // ARGV of the lease script (pkg-template/src/fleet-lease-script.js): 1 want, 2 rate, 3 burst, …,
 // 10 spent alone, 11 the window, 12 spent alone by tenth of a second of age, 13 how long the oldest
-// read has waited (ms).
+// read has waited (ms; -1: none waits), 14 what the reads waiting cost (CU).
+const said = (arg) => (arg === undefined || Number(arg) < 0 ? null : Number(arg));
 const ask = ({ args }) => ({ rate: Number(args[1]), burst: Number(args[2]), alone: Number(args[9] || 0),
   window: Number(args[10] || 0), ages: args[11] ? args[11].split(',').map(Number) : null,
-  waited: args[12] === undefined ? null : Number(args[12]) });
+  waited: said(args[12]), line: said(args[13]) });
 
 /**
  * A redis-server watched by MONITOR and one relayer on a `cuPerSecond` plan kept per second,
@@ -74,7 +75,7 @@ test('a plan kept per second asks for its window, and for the whole plan as rate
   }
 });
 
-test('while reads wait for the plan, each ask tells Redis how long the oldest has waited', async () => {
+test('while reads wait for the plan, each ask tells Redis how long the oldest has waited and what the line costs', async () => {
   const { relayer, asks, done } = await watchedRelayer(20, 10000, 'wait:');
   try {
     await eventually(() => relayer.request({ method: 'eth_chainId' }).then(() => groupFleet(relayer) === 'leased'), 5000, 'a lease');
@@ -85,6 +86,9 @@ test('while reads wait for the plan, each ask tells Redis how long the oldest ha
     // Asks made while nothing waited say nothing (null); those made while the line drained say its age.
     assert.ok(waits.some((w) => w > 100), `the line's age told: ${JSON.stringify(waits)}`);
     assert.ok(waits.every((w) => w === null || (w >= 0 && w < 10000)), `each a wait within the deadline: ${JSON.stringify(waits)}`);
+    // And what the line costs (one CU a read), so each member reckons a wait by the fleet's line.
+    const lines = asks().map((a) => a.line);
+    assert.ok(lines.some((l) => l >= 5) && lines.every((l) => l !== null && l <= 40), `the line's cost told: ${JSON.stringify(lines)}`);
   } finally {
     await done();
   }

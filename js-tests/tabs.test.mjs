@@ -175,6 +175,11 @@ test('tabs on a plan kept per second ask for its window, and for the whole plan 
     const waits = asks.map((m) => m.wt);
     assert.ok(waits.every((w) => w === -1 || (w >= 0 && w < 3000)), `each ask's wait unsaid or within the deadline: ${JSON.stringify(waits)}`);
     assert.ok(waits.some((w) => w > 0), `a waiting line's age told: ${JSON.stringify(waits)}`);
+    // And what the line costs (CU), so each tab reckons a read's wait by the tabs' one line; the
+    // leader answers with what the other tabs' lines cost (a seventh number).
+    const lines = asks.map((m) => m.ln);
+    assert.ok(lines.every((l) => l >= 0) && lines.some((l) => l > 0), `each ask's line told: ${JSON.stringify(lines)}`);
+    assert.ok(grants.every((m) => m.r.length === 7 && m.r[6] >= 0), `the others' lines told back: ${JSON.stringify(grants.map((m) => m.r))}`);
   } finally {
     await context.close();
   }

@@ -24,13 +24,15 @@ const SERVED_ALIKE = 1.25; // policy::fleet_bucket::SERVED_ALIKE: granted alike,
 // learned from each member's hold and what it still holds, kept in 'win' by slot, plus everything
 // held stays within it; absent or 0: none), and what was spent alone by tenth of a second of
 // age (ten numbers, comma-separated, youngest first; counted where each fell; may be empty), and how
-// long the asker's oldest read has waited (ms; absent: unsaid, kept as 'o:'..id with its claim, as
-// since when on the server's clock). Server time, so machines' clocks never matter. Returns strings (Redis would truncate Lua
+// long the asker's oldest read has waited (ms; absent or -1: unsaid, kept as 'o:'..id with its claim, as
+// since when on the server's clock), and what its reads waiting for the plan cost (CU; absent:
+// unsaid, kept as 'l:'..id while it is a member). Server time, so machines' clocks never matter. Returns strings (Redis would truncate Lua
 // numbers): granted, ms until the rest could be (a short member queues: the refill goes first
 // to the short members granted alike lately whose oldest read has waited longer, else to those
 // granted less lately), the fleet's rate (CU/s, decayed over 10 s), the most one member may
 // hold (0: no bound), what the other members need (the sum of their 'd:'; -1 when one said
-// none: an older version), and 1 when the window was kept (the asker may ask its whole plan as rate).
+// none: an older version), 1 when the window was kept (the asker may ask its whole plan as rate),
+// and what the other members' lines cost (the sum of their 'l:'; -1 when one said none).
 export const LEASE_SCRIPT = `
 local want, rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local held, hold, least, member = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
@@ -49,6 +51,8 @@ end
 if #ages ~= 10 then ages = {} end
 local waited = tonumber(ARGV[13] or '')
 if not (waited and waited >= 0 and waited < math.huge) then waited = nil end -- unsaid, as an older member
+local line = tonumber(ARGV[14] or '')
+if not (line and line >= 0 and line < math.huge) then line = nil end -- unsaid, as an older member
 if not (want and rate and burst and held and hold and least) or want < 0 or rate < 0 or burst < 0
   or held < 0 or hold < 0 or least < 0 or not member or member == '' or not released or released < 0 then
   return redis.error_reply('bad lease ask')
@@ -92,7 +96,7 @@ end
 local function forget(id)
   local h = tonumber(redis.call('HGET', KEYS[1], 'h:' .. id)) or 0
   total = total - h
-  redis.call('HDEL', KEYS[1], 'h:' .. id, 's:' .. id, 'w:' .. id, 'd:' .. id)
+  redis.call('HDEL', KEYS[1], 'h:' .. id, 's:' .. id, 'w:' .. id, 'd:' .. id, 'l:' .. id)
   return h
 end
 local function decayed(s, w) -- what was granted lately ('s:'), as of when ('w:'), decayed to now
@@ -118,22 +122,22 @@ else
 end
 redis.call('ZREM', KEYS[2], member)
 local others = math.max(0, total)
--- What the other members need, while each one said its own.
-local needs = -1
+-- What the other members need, and what their lines cost, each while every one said its own.
 local present = redis.call('ZRANGE', KEYS[2], 0, -1)
-if #present == 0 then
-  needs = 0
-else
-  local fields = {}
-  for i, id in ipairs(present) do fields[i] = 'd:' .. id end
-  needs = 0
+local function sum(prefix)
+  if #present == 0 then return 0 end
+  local fields, total = {}, 0
+  for i, id in ipairs(present) do fields[i] = prefix .. id end
   for _, d in ipairs(redis.call('HMGET', KEYS[1], unpack(fields))) do
     local n = d and tonumber(d)
-    if not n then needs = -1 break end -- unsaid (an older member), or not a number: unknown
-    needs = needs + n
+    if not n then return -1 end -- unsaid (an older member), or not a number: unknown
+    total = total + n
   end
+  return total
 end
+local needs, lines = sum('d:'), sum('l:')
 if demand then redis.call('HSET', KEYS[1], 'd:' .. member, demand) else redis.call('HDEL', KEYS[1], 'd:' .. member) end
+if line then redis.call('HSET', KEYS[1], 'l:' .. member, line) else redis.call('HDEL', KEYS[1], 'l:' .. member) end
 local dt = math.max(0, now - at)
 local granted, short, share = want, 0, 0
 if hold == 0 or rate <= 0 then alone = 0 end -- a report is all spent alone; an unknown plan only counts
@@ -224,19 +228,21 @@ redis.call('PEXPIRE', KEYS[3], 60000)
 local function text(x) return string.format('%.17g', x) end
 -- The fleet's rate: spent over the weight a rate kept since the bucket was born has (policy::fleet_bucket::fleet_rate).
 local weight = math.max(1, ${RATE_TAU_S} * (1 - math.exp(-(now - born) / (${RATE_TAU_S} * 1000))))
-return { text(granted), text(short), text(spent / weight), text(share), text(needs), (window > 0 and rate > 0) and '1' or '0' }`;
+return { text(granted), text(short), text(spent / weight), text(share), text(needs), (window > 0 and rate > 0) and '1' or '0', text(lines) }`;
 
 
 // The script's ARGV for one ask (the contract above): the optional tail goes only as far as its last
 // value said, so a short ask stays short.
-export function leaseArguments(numbers, member, released, demand, alone, window, ages, waited) {
+export function leaseArguments(numbers, member, released, demand, alone, window, ages, waited, line) {
   const args = numbers.map(String).concat(member, String(released));
   const byAge = window > 0 && alone > 0 && ages && ages.length === 10 ? Array.from(ages, String).join(',') : '';
-  const said = typeof waited === 'number' && waited >= 0 && Number.isFinite(waited);
+  const told = (x) => typeof x === 'number' && x >= 0 && Number.isFinite(x);
+  const said = told(waited) || told(line);
   if (demand >= 0 || alone > 0 || window > 0 || said) args.push(String(demand));
   if (alone > 0 || window > 0 || said) args.push(String(alone));
   if (window > 0 || said) args.push(String(window));
   if (byAge || said) args.push(byAge);
-  if (said) args.push(String(waited));
+  if (told(line)) args.push(told(waited) ? String(waited) : '-1', String(line));
+  else if (said) args.push(String(waited));
   return args;
 }

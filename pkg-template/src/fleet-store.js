@@ -288,7 +288,7 @@ function redisStore(wasm, news, txModule, { prefix, client: given, options }, re
     if (!closed && beforeFirst && !(client && client.isReady)) return void beforeFirst.set(key, { at: Date.now(), args });
     sendAsk(...args);
   });
-  function sendAsk(key, want, rate, burst, held, holdMs, least, released = 0, demand = -1, alone = 0, window = 0, ages = null, waited = -1) {
+  function sendAsk(key, want, rate, burst, held, holdMs, least, released = 0, demand = -1, alone = 0, window = 0, ages = null, waited = -1, line = -1) {
     if (closed || !client || !client.isReady || busy(key)) return failLater(key);
     const started = Date.now();
     asking.set(key, started);
@@ -299,8 +299,9 @@ function redisStore(wasm, news, txModule, { prefix, client: given, options }, re
       // ARGV[9] the need (-1: unsaid), ARGV[10] what was spent alone, ARGV[11] the one-second
       // window, each sent only when it or one after it says something; ARGV[12] what was spent
       // alone by tenth of a second of age, when there is a window and some was (else empty, when
-      // ARGV[13] follows); ARGV[13] how long the oldest read has waited (ms), when said.
-      arguments: leaseArguments([want, rate, burst, held, holdMs, least], from, released, demand, alone, window, ages, waited),
+      // ARGV[13] follows); ARGV[13] how long the oldest read has waited (ms), when it or ARGV[14]
+      // is said (-1: unsaid); ARGV[14] what the reads waiting for the plan cost (CU), when said.
+      arguments: leaseArguments([want, rate, burst, held, holdMs, least], from, released, demand, alone, window, ages, waited, line),
     });
     // A store that keeps its connection but stops answering (a paused or overloaded Redis) sends
     // no 'error': an ask unanswered for SILENT_MS is the sign, told as `fleetStore` down; the next
@@ -315,8 +316,8 @@ function redisStore(wasm, news, txModule, { prefix, client: given, options }, re
       (reply) => {
         heard();
         done();
-        const [granted, shortMs, fleetRate, share, othersNeed, windowed] = Array.isArray(reply) ? reply.map(Number) : [NaN, NaN, NaN, NaN, NaN];
-        wasm.realmLeaseGranted(key, want, granted, shortMs, fleetRate, share, othersNeed, windowed);
+        const [granted, shortMs, fleetRate, share, othersNeed, windowed, othersLine] = Array.isArray(reply) ? reply.map(Number) : [NaN, NaN, NaN, NaN, NaN];
+        wasm.realmLeaseGranted(key, want, granted, shortMs, fleetRate, share, othersNeed, windowed, othersLine ?? -1);
       },
       () => {
         clearTimeout(silent);

@@ -47,27 +47,28 @@ export function tabStore(wasm) {
   const pending = new Map(); // group key -> the ask out at the leader: { id, want, numbers }
 
   // `demand`: what the asking tab needs (CU/s), `alone`: what it spent alone in the last
-  // second (CU), `window`: the most the tabs may send in one second (CU), and `waited`: how long
-  // its oldest read has waited (ms; the leader serves the longest first), numbers apart from
+  // second (CU), `window`: the most the tabs may send in one second (CU), `waited`: how long
+  // its oldest read has waited (ms; the leader serves the longest first), and `line`: what its
+  // reads waiting for the plan cost (CU; the leader tells each tab the others'), numbers apart from
   // `numbers` (a leader of an earlier version reads six or seven of those, and ignores them).
-  const serve = (key, member, numbers, demand, alone, window, ages, waited) => {
-    const said = Float64Array.from([demand, alone, window, waited], (x) => (typeof x === 'number' ? x : NaN));
+  const serve = (key, member, numbers, demand, alone, window, ages, waited, line) => {
+    const said = Float64Array.from([demand, alone, window, waited, line], (x) => (typeof x === 'number' ? x : NaN));
     const byAge = Array.isArray(ages) && ages.length === 10 && ages.every((a) => typeof a === 'number') ? Float64Array.from(ages) : undefined;
     const reply = wasm.tabBucketAsk(key, member, Float64Array.from(numbers), said, byAge);
     return reply.length >= 5 ? Array.from(reply) : null;
   };
-  // A leader of an earlier version answers four or five numbers: the others' need is then
-  // unknown, and no window was kept.
+  // A leader of an earlier version answers four to six numbers: the others' need and lines are
+  // then unknown, and no window was kept.
   const answer = (key, want, reply) => {
     if (closed) return;
-    if (reply) wasm.realmLeaseGranted(key, want, reply[0], reply[1], reply[2], reply[3], reply[4] ?? -1, reply[5] ?? 0);
+    if (reply) wasm.realmLeaseGranted(key, want, reply[0], reply[1], reply[2], reply[3], reply[4] ?? -1, reply[5] ?? 0, reply[6] ?? -1);
     else wasm.realmLeaseFailed(key);
   };
 
   channel.onmessage = ({ data }) => {
     if (closed || data === null || typeof data !== 'object' || data.v !== VERSION) return;
     if (leader && isAsk(data)) {
-      const r = serve(data.key, data.from, data.n, data.d, data.a, data.w, data.ag, data.wt);
+      const r = serve(data.key, data.from, data.n, data.d, data.a, data.w, data.ag, data.wt, data.ln);
       channel.postMessage({ v: VERSION, t: 'grant', to: data.from, id: data.id, key: data.key, r });
     } else if (data.to === from && isGrant(data) && pending.get(data.key)?.id === data.id) {
       const { want } = pending.get(data.key);
@@ -76,19 +77,19 @@ export function tabStore(wasm) {
     }
   };
 
-  wasm.attachRealmStore((key, want, rate, burst, held, holdMs, least, released = 0, demand = -1, alone = 0, window = 0, aloneAges = null, waited = -1) => {
+  wasm.attachRealmStore((key, want, rate, burst, held, holdMs, least, released = 0, demand = -1, alone = 0, window = 0, aloneAges = null, waited = -1, line = -1) => {
     const ages = aloneAges ? Array.from(aloneAges) : undefined;
     // What is given back goes as a seventh number only when there is some (a leader of an
     // earlier version reads six).
     const numbers = released > 0 ? [want, rate, burst, held, holdMs, least, released] : [want, rate, burst, held, holdMs, least];
     if (closed) return queueMicrotask(() => wasm.realmLeaseFailed(key));
     if (leader) {
-      const reply = serve(key, from, numbers, demand, alone, window, ages, waited);
+      const reply = serve(key, from, numbers, demand, alone, window, ages, waited, line);
       return queueMicrotask(() => answer(key, want, reply));
     }
     nextId += 1;
-    pending.set(key, { id: nextId, want, numbers, demand, alone, window, ages, waited }); // a later ask replaces one the engine gave up
-    channel.postMessage({ v: VERSION, t: 'ask', from, id: nextId, key, n: numbers, d: demand, a: alone, w: window, ag: ages, wt: waited });
+    pending.set(key, { id: nextId, want, numbers, demand, alone, window, ages, waited, line }); // a later ask replaces one the engine gave up
+    channel.postMessage({ v: VERSION, t: 'ask', from, id: nextId, key, n: numbers, d: demand, a: alone, w: window, ag: ages, wt: waited, ln: line });
   });
 
   // Queued behind the current leader; granted when it goes. Held until close().
@@ -100,7 +101,7 @@ export function tabStore(wasm) {
     // leader may just have gone) are answered here now, then groups that failed ask again.
     const asked = [...pending];
     pending.clear();
-    for (const [key, { want, numbers, demand, alone, window, ages, waited }] of asked) answer(key, want, serve(key, from, numbers, demand, alone, window, ages, waited));
+    for (const [key, { want, numbers, demand, alone, window, ages, waited, line }] of asked) answer(key, want, serve(key, from, numbers, demand, alone, window, ages, waited, line));
     wasm.realmStoreBack();
   })).catch(quiet);
 

@@ -12,8 +12,9 @@
 //!     share   = burst / (members holding, the asker included)
 //!     granted = min(want, tokens, max(share, least) − held)     (never below 0)
 //!     the asker now holds held + granted, until now + hold
-//!   every ask and report says the asker's demand (CU/s); the answer sums the
-//!     other members' (those holding or reporting), unknown when one said none
+//!   every ask and report says the asker's demand (CU/s) and line (CU waiting);
+//!     the answer sums the other members' of each (those holding or
+//!     reporting), unknown when one said none
 //!   a report (hold 0: spent alone, the store slow): taken from the tokens in
 //!     full (even below 0); the asker holds 0 for REPORT_PRESENCE (still a member)
 //!   a plan kept per second (window > 0): what each member spent since its
@@ -62,6 +63,8 @@ struct Hold {
     asked: Instant,
     /// What the member would spend now (CU/s), as it last said; NaN: unsaid.
     demand: f64,
+    /// What its charges waiting for the plan cost (CU), as it last said; NaN: unsaid.
+    line: f64,
 }
 
 impl Hold {
@@ -162,6 +165,10 @@ impl FleetBucket {
         let others_demand = self.holds.iter().map(|h| h.demand).sum::<f64>();
         let others_demand = others_demand.is_finite().then_some(others_demand);
         let demand = if ask.demand.is_finite() && ask.demand >= 0.0 { ask.demand } else { f64::NAN };
+        // The others' lines, summed only when every one said its own (`LeaseGrant::others_line`).
+        let others_line = self.holds.iter().map(|h| h.line).sum::<f64>();
+        let others_line = others_line.is_finite().then_some(others_line);
+        let line = if ask.line.is_finite() && ask.line >= 0.0 { ask.line } else { f64::NAN };
         let held = if ask.held.is_finite() { ask.held.max(0.0) } else { 0.0 };
         // A plan kept per second (`window.rs`), for a plan's grants (not a report, not an unknown plan).
         let windowed = ask.window.is_finite() && ask.window > 0.0 && ask.rate > 0.0;
@@ -181,7 +188,8 @@ impl FleetBucket {
             // It holds nothing, but it is a member: counted among the members for
             // REPORT_PRESENCE, so each one's share says how many spend (`Lease::members`).
             let served = mine + ask.want.max(0.0);
-            self.holds.push(Hold { member, amount: 0.0, until: now + REPORT_PRESENCE, served, asked: now, demand });
+            let until = now + REPORT_PRESENCE;
+            self.holds.push(Hold { member, amount: 0.0, until, served, asked: now, demand, line });
             (ask.want.max(0.0), 0.0, share)
         } else if ask.rate > 0.0 {
             // A charge above the burst is paid from a full bucket, as a token bucket does: a cap below
@@ -266,6 +274,7 @@ impl FleetBucket {
                 served: mine + granted,
                 asked: now,
                 demand,
+                line,
             });
             (granted, short, share)
         } else {
@@ -282,6 +291,7 @@ impl FleetBucket {
             fleet_rate: fleet_rate(self.spent, age),
             share: if share > 0.0 { share } else { f64::INFINITY },
             others_demand,
+            others_line,
             // Said kept: the asker may refill at its plan.
             windowed,
         }

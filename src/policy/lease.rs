@@ -116,6 +116,8 @@ pub struct Lease {
     share: f64,
     /// What the other members would spend, as the store last said.
     others_demand: Option<f64>,
+    /// What the other members' lines cost, as the store last said (`LeaseGrant::others_line`).
+    others_line: Option<f64>,
     /// What this realm would spend (CU/s), as its group last said (`demand`).
     demand: f64,
     /// The charge the lease is sized for (`charge_sizes`): a chunk always covers a few.
@@ -183,6 +185,7 @@ impl Lease {
             fleet_rate: 0.0,
             share: f64::INFINITY,
             others_demand: None,
+            others_line: None,
             demand: 0.0,
             largest: ChargeSizes::new(1.0),
             need: 0.0,
@@ -307,6 +310,7 @@ impl Lease {
             _ => said,
         };
         self.others_demand = grant.others_demand;
+        self.others_line = grant.others_line;
         self.windowed = grant.windowed;
         self.short = grant.granted < want;
         if self.short {

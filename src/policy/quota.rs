@@ -405,6 +405,8 @@ mod fleet_window_tests;
 mod largest_charge_tests;
 mod line;
 #[cfg(test)]
+mod overload_split_sim_tests;
+#[cfg(test)]
 mod queue_fairness_sim_tests;
 mod recent;
 mod serving;

@@ -67,7 +67,8 @@ fn send(asks: Vec<(u64, LeaseAsk)>) {
 /// (`share`: the most one member may hold, 0 for no bound; `others_demand`:
 /// what the other members need, −1 or absent when unknown; `windowed`: 1
 /// when the store kept the ask's one-second window, absent from an older
-/// store); an answer that
+/// store; `others_line`: what the other members' lines cost, −1 or absent
+/// when unknown); an answer that
 /// makes no sense counts as a failure. `true` when a group of this realm took it.
 #[wasm_bindgen(js_name = realmLeaseGranted)]
 #[allow(clippy::too_many_arguments)] // the store's answer, number by number: no array to build per lease
@@ -80,12 +81,15 @@ pub fn realm_lease_granted(
     share: f64,
     others_demand: Option<f64>,
     windowed: Option<f64>,
+    others_line: Option<f64>,
 ) -> bool {
     let Some(key) = read_key(key) else { return false };
     let now = JsRuntime.now();
     let others_demand = others_demand.unwrap_or(f64::NAN);
     let windowed = windowed.unwrap_or(0.0);
-    let taken = with_realm(|realm| match LeaseGrant::read(want, granted, short_for_ms, fleet_rate, share, others_demand, windowed) {
+    let others_line = others_line.unwrap_or(f64::NAN);
+    let read = LeaseGrant::read(want, granted, short_for_ms, fleet_rate, share, [others_demand, windowed, others_line]);
+    let taken = with_realm(|realm| match read {
         Some(grant) => realm.lease_granted(key, now, want, grant),
         None => realm.lease_failed(key, now),
     });
@@ -111,8 +115,9 @@ pub(super) fn ask(group: u64, ask: &LeaseAsk) {
         args.push(&extra.into());
     }
     args.push(&js_sys::Float64Array::from(&ask.alone_ages[..]).into());
-    // How long its oldest charge has waited (ms; −1: unsaid).
+    // How long its oldest charge has waited (ms; −1: unsaid), and what its line costs (CU; −1: unsaid).
     args.push(&ask.waited.map_or(-1.0, |w| w.as_secs_f64() * 1000.0).into());
+    args.push(&(if ask.line.is_finite() { ask.line } else { -1.0 }).into());
     if store.apply(&JsValue::UNDEFINED, &args).is_err() {
         with_realm(|realm| realm.lease_failed(group, JsRuntime.now()));
     }

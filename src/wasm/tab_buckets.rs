@@ -25,12 +25,14 @@ const LONGEST_HOLD_MS: f64 = 60_000.0;
 /// as the engine made them; `said` what the tab told beside them, each NaN
 /// when unsaid (a tab of an earlier version): what it needs (CU/s), what it
 /// spent alone in the last second (CU, `LeaseAsk::alone`), the most the
-/// tabs may send in one second (CU, `LeaseAsk::window`; 0: none), and how
-/// long its oldest charge has waited (ms, `LeaseAsk::waited`);
+/// tabs may send in one second (CU, `LeaseAsk::window`; 0: none), how
+/// long its oldest charge has waited (ms, `LeaseAsk::waited`), and what its
+/// line costs (CU, `LeaseAsk::line`);
 /// `alone_ages` what it spent alone by tenth of a second of age (ten numbers; absent: unsaid).
 /// Returns granted, ms until the rest could
 /// be, the fleet's rate, the share (0: no bound), what the other tabs
-/// need (−1: unknown) and 1 when the window was kept, or nothing for an ask that makes no sense (any
+/// need (−1: unknown), 1 when the window was kept and what the other tabs'
+/// lines cost (−1: unknown), or nothing for an ask that makes no sense (any
 /// number missing, negative or not finite): the asking tab counts that as
 /// a failed ask, never as quota.
 #[wasm_bindgen(js_name = tabBucketAsk)]
@@ -54,12 +56,13 @@ pub fn tab_bucket_ask(key: &str, member: &str, numbers: &[f64], said: &[f64], al
     let window = told(2).unwrap_or(0.0);
     // (Bounded as a hold is: no read of a tab waits past its deadline, let alone a minute.)
     let waited = told(3).map(|w| Duration::from_secs_f64(w.min(LONGEST_HOLD_MS) / 1000.0));
+    let line = told(4).unwrap_or(f64::NAN);
     // By age, ten tenths of a second (`LeaseAsk::alone_ages`); anything else says nothing of the ages.
     let mut ages = [0.0; 10];
     if let Some(told) = alone_ages.filter(|a| a.len() == 10 && a.iter().all(|x| x.is_finite() && *x >= 0.0)) {
         ages.copy_from_slice(&told);
     }
-    let ask = LeaseAsk { want, rate, burst, held, hold, least, released, demand, alone, window, alone_ages: ages, waited };
+    let ask = LeaseAsk { want, rate, burst, held, hold, least, released, demand, alone, window, alone_ages: ages, waited, line };
     let grant = BUCKETS.with(|b| b.borrow_mut().ask(JsRuntime.now(), key, member, ask));
     let share = if grant.share.is_finite() { grant.share } else { 0.0 };
     let windowed = if grant.windowed { 1.0 } else { 0.0 };
@@ -70,5 +73,6 @@ pub fn tab_bucket_ask(key: &str, member: &str, numbers: &[f64], said: &[f64], al
         share,
         grant.others_demand.unwrap_or(-1.0),
         windowed,
+        grant.others_line.unwrap_or(-1.0),
     ]
 }

@@ -19,6 +19,7 @@ pub(super) fn ask(want: f64, held: f64) -> LeaseAsk {
         window: 0.0,
         alone_ages: [0.0; 10],
         waited: None,
+        line: f64::NAN,
     }
 }
 
@@ -376,4 +377,18 @@ fn what_a_member_spent_alone_counts_in_the_window_where_it_fell() {
     assert_eq!(older.ask(at(10_000), 1, LeaseAsk { alone: 30.0, ..windowed(6.0) }).granted, 0.0);
     assert_eq!(older.ask(at(10_500), 1, windowed(6.0)).granted, 0.0);
     assert_eq!(older.ask(at(11_030), 1, windowed(6.0)).granted, 6.0);
+}
+
+#[test]
+fn the_others_lines_are_summed_while_each_said_its_own() {
+    let mut bucket = FleetBucket::default();
+    let with = |line: f64| LeaseAsk { line, ..ask(1.0, 0.0) };
+    assert_eq!(bucket.ask(at(0), 1, with(5.0)).others_line, Some(0.0), "alone: nobody else waits");
+    assert_eq!(bucket.ask(at(10), 2, with(3.0)).others_line, Some(5.0));
+    assert_eq!(bucket.ask(at(20), 3, with(0.0)).others_line, Some(8.0));
+    assert_eq!(bucket.ask(at(30), 3, with(1.0)).others_line, Some(8.0), "its own replaced, not added");
+    assert_eq!(bucket.ask(at(40), 4, with(f64::NAN)).others_line, Some(9.0));
+    assert_eq!(bucket.ask(at(50), 1, with(5.0)).others_line, None, "one said none (an older member): unknown");
+    assert_eq!(bucket.ask(at(60), 5, with(-2.0)).others_line, None);
+    assert_eq!(bucket.ask(at(5_000), 1, with(5.0)).others_line, Some(0.0), "their holds over: members no more");
 }

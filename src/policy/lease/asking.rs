@@ -62,6 +62,7 @@ impl Lease {
                 window,
                 alone_ages: [0.0; 10],
                 waited: None,
+                line: 0.0,
             });
         }
         self.reporting = None;
@@ -79,6 +80,7 @@ impl Lease {
             window,
             alone_ages,
             waited: None,
+            line: 0.0,
         })
     }
 

@@ -14,6 +14,7 @@ fn grant(granted: f64, share: f64) -> LeaseGrant {
         fleet_rate: 0.0,
         share,
         others_demand: None,
+        others_line: None,
         windowed: false,
     }
 }
@@ -21,7 +22,7 @@ fn grant(granted: f64, share: f64) -> LeaseGrant {
 #[test]
 fn a_grant_printed_a_hair_above_the_want_is_the_want() {
     let printed = 10.0 * (1.0 + 1e-9);
-    assert_eq!(LeaseGrant::read(10.0, printed, 0.0, 0.0, 0.0, -1.0, 0.0).map(|g| g.granted), Some(10.0));
+    assert_eq!(LeaseGrant::read(10.0, printed, 0.0, 0.0, 0.0, [-1.0, 0.0, -1.0]).map(|g| g.granted), Some(10.0));
 }
 
 #[test]

@@ -54,6 +54,11 @@ pub struct LeaseAsk {
     /// longest, so a fleet's reads wait in one line whichever member took
     /// them (`policy::fleet_bucket`).
     pub waited: Option<Duration>,
+    /// What the realm's charges waiting for this plan cost together now
+    /// (CU; NaN: unsaid, an older member). The store sums the other
+    /// members' (`LeaseGrant::others_line`), so each member reckons a new
+    /// read's wait by the fleet's one line, not by its own part of it.
+    pub line: f64,
 }
 
 /// The store's answer to an ask.
@@ -72,6 +77,10 @@ pub struct LeaseGrant {
     /// `demand`s; `None` when one of them said none (an older version) or
     /// the store does not count them.
     pub others_demand: Option<f64>,
+    /// What the other members' charges waiting for the plan cost together
+    /// (CU), the sum of their last `line`s; `None` when one of them said
+    /// none (an older version) or the store does not count them.
+    pub others_line: Option<f64>,
     /// Whether the store kept the ask's one-second window
     /// (`LeaseAsk::window`). A store of an older version does not say so,
     /// and its bucket, keeping none, is then asked token-bucket terms.
@@ -83,17 +92,20 @@ impl LeaseGrant {
     /// that cannot be trusted (not numbers, negative, more than `want`):
     /// a broken or hostile store counts as a failed ask, never as quota.
     /// `share` 0 means "no bound" (the store's text for infinity); an
-    /// `others_demand` that is not a number ≥ 0 (an older store sends none,
-    /// the store's text for "unknown" is −1) is unknown, not a broken answer.
+    /// `said` is what a store of this version says beside: the others'
+    /// demand, 1 when the window was kept, the others' line. An
+    /// `others_demand` or `others_line` that is not a number ≥ 0 (an older
+    /// store sends none, the store's text for "unknown" is −1) is unknown,
+    /// not a broken answer.
     pub fn read(
         want: f64,
         granted: f64,
         short_for_ms: f64,
         fleet_rate: f64,
         share: f64,
-        others_demand: f64,
-        windowed: f64,
+        said: [f64; 3],
     ) -> Option<LeaseGrant> {
+        let [others_demand, windowed, others_line] = said;
         let sane = |x: f64| x.is_finite() && x >= 0.0;
         // The store prints numbers to 17 significant digits; one that rounds up past
         // `want` by a hair is `want`, more is a broken answer.
@@ -104,7 +116,16 @@ impl LeaseGrant {
         let short_for = Duration::from_secs_f64(short_for_ms.min(3_600_000.0) / 1000.0);
         let share = if share > 0.0 { share } else { f64::INFINITY };
         let others_demand = sane(others_demand).then_some(others_demand);
-        Some(LeaseGrant { granted, short_for, fleet_rate, share, others_demand, windowed: windowed == 1.0 })
+        let others_line = sane(others_line).then_some(others_line);
+        Some(LeaseGrant {
+            granted,
+            short_for,
+            fleet_rate,
+            share,
+            others_demand,
+            others_line,
+            windowed: windowed == 1.0,
+        })
     }
 
     /// All of `want`, with nothing else said (for tests: a store that only counts).
@@ -116,6 +137,7 @@ impl LeaseGrant {
             fleet_rate: 0.0,
             share: f64::INFINITY,
             others_demand: None,
+            others_line: None,
             windowed: false,
         }
     }

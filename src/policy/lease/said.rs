@@ -25,6 +25,12 @@ impl Lease {
         self.others_demand
     }
 
+    /// What the other members' charges waiting for the plan cost (CU), as
+    /// the store last said; `None` before it said, or when one of them said nothing.
+    pub fn others_line(&self) -> Option<f64> {
+        self.others_line
+    }
+
     /// The most the store lets this realm hold, as it last said (its part
     /// of the fleet's burst; infinite: no bound said).
     pub fn share(&self) -> f64 {

@@ -10,6 +10,7 @@ fn grant(granted: f64) -> LeaseGrant {
         fleet_rate: 40.0,
         share: f64::INFINITY,
         others_demand: None,
+        others_line: None,
         windowed: false,
     }
 }
@@ -36,6 +37,7 @@ fn a_lease_is_asked_ahead_of_need_and_spent_without_waiting() {
             window: 0.0,
             alone_ages: [0.0; 10],
             waited: None,
+            line: 0.0,
         }
     );
     assert_eq!(lease.ask(at(1), 100.0, 500.0, 1000.0, 0.0), None, "one ask out at a time");
@@ -110,8 +112,10 @@ fn a_store_that_fails_or_stalls_hands_back_to_the_own_bucket_and_is_asked_again_
 
 #[test]
 fn a_stores_answer_is_read_only_when_it_makes_sense() {
-    let read = LeaseGrant::read(10.0, 4.0, 250.0, 30.0, 12.5, -1.0, 0.0);
+    let read = LeaseGrant::read(10.0, 4.0, 250.0, 30.0, 12.5, [-1.0, 0.0, -1.0]);
     let short_for = Duration::from_millis(250);
+    let lines = |said: f64| LeaseGrant::read(10.0, 4.0, 0.0, 0.0, 0.0, [-1.0, 0.0, said]).unwrap().others_line;
+    assert_eq!((lines(7.5), lines(0.0), lines(-1.0), lines(f64::NAN)), (Some(7.5), Some(0.0), None, None));
     assert_eq!(
         read,
         Some(LeaseGrant {
@@ -120,28 +124,33 @@ fn a_stores_answer_is_read_only_when_it_makes_sense() {
             fleet_rate: 30.0,
             share: 12.5,
             others_demand: None,
+            others_line: None,
             windowed: false
         })
     );
-    assert_eq!(LeaseGrant::read(10.0, 4.0, 0.0, 0.0, 0.0, -1.0, 0.0).unwrap().share, f64::INFINITY, "0: no bound");
-    assert!(LeaseGrant::read(10.0, 4.0, 0.0, 0.0, 0.0, -1.0, 1.0).unwrap().windowed, "1: the window was kept");
+    assert_eq!(
+        LeaseGrant::read(10.0, 4.0, 0.0, 0.0, 0.0, [-1.0, 0.0, -1.0]).unwrap().share,
+        f64::INFINITY,
+        "0: no bound"
+    );
+    assert!(LeaseGrant::read(10.0, 4.0, 0.0, 0.0, 0.0, [-1.0, 1.0, -1.0]).unwrap().windowed, "1: the window was kept");
     for not in [0.0, 2.0, f64::NAN, -1.0] {
-        assert!(!LeaseGrant::read(10.0, 4.0, 0.0, 0.0, 0.0, -1.0, not).unwrap().windowed, "{not}: not said");
+        assert!(!LeaseGrant::read(10.0, 4.0, 0.0, 0.0, 0.0, [-1.0, not, -1.0]).unwrap().windowed, "{not}: not said");
     }
-    assert_eq!(LeaseGrant::read(10.0, 11.0, 0.0, 0.0, 0.0, -1.0, 0.0), None, "more than asked");
+    assert_eq!(LeaseGrant::read(10.0, 11.0, 0.0, 0.0, 0.0, [-1.0, 0.0, -1.0]), None, "more than asked");
     let want = 8.0 / 3.0;
     assert_eq!(
-        LeaseGrant::read(want, 2.6666666666667, 0.0, 0.0, 0.0, -1.0, 0.0).map(|g| g.granted),
+        LeaseGrant::read(want, 2.6666666666667, 0.0, 0.0, 0.0, [-1.0, 0.0, -1.0]).map(|g| g.granted),
         Some(want),
         "printed rounding"
     );
-    assert_eq!(LeaseGrant::read(10.0, -1.0, 0.0, 0.0, 0.0, -1.0, 0.0), None);
-    assert_eq!(LeaseGrant::read(10.0, 1.0, f64::NAN, 0.0, 0.0, -1.0, 0.0), None);
-    assert_eq!(LeaseGrant::read(10.0, 1.0, 0.0, f64::INFINITY, 0.0, -1.0, 0.0), None);
-    assert_eq!(LeaseGrant::read(10.0, 1.0, 0.0, 0.0, -1.0, -1.0, 0.0), None, "a negative share");
-    assert_eq!(LeaseGrant::read(10.0, 1.0, 0.0, 0.0, f64::NAN, -1.0, 0.0), None);
+    assert_eq!(LeaseGrant::read(10.0, -1.0, 0.0, 0.0, 0.0, [-1.0, 0.0, -1.0]), None);
+    assert_eq!(LeaseGrant::read(10.0, 1.0, f64::NAN, 0.0, 0.0, [-1.0, 0.0, -1.0]), None);
+    assert_eq!(LeaseGrant::read(10.0, 1.0, 0.0, f64::INFINITY, 0.0, [-1.0, 0.0, -1.0]), None);
+    assert_eq!(LeaseGrant::read(10.0, 1.0, 0.0, 0.0, -1.0, [-1.0, 0.0, -1.0]), None, "a negative share");
+    assert_eq!(LeaseGrant::read(10.0, 1.0, 0.0, 0.0, f64::NAN, [-1.0, 0.0, -1.0]), None);
     assert_eq!(
-        LeaseGrant::read(10.0, 1.0, 1e12, 0.0, 0.0, -1.0, 0.0).unwrap().short_for,
+        LeaseGrant::read(10.0, 1.0, 1e12, 0.0, 0.0, [-1.0, 0.0, -1.0]).unwrap().short_for,
         Duration::from_secs(3600),
         "bounded"
     );

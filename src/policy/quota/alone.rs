@@ -226,6 +226,7 @@ mod tests {
             fleet_rate: fleet,
             share: 25.0,
             others_demand: None,
+            others_line: None,
             windowed: false,
         };
         for ms in (0..20_000).step_by((1000 / cu_per_s) as usize) {
@@ -309,6 +310,7 @@ mod tests {
             fleet_rate: 80.0,
             share: 25.0,
             others_demand: None,
+            others_line: None,
             windowed: false,
         };
         g.lease_granted(at(t + 2_001), ask.want, grant);

@@ -196,6 +196,8 @@ impl QuotaGroup {
         // would be served by arrival).
         let one_way = self.lease.as_ref().map_or(Duration::ZERO, |l| l.round_trip() / 2);
         ask.waited = self.line.oldest_wait(now).map(|waited| waited + one_way);
+        // What its line costs (the store sums the others': `fleet_line`).
+        ask.line = self.line.cu();
         if let Some(lease) = self.lease.as_mut() {
             lease.demand(ask.demand);
         }

@@ -14,6 +14,7 @@ fn grant(granted: f64, fleet_rate: f64) -> LeaseGrant {
         fleet_rate,
         share: f64::INFINITY,
         others_demand: None,
+        others_line: None,
         windowed: false,
     }
 }
@@ -366,4 +367,30 @@ fn an_ask_says_how_long_its_oldest_read_will_have_waited_at_the_store_and_nothin
         .expect("a spent lease asks");
     // Waiting since 500 ms: asked_at − 500, and half the round trip to the store on.
     assert_eq!(next.waited, Some(Duration::from_millis(asked_at - 500 + 20)));
+    assert_eq!(next.line, 10.0, "and what its line costs");
+}
+
+#[test]
+fn a_member_reckons_its_wait_by_the_fleets_line_once_the_store_says_the_others() {
+    let plan = QuotaConfig { cu_per_second: 30.0, ..QuotaConfig::default() }; // kept per second
+    let mut g = QuotaGroup::new(plan, at(0));
+    g.join_fleet(at(0));
+    g.join_line(crate::policy::quota::line_place(at(0), 0), 3.0);
+    let ask = g.lease_ask_now(at(0)).expect("joining asks");
+    assert_eq!(ask.line, 3.0, "its line goes with the ask");
+    g.lease_granted(at(5), ask.want, grant(ask.want, 20.0));
+    assert_eq!(g.fleet_line(at(5)), None, "a store that says nothing of the others: its own line only");
+    assert_eq!(g.fleet_state(at(5)), Some(true));
+    // Reads spend the lease until it asks again.
+    let (t, next) = (10..1000)
+        .find_map(|t| {
+            let _ = g.charge(at(t), 1.0);
+            g.take_lease_ask().map(|ask| (t, ask))
+        })
+        .expect("a spent lease asks");
+    let said = LeaseGrant { others_line: Some(12.0), windowed: true, ..grant(next.want, 20.0) };
+    g.lease_granted(at(t + 5), next.want, said);
+    assert_eq!(g.fleet_line(at(t + 5)), Some((12.0, 30.0)), "the others' 12 CU, at the fleet's whole second");
+    g.lease_store_down(at(t + 6));
+    assert_eq!(g.fleet_line(at(t + 6)), None, "spending alone: its own part again");
 }

@@ -11,23 +11,21 @@
 
 use std::collections::VecDeque;
 
+use super::line_place;
 use super::slow_store_tests::percentile;
-use super::store_sim_tests::StoreSim;
-use super::{line_place, QuotaConfig, QuotaGroup};
+use super::store_sim_tests::{joined_fleet, StoreSim};
 use crate::runtime::SeededRandom;
 use crate::time::at;
 
 /// Each member's reads' (arrival, wait) in ms: `n` members at `each_per_s`
 /// Poisson reads of 1 CU on a 30 CU/s plan kept per second, for `ms`.
 fn fleet_waits(n: usize, each_per_s: f64, ms: u64, seed: u64) -> Vec<Vec<(u64, u64)>> {
-    let config = QuotaConfig { cu_per_second: 30.0, ..QuotaConfig::default() };
-    let mut members: Vec<QuotaGroup> = (0..n).map(|_| QuotaGroup::new(config, at(0))).collect();
+    let mut members = joined_fleet(n, 30.0);
     let mut waiting: Vec<VecDeque<(u64, u64)>> = vec![VecDeque::new(); n];
     let mut store = StoreSim::new((1, 3));
     let mut rng = SeededRandom::new(seed);
     let mut waits = vec![Vec::new(); n];
     let mut order = 0u64;
-    members.iter_mut().for_each(|m| m.join_fleet(at(0)));
     for now in 0..ms {
         store.step(now, &mut members, &mut rng);
         for (i, m) in members.iter_mut().enumerate() {

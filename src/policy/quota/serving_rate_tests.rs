@@ -93,6 +93,7 @@ fn a_member_that_just_got_busy_in_a_saturated_fleet_is_not_counted_at_nothing() 
         fleet_rate: 74.0,
         share: 26.0 / 6.0,
         others_demand: None,
+        others_line: None,
         windowed: false,
     };
     g.lease_granted(at(1), ask.want, grant);
@@ -116,6 +117,7 @@ fn a_member_in_its_first_seconds_on_the_lease_is_counted_at_least_at_an_equal_pa
                 fleet_rate: 74.0,
                 share: 26.0 / 4.0,
                 others_demand: None,
+                others_line: None,
                 windowed: false,
             };
             g.lease_granted(at(ms + 5), ask.want, grant);

@@ -9,6 +9,14 @@ use crate::policy::lease::{LeaseAsk, LeaseGrant};
 use crate::runtime::SeededRandom;
 use crate::time::at;
 
+/// `n` members of a fleet on a plan of `cu_per_second` kept per second, each joined at 0.
+pub(super) fn joined_fleet(n: usize, cu_per_second: f64) -> Vec<QuotaGroup> {
+    let config = super::QuotaConfig { cu_per_second, ..super::QuotaConfig::default() };
+    let mut members: Vec<QuotaGroup> = (0..n).map(|_| QuotaGroup::new(config, at(0))).collect();
+    members.iter_mut().for_each(|m| m.join_fleet(at(0)));
+    members
+}
+
 /// The store and the messages on their way.
 pub(super) struct StoreSim {
     bucket: FleetBucket,

@@ -53,7 +53,9 @@ fn a_fleet_members_excess_is_told_at_once_not_after_its_deadline() {
         let mut bucket = FleetBucket::default();
         let mut others: Vec<QuotaGroup> = (0..OTHERS).map(|_| QuotaGroup::new(plan, rt.now())).collect();
         others.iter_mut().for_each(|g| g.join_fleet(rt.now()));
-        let mut queued = [0u32; OTHERS];
+        // Each other member's reads wait in its line, as a relayer's do (the store hears what it costs).
+        let mut queued: Vec<std::collections::VecDeque<u64>> = vec![Default::default(); OTHERS];
+        let mut order = 0;
         for ms in 0..SECONDS * 1000 + 2_500 {
             rt.sleep(Duration::from_millis(1)).await;
             let now = rt.now();
@@ -63,10 +65,13 @@ fn a_fleet_members_excess_is_told_at_once_not_after_its_deadline() {
             }
             for (i, g) in others.iter_mut().enumerate() {
                 if ms % 50 == i as u64 {
-                    queued[i] += 1;
+                    let place = crate::policy::quota::line_place(now, order);
+                    order += 1;
+                    g.join_line(place, 1.0);
+                    queued[i].push_back(place);
                 }
-                while queued[i] > 0 && g.charge(now, 1.0).is_ok() {
-                    queued[i] -= 1;
+                while !queued[i].is_empty() && g.charge(now, 1.0).is_ok() {
+                    g.leave_line(queued[i].pop_front().unwrap());
                 }
                 if let Some(ask) = g.take_lease_ask() {
                     g.lease_granted(now, ask.want, bucket.ask(now, 1 + i as u64, ask));

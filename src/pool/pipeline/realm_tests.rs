@@ -111,6 +111,7 @@ fn a_members_charge_asks_the_fleets_store_for_its_groups_lease() {
         fleet_rate: 0.0,
         share: f64::INFINITY,
         others_demand: None,
+        others_line: None,
         windowed: false,
     };
     assert!(realm.lease_granted(key, rt.now(), ask.want, grant), "the ask names the realm's group");

@@ -59,8 +59,9 @@ impl Pipeline {
         // What waits ahead, in the plan's terms, then its own cost: counted as that many calls
         // like itself, a 20 CU call behind 35 reads of 1 CU was told at once it could not make a
         // 30 s deadline (a new user's run) where it waited 1–2 s.
-        let ahead = line.waiting_cu() + line.cost;
-        if let Some(wait) = line.wait(ahead).filter(|&wait| line.waiting() > 0 && now + wait * 2 > deadline) {
+        // (Behind the fleet's whole line at its rate, when the store said it: `PlanLine::wait_for`.)
+        let (wait, any_ahead) = line.wait_for(line.cost);
+        if let Some(wait) = wait.filter(|&wait| any_ahead && now + wait * 2 > deadline) {
             return Err(wait);
         }
         Ok(Some(InLine::join(&line, request.since.unwrap_or(now))))

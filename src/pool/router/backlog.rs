@@ -30,6 +30,10 @@ pub struct PlanLine {
     pub cost: f64,
     /// What the plans pay this realm (CU/s; a fleet member's part of the fleet's).
     pub rate: f64,
+    /// The fleet's line beside this realm's, when every group's store said
+    /// it: what the other members' charges cost (CU) and the fleet's rate
+    /// (CU/s) (`QuotaGroup::fleet_line`).
+    pub fleet: Option<(f64, f64)>,
 }
 
 impl PlanLine {
@@ -48,6 +52,21 @@ impl PlanLine {
     pub fn wait(&self, cu: f64) -> Option<Duration> {
         (self.rate.is_finite() && self.rate > 0.0 && cu.is_finite())
             .then(|| Duration::from_secs_f64((cu.max(0.0) / self.rate).min(86_400.0)))
+    }
+
+    /// How long a new request costing `cost` would wait, with whether any
+    /// wait ahead of it: behind the whole fleet's line at the fleet's rate
+    /// when the store said it (every member then reckons alike), else
+    /// behind this realm's line at its part of the rate.
+    pub fn wait_for(&self, cost: f64) -> (Option<Duration>, bool) {
+        let own = self.waiting_cu();
+        match self.fleet {
+            Some((others, rate)) if rate > 0.0 && (own + others + cost).is_finite() => {
+                let wait = Duration::from_secs_f64(((own + others + cost).max(0.0) / rate).min(86_400.0));
+                (Some(wait), self.waiting() > 0 || others > 0.0)
+            }
+            _ => (self.wait(own + cost), self.waiting() > 0),
+        }
     }
 }
 
@@ -155,11 +174,17 @@ impl Router {
             }
         }
         let rate: f64 = groups.iter().map(|&g| self.groups[g].quota.borrow_mut().serving_rate(now)).sum();
+        // The fleet's line, when every group's store said it (summed over the groups, as the rates).
+        let fleet = groups.iter().try_fold((0.0, 0.0), |(cu, r), &g| {
+            let (others, sure) = self.groups[g].quota.borrow_mut().fleet_line(now)?;
+            Some((cu + others, r + sure))
+        });
         let groups = groups.iter().map(|&g| self.groups[g].quota.clone()).collect::<Vec<_>>();
         (!groups.is_empty() && rate.is_finite() && rate > 0.0 && cheapest.is_finite()).then_some(PlanLine {
             groups,
             cost: cheapest,
             rate,
+            fleet,
         })
     }
 }
