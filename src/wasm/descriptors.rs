@@ -240,7 +240,7 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
             Some((kind::BUDGET, CODE_UNAVAILABLE, format!("retry budget exhausted after {n} attempt(s)")))
         }
         StopReason::RateLimited => {
-            let words = "every endpoint is rate limited past the deadline (a 429's cooldown, or its plan's compute units for the requests waiting ahead)";
+            let words = "every endpoint is rate limited past the deadline (a 429's cooldown; or the wait for its plan's compute units behind the requests ahead, counted twice: past half the time left)";
             Some((kind::RATE_LIMITED, CODE_UNAVAILABLE, words.to_string()))
         }
         StopReason::Overload => Some((
