@@ -390,7 +390,11 @@ fn a_member_reckons_its_wait_by_the_fleets_line_once_the_store_says_the_others()
         .expect("a spent lease asks");
     let said = LeaseGrant { others_line: Some(12.0), windowed: true, ..grant(next.want, 20.0) };
     g.lease_granted(at(t + 5), next.want, said);
-    assert_eq!(g.fleet_line(at(t + 5)), Some((12.0, 30.0)), "the others' 12 CU, at the fleet's whole second");
+    assert_eq!(
+        g.fleet_line(at(t + 5)),
+        Some((12.0, 24.0)),
+        "the others' 12 CU, at what the fleet is sure of: 30 less a burst of 6"
+    );
     g.lease_store_down(at(t + 6));
     assert_eq!(g.fleet_line(at(t + 6)), None, "spending alone: its own part again");
 }
