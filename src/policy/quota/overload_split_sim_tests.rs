@@ -34,7 +34,7 @@ fn overloaded_fleet(n: usize, each_per_s: f64, ms: u64, deadline: u64, seed: u64
                 // As `PlanLine::wait_for` reckons it (one group, reads of 1 CU).
                 let own = m.line_cu();
                 let (wait, ahead) = match m.fleet_line(at(now)) {
-                    Some((others, plan)) => ((own + others + 1.0) / plan, m.line() > 0 || others > 0.0),
+                    Some((others, plan)) => ((own + others + 1.0) / plan, m.line() > 0),
                     None => ((own + 1.0) / m.serving_rate(at(now)), m.line() > 0),
                 };
                 if ahead && wait * 2000.0 > deadline as f64 {

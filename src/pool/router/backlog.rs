@@ -54,16 +54,19 @@ impl PlanLine {
             .then(|| Duration::from_secs_f64((cu.max(0.0) / self.rate).min(86_400.0)))
     }
 
-    /// How long a new request costing `cost` would wait, with whether any
-    /// wait ahead of it: behind the whole fleet's line at the fleet's rate
-    /// when the store said it (every member then reckons alike), else
-    /// behind this realm's line at its part of the rate.
+    /// How long a new request costing `cost` would wait, with whether this
+    /// realm's line holds any: behind the whole fleet's line at the fleet's
+    /// rate when the store said it (every member then reckons alike), else
+    /// behind this realm's line at its part of the rate. A realm whose own
+    /// line is empty sheds nothing, whatever the others' (as before): the
+    /// others' lines are as the store last heard them, and counted so, a
+    /// fleet on Redis shed one read in two runs of four as a total outage began.
     pub fn wait_for(&self, cost: f64) -> (Option<Duration>, bool) {
         let own = self.waiting_cu();
         match self.fleet {
             Some((others, rate)) if rate > 0.0 && (own + others + cost).is_finite() => {
                 let wait = Duration::from_secs_f64(((own + others + cost).max(0.0) / rate).min(86_400.0));
-                (Some(wait), self.waiting() > 0 || others > 0.0)
+                (Some(wait), self.waiting() > 0)
             }
             _ => (self.wait(own + cost), self.waiting() > 0),
         }
