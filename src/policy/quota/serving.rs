@@ -28,11 +28,11 @@ impl QuotaGroup {
         if !leased {
             return self.own_rate();
         }
-        let (rate, burst, window) = self.fleet_terms();
+        let (rate, burst, _) = self.fleet_terms();
         // Within a one-second window the fleet is sure of its plan less its burst (what all
         // members may hold, counted beside what they spent); what they hold less is a bonus a
         // line's estimate does not count on.
-        let sure = if window > 0.0 { (window - burst).max(0.0) } else { rate };
+        let sure = self.fleet_sure_rate();
         let lease = self.lease.as_ref().expect("leased");
         let equal = if burst > 0.0 { (lease.share() / burst).min(1.0) } else { 1.0 };
         let spare = if lease.short() { 0.0 } else { (sure - lease.fleet_rate()).max(0.0) };
@@ -73,8 +73,18 @@ impl QuotaGroup {
     pub fn fleet_line(&mut self, now: Instant) -> Option<(f64, f64)> {
         let leased = self.allowed.is_finite() && self.lease.as_mut().is_some_and(|lease| lease.up(now));
         let others = self.lease.as_ref().and_then(Lease::others_line).filter(|_| leased)?;
-        let (rate, burst, window) = self.fleet_terms();
-        let sure = if window > 0.0 { (window - burst).max(0.0) } else { rate };
+        let sure = self.fleet_sure_rate();
         (sure > 0.0).then_some((others, sure))
+    }
+
+    /// What the fleet's plan pays for certain (CU/s): within a one-second
+    /// window, the plan less the burst its members may hold; else the rate.
+    fn fleet_sure_rate(&self) -> f64 {
+        let (rate, burst, window) = self.fleet_terms();
+        if window > 0.0 {
+            (window - burst).max(0.0)
+        } else {
+            rate
+        }
     }
 }
