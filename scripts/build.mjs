@@ -80,6 +80,9 @@ const entries = [
   ['web.js', 'web.js', 'esm', 'neutral'],
   ['node.mjs', 'node.js', 'esm', 'node'],
   ['node.cjs', 'node-cjs.js', 'cjs', 'node'],
+  // The Redis store for the web entry, which imports it only when a relayer names fleet.redis
+  // (the Node entries bundle it). Self-contained: it keeps no state shared with web.js.
+  ['redis-store.js', '../redis-store.js', 'esm', 'neutral'],
 ];
 for (const [file, entry, format, platform] of entries) {
   const result = await build({
@@ -88,7 +91,7 @@ for (const [file, entry, format, platform] of entries) {
     bundle: true,
     format,
     platform,
-    external: [`./${CRATE}.js`, `./${CRATE}_node.cjs`, `./${TX}.js`, `./${TX}_node.cjs`],
+    external: [`./${CRATE}.js`, `./${CRATE}_node.cjs`, `./${TX}.js`, `./${TX}_node.cjs`, './redis-store.js'],
     // The source is ES modules, strict by definition; as CommonJS it must say so.
     banner: { js: format === 'cjs' ? `${banner}\n'use strict';` : banner },
     charset: 'utf8', // readable as written: no \u escapes

@@ -1,5 +1,5 @@
 // The lease script: the fleet bucket of policy/fleet_bucket.rs as one atomic Redis call
-// (docs/coordination.md, "Redis"), sent by fleet-store.js through redis-script.js (by digest).
+// (docs/coordination.md, "Redis"), sent by redis-store.js through redis-script.js (by digest).
 
 const LAYOUT = '2'; // the bucket hash's layout: another version's is started afresh
 const FAIRNESS_TAU_MS = 1000; // policy::fleet_bucket::FAIRNESS_TAU: over how long a member's grants count

@@ -1,7 +1,7 @@
 // The fleet's nonce book on Redis (docs/transactions.md, "Across processes"): workers in several
 // processes sending from one account take distinct nonces from one book, atomically. The script
 // and its contract (model: src/tx/fleet_nonce.rs; tested on a real redis-server in
-// js-tests/fleet-nonces.test.mjs); fleet-store.js attaches it for the engine (src/tx/engine_fleet.rs).
+// js-tests/fleet-nonces.test.mjs); redis-store.js attaches it for the engine (src/tx/engine_fleet.rs).
 //
 // The rule it keeps is the local book's (src/tx/nonce.rs): a nonce whose bytes may have reached
 // a node is never handed out again. Across processes that needs one more step: a worker marks its

@@ -2,7 +2,7 @@
 // its own requests (a key's cooldown after a 429, a lowered plan, a breaker's opening, an
 // endpoint's chain id; docs/coordination.md) and applies what it hears. This file only carries
 // it: over one BroadcastChannel per realm to the tabs and workers of its origin (opened with the
-// first relayer), and to any other outlet (the Redis store's pub/sub, fleet-store.js).
+// first relayer), and to any other outlet (the Redis store's pub/sub, redis-store.js).
 // Messages are versioned: a realm ignores what it cannot read.
 
 const CHANNEL = 'breakwater-rpc/news';

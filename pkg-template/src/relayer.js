@@ -29,17 +29,19 @@ function checkWrap(wrap, field) {
 
 /**
  * The FaultTolerantRelayer class bound to one wasm-bindgen glue module
- * (web or nodejs target), one HTTP exchange (`fetch`, or Node's own:
- * node-http.js) and one loader of the transaction module's glue
- * (tx-module.js; `txSynchronous`: it loads at once, as in Node): each entry
- * point creates it once.
+ * (web or nodejs target) and what its entry point gives: `sender`, the HTTP
+ * exchange (`fetch`, or Node's own: node-http.js); `loadTx`, the loader of
+ * the transaction module's glue (tx-module.js; `txSynchronous`: it loads at
+ * once, as in Node); `installed(name)`, whether a package is there; and
+ * `loadRedisStore`, the loader of redis-store.js (the module, or a promise
+ * of it). Each entry point creates it once.
  */
-export function createRelayerClass(wasm, sender = httpSender, loadTx, txSynchronous = false, installed = undefined) {
+export function createRelayerClass(wasm, { sender = httpSender, loadTx, txSynchronous = false, installed, loadRedisStore }) {
   // The HTTP exchange of URL endpoints, delivering results to this wasm instance.
   const senderFor = (url, headers, maxBytes) => sender(url, headers, maxBytes, wasm.deliverHttp);
   const news = newsHub(wasm);
   const txModule = txModuleHub(loadTx, txSynchronous);
-  const stores = fleetStores(wasm, news, txModule, installed);
+  const stores = fleetStores(wasm, news, txModule, installed, loadRedisStore);
   let idbBook = null; // the origin's IndexedDB book, attached once the first relayer asks for it
   let idbRelayers = 0;
   const connections = connectionRealm(); // EIP-1193 connection news across shared breakers

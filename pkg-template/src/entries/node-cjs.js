@@ -7,9 +7,14 @@ import * as errors from '../errors.js';
 import { createRelayerClass } from '../relayer.js';
 import { nodeHttpSender } from '../node-http.js';
 import { installed } from '../installed.js';
+import * as redisStore from '../redis-store.js';
 
 const wasm = require('./breakwater_rpc_node.cjs');
 // The transaction module, loaded (synchronously) on the first transaction call.
 const loadTx = () => require('./breakwater_rpc_tx_node.cjs');
 
-module.exports = { FaultTolerantRelayer: createRelayerClass(wasm, nodeHttpSender, loadTx, true, installed(require)), ...errors, ready: Promise.resolve() };
+// Bound under another name: a top-level FaultTolerantRelayer would make the bundler rename the class.
+const Relayer = createRelayerClass(wasm, {
+  sender: nodeHttpSender, loadTx, txSynchronous: true, installed: installed(require), loadRedisStore: () => redisStore,
+});
+module.exports = { FaultTolerantRelayer: Relayer, ...errors, ready: Promise.resolve() };

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { createRelayerClass } from '../relayer.js';
 import { nodeHttpSender } from '../node-http.js';
 import { installed } from '../installed.js';
+import * as redisStore from '../redis-store.js';
 
 export * from '../errors.js';
 
@@ -20,5 +21,7 @@ export const ready = Promise.resolve();
 
 // Exported under its name, bound under another: a top-level binding named
 // FaultTolerantRelayer would make the bundler rename the class (and its `name`).
-const Relayer = createRelayerClass(wasm, nodeHttpSender, loadTx, true, installed(require));
+const Relayer = createRelayerClass(wasm, {
+  sender: nodeHttpSender, loadTx, txSynchronous: true, installed: installed(require), loadRedisStore: () => redisStore,
+});
 export { Relayer as FaultTolerantRelayer };

@@ -38,5 +38,9 @@ const loadTx = () => {
     return tx;
   });
 };
-const Relayer = createRelayerClass(wasm, undefined, loadTx);
+// The Redis store's code (redis-store.js, built beside this file): imported only when a relayer
+// names `fleet.redis`, which a page never needs (its lease and nonce scripts are a quarter of
+// this wrapper).
+const loadRedisStore = () => import('./redis-store.js');
+const Relayer = createRelayerClass(wasm, { loadTx, loadRedisStore });
 export { Relayer as FaultTolerantRelayer };
