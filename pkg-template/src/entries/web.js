@@ -3,6 +3,7 @@
 // be made as soon as the import resolves. The glue path is relative to
 // dist/, where scripts/build.mjs puts it (it is not bundled).
 
+import { wasmResponse } from './wasm-fetch.js';
 import init, {
   WasmRelayer, attachRealmStore, deliverHttp, detachRealmStore, hearRealmNews, realmLeaseFailed,
   realmLeaseGranted, realmStoreBack, realmStoreDown, setRealmNewsSink, tabBucketAsk,
@@ -21,7 +22,7 @@ const wasm = {
 export * from '../errors.js';
 
 /** Resolves once the WebAssembly module is ready (already resolved when the import resolves). */
-export const ready = init({ module_or_path: new URL('./breakwater_rpc_bg.wasm', import.meta.url) }).then(() => undefined);
+export const ready = init({ module_or_path: wasmResponse }).then(() => undefined);
 await ready;
 
 // Exported under its name, bound under another: a top-level binding named
