@@ -83,6 +83,9 @@ const entries = [
   // The Redis store for the web entry, which imports it only when a relayer names fleet.redis
   // (the Node entries bundle it). Self-contained: it keeps no state shared with web.js.
   ['redis-store.js', '../redis-store.js', 'esm', 'neutral'],
+  // The origin's IndexedDB nonce book for the web entry, imported on a fleet.indexedDB relayer's
+  // first nonce call.
+  ['idb-nonces.js', '../idb-nonces.js', 'esm', 'neutral'],
 ];
 for (const [file, entry, format, platform] of entries) {
   const result = await build({
@@ -91,7 +94,7 @@ for (const [file, entry, format, platform] of entries) {
     bundle: true,
     format,
     platform,
-    external: [`./${CRATE}.js`, `./${CRATE}_node.cjs`, `./${TX}.js`, `./${TX}_node.cjs`, './redis-store.js'],
+    external: [`./${CRATE}.js`, `./${CRATE}_node.cjs`, `./${TX}.js`, `./${TX}_node.cjs`, './redis-store.js', './idb-nonces.js'],
     // The source is ES modules, strict by definition; as CommonJS it must say so.
     banner: { js: format === 'cjs' ? `${banner}\n'use strict';` : banner },
     charset: 'utf8', // readable as written: no \u escapes

@@ -8,6 +8,8 @@
 // One record per account (`account`: a hash of chain and address, never a secret):
 //   { v, next, out: { n: { kind: 'r' | 'l', member, until } }, holes: [n…], journal: { n: { record, owner, until } } }
 // Time is the page's clock (Date.now(): the tabs of one machine share it).
+// Loaded on first use (relayer.js): a page imports it (dist/idb-nonces.js) only when a relayer
+// asks for `fleet.indexedDB` and sends; Node bundles it.
 
 const LAYOUT = 1;
 const STORE = 'books';
@@ -143,23 +145,4 @@ export function indexedDbBook(name = 'breakwater-nonces') {
       tx.onabort = () => reject(tx.error ?? bad());
     });
   };
-}
-
-/**
- * A name for this tab's relayers that survives a reload of the page (sessionStorage is the tab's):
- * the journal then gives a reloaded page its own pending nonces back at once. Where there is no
- * sessionStorage (a worker), a fresh random one.
- */
-export function tabMember(index, random) {
-  let id = null;
-  try {
-    id = globalThis.sessionStorage?.getItem('breakwater-tab');
-    if (!id) {
-      id = random();
-      globalThis.sessionStorage?.setItem('breakwater-tab', id);
-    }
-  } catch {
-    id = null; // storage refused (sandboxed frame): a fresh name
-  }
-  return `${id ?? random()}-${index}`;
 }

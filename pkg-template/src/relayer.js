@@ -12,10 +12,24 @@ import { wrapUpstreams } from './upstreams.js';
 import { runAttempt } from './attempt.js';
 import { newsHub, realmId } from './realm-news.js';
 import { fleetStores, splitFleetOptions } from './fleet-store.js';
-import { indexedDbBook, tabMember } from './idb-nonces.js';
+import { tabMember } from './tab-store.js';
 import { Connection, connectionRealm } from './connection.js';
 import { txModuleHub } from './tx-module.js';
 import { txSideFor } from './tx-calls.js';
+
+/**
+ * The origin's IndexedDB nonce book (idb-nonces.js), its code loaded by `load()` on the first
+ * nonce call (a page downloads it only then); a load that fails fails that call, and the next
+ * call tries again.
+ */
+function lazyBook(load) {
+  let book = null;
+  return async (...call) => {
+    book ??= Promise.resolve(load()).then((m) => m.indexedDbBook());
+    const ready = await book.catch((error) => { book = null; throw error; });
+    return ready(...call);
+  };
+}
 
 /** Checks a `wrap` option: a function from the bound EIP-1193 provider to the client `op` receives. */
 function checkWrap(wrap, field) {
@@ -33,10 +47,11 @@ function checkWrap(wrap, field) {
  * exchange (`fetch`, or Node's own: node-http.js); `loadTx`, the loader of
  * the transaction module's glue (tx-module.js; `txSynchronous`: it loads at
  * once, as in Node); `installed(name)`, whether a package is there; and
- * `loadRedisStore`, the loader of redis-store.js (the module, or a promise
- * of it). Each entry point creates it once.
+ * `loadRedisStore` and `loadIdbNonces`, the loaders of redis-store.js and
+ * idb-nonces.js (the module, or a promise of it). Each entry point creates
+ * it once.
  */
-export function createRelayerClass(wasm, { sender = httpSender, loadTx, txSynchronous = false, installed, loadRedisStore }) {
+export function createRelayerClass(wasm, { sender = httpSender, loadTx, txSynchronous = false, installed, loadRedisStore, loadIdbNonces }) {
   // The HTTP exchange of URL endpoints, delivering results to this wasm instance.
   const senderFor = (url, headers, maxBytes) => sender(url, headers, maxBytes, wasm.deliverHttp);
   const news = newsHub(wasm);
@@ -104,7 +119,7 @@ export function createRelayerClass(wasm, { sender = httpSender, loadTx, txSynchr
       // finishes what it left pending, under a name the tab keeps across reloads.
       if (split.indexedDB) {
         if (!idbBook) {
-          idbBook = indexedDbBook();
+          idbBook = lazyBook(loadIdbNonces);
           txModule.attachBook(idbBook);
         }
         this.#tx.shareNonces(tabMember(idbRelayers++, realmId));

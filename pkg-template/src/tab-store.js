@@ -115,3 +115,22 @@ export function tabStore(wasm) {
     },
   };
 }
+
+/**
+ * A name for this tab's relayers that survives a reload of the page (sessionStorage is the tab's):
+ * the journal then gives a reloaded page its own pending nonces back at once. Where there is no
+ * sessionStorage (a worker), a fresh random one.
+ */
+export function tabMember(index, random) {
+  let id = null;
+  try {
+    id = globalThis.sessionStorage?.getItem('breakwater-tab');
+    if (!id) {
+      id = random();
+      globalThis.sessionStorage?.setItem('breakwater-tab', id);
+    }
+  } catch {
+    id = null; // storage refused (sandboxed frame): a fresh name
+  }
+  return `${id ?? random()}-${index}`;
+}

@@ -8,6 +8,7 @@ import { createRelayerClass } from '../relayer.js';
 import { nodeHttpSender } from '../node-http.js';
 import { installed } from '../installed.js';
 import * as redisStore from '../redis-store.js';
+import * as idbNonces from '../idb-nonces.js';
 
 const wasm = require('./breakwater_rpc_node.cjs');
 // The transaction module, loaded (synchronously) on the first transaction call.
@@ -15,6 +16,7 @@ const loadTx = () => require('./breakwater_rpc_tx_node.cjs');
 
 // Bound under another name: a top-level FaultTolerantRelayer would make the bundler rename the class.
 const Relayer = createRelayerClass(wasm, {
-  sender: nodeHttpSender, loadTx, txSynchronous: true, installed: installed(require), loadRedisStore: () => redisStore,
+  sender: nodeHttpSender, loadTx, txSynchronous: true, installed: installed(require),
+  loadRedisStore: () => redisStore, loadIdbNonces: () => idbNonces,
 });
 module.exports = { FaultTolerantRelayer: Relayer, ...errors, ready: Promise.resolve() };

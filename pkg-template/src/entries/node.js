@@ -8,6 +8,7 @@ import { createRelayerClass } from '../relayer.js';
 import { nodeHttpSender } from '../node-http.js';
 import { installed } from '../installed.js';
 import * as redisStore from '../redis-store.js';
+import * as idbNonces from '../idb-nonces.js';
 
 export * from '../errors.js';
 
@@ -22,6 +23,7 @@ export const ready = Promise.resolve();
 // Exported under its name, bound under another: a top-level binding named
 // FaultTolerantRelayer would make the bundler rename the class (and its `name`).
 const Relayer = createRelayerClass(wasm, {
-  sender: nodeHttpSender, loadTx, txSynchronous: true, installed: installed(require), loadRedisStore: () => redisStore,
+  sender: nodeHttpSender, loadTx, txSynchronous: true, installed: installed(require),
+  loadRedisStore: () => redisStore, loadIdbNonces: () => idbNonces,
 });
 export { Relayer as FaultTolerantRelayer };

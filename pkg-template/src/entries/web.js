@@ -43,5 +43,8 @@ const loadTx = () => {
 // names `fleet.redis`, which a page never needs (its lease and nonce scripts are a quarter of
 // this wrapper).
 const loadRedisStore = () => import('./redis-store.js');
-const Relayer = createRelayerClass(wasm, { loadTx, loadRedisStore });
+// The origin's IndexedDB nonce book (idb-nonces.js, beside this file): imported on the first
+// nonce call of a relayer with fleet.indexedDB.
+const loadIdbNonces = () => import('./idb-nonces.js');
+const Relayer = createRelayerClass(wasm, { loadTx, loadRedisStore, loadIdbNonces });
 export { Relayer as FaultTolerantRelayer };
