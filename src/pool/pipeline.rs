@@ -59,7 +59,7 @@ use crate::runtime::{AttemptTarget, Payload, Runtime};
 use crate::time::Instant;
 pub use attempts::detail;
 use attempts::Attempts;
-use context::RequestContext;
+use context::{boxed_attempts, BoxedAttempt, RequestContext};
 use extra::ExtraAttempts;
 use hedge::{Decided, FirstAttempt};
 use permit::Permit;

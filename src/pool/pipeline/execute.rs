@@ -8,7 +8,7 @@ use crate::pool::router::backlog::InLine;
 impl Pipeline {
     /// Runs one logical request; `attempt` performs one try against the
     /// endpoint, timeout and purpose it is given.
-    pub async fn execute<R, P, F, Fut>(
+    pub async fn execute<'f, R, P, F, Fut>(
         &self,
         runtime: &R,
         call: Call<'_>,
@@ -19,7 +19,24 @@ impl Pipeline {
         R: Runtime,
         P: Payload,
         F: Fn(AttemptTarget) -> Fut,
-        Fut: Future<Output = Observation<P>>,
+        Fut: Future<Output = Observation<P>> + 'f,
+    {
+        let boxed = boxed_attempts(attempt);
+        self.walk(runtime, call, &boxed as &dyn Fn(AttemptTarget) -> BoxedAttempt<'f, P>, emit).await
+    }
+
+    /// `execute`'s walk, with the attempt function type-erased: one copy per
+    /// runtime and payload ([`BoxedAttempt`]).
+    async fn walk<'f, R, P>(
+        &self,
+        runtime: &R,
+        call: Call<'_>,
+        attempt: &dyn Fn(AttemptTarget) -> BoxedAttempt<'f, P>,
+        emit: &dyn Fn(PipelineEvent),
+    ) -> Result<Success<P>, Failure<P>>
+    where
+        R: Runtime,
+        P: Payload,
     {
         let start = runtime.now();
         let cx = RequestContext::new(runtime, &attempt, call, (start, start + self.config.deadline), emit);

@@ -19,7 +19,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::chain_check::AttemptOutcome;
-use super::context::RequestContext;
+use super::context::{boxed_attempts, BoxedAttempt, RequestContext};
 use super::permit::Permit;
 use super::{Call, Pipeline};
 use crate::policy::classify::{Observation, Reply};
@@ -41,7 +41,7 @@ impl Pipeline {
     /// (or, for its chain check, `eth_chainId`) to the endpoint it is given.
     /// Returns the heads heard, as (endpoint, block); empty when no round
     /// was due or nobody answered.
-    pub async fn poll_heads<R, P, F, Fut>(
+    pub async fn poll_heads<'f, R, P, F, Fut>(
         &self,
         runtime: &R,
         attempt: F,
@@ -51,12 +51,15 @@ impl Pipeline {
         R: Runtime,
         P: Payload,
         F: Fn(AttemptTarget) -> Fut,
-        Fut: Future<Output = Observation<P>>,
+        Fut: Future<Output = Observation<P>> + 'f,
     {
         if self.shutdown.is_triggered() {
             return Vec::new();
         }
         let Some(polls) = self.router.borrow_mut().start_head_round(runtime.now()) else { return Vec::new() };
+        // Type-erased as `execute`'s walk is, so the attempt and its chain check are the same copy.
+        let boxed = boxed_attempts(attempt);
+        let attempt: &dyn Fn(AttemptTarget) -> BoxedAttempt<'f, P> = &boxed;
         let polls = polls.into_iter().map(|r| self.poll_one(runtime, &attempt, Permit::new(self, r), emit)).collect();
         let heads: Vec<(usize, u64)> = join_all(polls).await.into_iter().flatten().collect();
         let news = {
