@@ -29,6 +29,13 @@ if (process.argv.includes('--write')) {
     console.error(`the minimal app loads ${ours.scripts} scripts before its .wasm, not 1: see pkg-template/src/entries/web.js`);
     process.exit(1);
   }
+  // core's str slice panic, whose message formats a char with Debug and so brings Unicode's
+  // printable tables (~5 KB gzip with what comes with it): src/text.rs searches and slices without it.
+  const wasm = readFileSync(join(here, '../pkg/dist/breakwater_rpc_bg.wasm'));
+  if (wasm.includes('is not a char boundary')) {
+    console.error("the relayer's module holds core's str slice panic again (`&s[a..b]`, `str::find`/`contains`/`split_once`/`replace` with a &str): use src/text.rs");
+    process.exit(1);
+  }
   if (ours.gz > limit) {
     console.error(`size budget exceeded: ${ours.gz} > ${limit} bytes gzip. Cut it, or commit the growth with \`node benches/size-budget.mjs --write\`.`);
     process.exit(1);

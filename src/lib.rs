@@ -36,6 +36,7 @@ pub mod runtime;
 #[cfg(all(any(test, feature = "sim"), not(target_arch = "wasm32")))]
 pub mod simulation;
 pub mod small_sort;
+pub mod text;
 pub mod time;
 pub mod tx;
 pub mod url_credentials;

@@ -8,6 +8,7 @@
 //! message may echo the URL) goes through [`EndpointUrl::scrub`].
 
 use crate::config_error::ConfigError;
+use crate::text;
 
 /// The mask written in place of a secret.
 pub const MASK: &str = "***";
@@ -29,11 +30,12 @@ impl EndpointUrl {
         if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(bad("contains whitespace or control characters"));
         }
-        let Some((scheme, rest)) = url.split_once("://") else {
+        let Some((scheme, rest)) = text::split_once(url, "://") else {
             // Named as typed (`htp:/…`, `localhost:8545`), up to its first `:`: never the rest,
             // which may hold a key. Not "missing scheme" for a misspelt one.
-            let head: String = url.chars().take_while(|c| c.is_ascii_alphanumeric() || "+-.".contains(*c)).collect();
-            let named = url[head.len()..].starts_with(':') && !head.is_empty() && head.len() <= 16;
+            let head: String =
+                url.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')).collect();
+            let named = text::from(url, head.len()).starts_with(':') && !head.is_empty() && head.len() <= 16;
             let why = if named {
                 format!("it must start with http:// or https:// (it starts with `{head}:`)")
             } else {
@@ -46,7 +48,7 @@ impl EndpointUrl {
             return Err(bad("scheme must be http or https"));
         }
         let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-        let (authority, tail) = rest.split_at(authority_end);
+        let (authority, tail) = text::split_at(rest, authority_end);
         let mut secrets = Vec::new();
         let mut authorization = None;
         let host_port = match authority.rsplit_once('@') {
@@ -102,7 +104,7 @@ impl EndpointUrl {
         secrets.dedup();
         // fetch refuses URLs with credentials: they travel as a header instead.
         let url = match authorization {
-            Some(_) => format!("{}://{host_port}{tail}", &url[..url.find("://").unwrap_or(0)]),
+            Some(_) => format!("{scheme}://{host_port}{tail}"),
             None => url.to_string(),
         };
         Ok(EndpointUrl { url, label, secrets, authorization })
@@ -112,10 +114,10 @@ impl EndpointUrl {
     /// the path without a trailing `/`, the query, the credentials; never
     /// the fragment (it is not sent). Empty for a wrapped provider.
     pub fn identity(&self) -> String {
-        let Some((scheme, rest)) = self.url.split_once("://") else { return String::new() };
+        let Some((scheme, rest)) = text::split_once(&self.url, "://") else { return String::new() };
         let rest = rest.split('#').next().unwrap_or("");
         let split = rest.find(['/', '?']).unwrap_or(rest.len());
-        let (host, tail) = rest.split_at(split);
+        let (host, tail) = text::split_at(rest, split);
         let (path, query) = tail.split_once('?').map_or((tail, None), |(p, q)| (p, Some(q)));
         let mut id =
             format!("{}://{}{}", scheme.to_ascii_lowercase(), host.to_ascii_lowercase(), path.trim_end_matches('/'));
@@ -167,10 +169,10 @@ impl EndpointUrl {
 
     /// Masks this endpoint's secrets (and its full URL) inside `text`.
     pub fn scrub(&self, text: &str) -> String {
-        let mut out = if self.url.is_empty() { text.to_string() } else { text.replace(&self.url, &self.label) };
+        let mut out = if self.url.is_empty() { text.to_string() } else { text::replace(text, &self.url, &self.label) };
         for secret in &self.secrets {
             if secret.len() >= 4 {
-                out = out.replace(secret.as_str(), MASK);
+                out = text::replace(&out, secret, MASK);
             }
         }
         out

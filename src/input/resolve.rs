@@ -319,7 +319,9 @@ impl EndpointInput {
 /// fail as a transport error) is refused here, once, naming it. The value
 /// is never repeated: it is usually a key.
 fn check_header(field: &str, name: &str, value: &str) -> Result<(), ConfigError> {
-    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    // Bytes, not `str::contains(char)`: that one searches for a non-ASCII char with core's substring
+    // searcher and its slice panic (src/text.rs).
+    let token = |c: char| c.is_ascii_alphanumeric() || (c.is_ascii() && b"!#$%&'*+-.^_`|~".contains(&(c as u8)));
     if name.is_empty() || !name.chars().all(token) {
         return Err(ConfigError::new(
             field,

@@ -30,6 +30,7 @@
 //! calls (the provider batches by itself), nor calls a caller may abort
 //! (aborting one must not cut the others' exchange).
 
+use crate::text::contains;
 use std::time::Duration;
 
 /// Most items in any JSON-RPC batch (geth refuses more than 1,000).
@@ -286,14 +287,14 @@ pub enum ItemReply {
 /// large: geth "batch too large", Erigon and others "batch limit … exceeded",
 /// "too many requests in batch", and such.
 pub fn says_batch_too_large(message: &str) -> bool {
-    let m = message.to_ascii_lowercase();
-    m.contains("batch")
-        && (m.contains("too large")
-            || m.contains("too big")
-            || m.contains("exceed")
-            || m.contains("limit")
-            || m.contains("too many")
-            || m.contains("maximum"))
+    let m = &message.to_ascii_lowercase();
+    contains(m, "batch")
+        && (contains(m, "too large")
+            || contains(m, "too big")
+            || contains(m, "exceed")
+            || contains(m, "limit")
+            || contains(m, "too many")
+            || contains(m, "maximum"))
 }
 
 #[cfg(test)]

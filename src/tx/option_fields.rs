@@ -27,7 +27,7 @@ impl TxOptions {
             let field = format!("{path}.{key}");
             let err = |why: &str| TxFieldError { field: field.clone(), reason: why.into() };
             let int = |max: u64| -> Result<u64, TxFieldError> {
-                let n = parse_uint(&field, value, 64)?.map_or(0, |n| n.to::<u64>());
+                let n = parse_uint(&field, value, 64)?.map_or(0, |n| n.saturating_to::<u64>());
                 if n > max {
                     return Err(err("is too large"));
                 }
@@ -42,7 +42,7 @@ impl TxOptions {
                     }
                     o.bump_percent = percent as u32;
                 }
-                "feeCeiling" => o.fee_ceiling = parse_uint(&field, value, 128)?.map(|n| n.to::<u128>()),
+                "feeCeiling" => o.fee_ceiling = parse_uint(&field, value, 128)?.map(|n| n.saturating_to::<u128>()),
                 "confirmations" => o.confirmations = int(1000)?.max(1),
                 "rebroadcastEveryPolls" => o.rebroadcast_every = int(1000)?.max(1) as u32,
                 "repairGaps" => match value {

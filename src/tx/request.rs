@@ -145,11 +145,11 @@ pub fn parse_uint(field: &str, value: &FieldValue, bits: usize) -> Result<Option
 }
 
 fn uint64(field: &str, value: &FieldValue) -> Result<Option<u64>, TxFieldError> {
-    Ok(parse_uint(field, value, 64)?.map(|v| v.to::<u64>()))
+    Ok(parse_uint(field, value, 64)?.map(|v| v.saturating_to::<u64>()))
 }
 
 fn uint128(field: &str, value: &FieldValue) -> Result<Option<u128>, TxFieldError> {
-    Ok(parse_uint(field, value, 128)?.map(|v| v.to::<u128>()))
+    Ok(parse_uint(field, value, 128)?.map(|v| v.saturating_to::<u128>()))
 }
 
 /// Parses a `0x` address; mixed case must be a valid EIP-55 checksum.
@@ -166,14 +166,26 @@ pub fn parse_address(field: &str, value: &FieldValue) -> Result<Option<Address>,
         return Err(bad(field, "must be a 0x-prefixed 20-byte hex string"));
     }
     let mixed = digits.bytes().any(|b| b.is_ascii_lowercase()) && digits.bytes().any(|b| b.is_ascii_uppercase());
-    if mixed {
-        return Address::parse_checksummed(text, None)
-            .map(Some)
-            .map_err(|_| bad(field, "has mixed case but an invalid EIP-55 checksum (a typo?)"));
+    if mixed && !eip55_checksum_holds(digits) {
+        return Err(bad(field, "has mixed case but an invalid EIP-55 checksum (a typo?)"));
     }
     let mut bytes = [0u8; 20];
     hex::decode_to_slice(digits, &mut bytes).map_err(|_| bad(field, "is not valid hex"))?;
     Ok(Some(Address::from(bytes)))
+}
+
+/// EIP-55: each letter of an address's 40 hex digits is upper case exactly
+/// when the same nibble of keccak256(the digits in lower case) is 8 or more.
+/// Checked here rather than by alloy's `parse_checksummed`, whose error
+/// types bring hex errors' `Debug` (and with it char escaping and Unicode's
+/// tables) into the module every page loads (src/text.rs).
+fn eip55_checksum_holds(digits: &str) -> bool {
+    let lower = digits.to_ascii_lowercase();
+    let hash = alloy_primitives::keccak256(lower.as_bytes());
+    digits.bytes().enumerate().all(|(i, b)| {
+        let nibble = (hash[i / 2] >> if i % 2 == 0 { 4 } else { 0 }) & 15;
+        !b.is_ascii_alphabetic() || b.is_ascii_uppercase() == (nibble >= 8)
+    })
 }
 
 /// Parses `0x` hex data (empty allowed).
@@ -344,6 +356,22 @@ mod tests {
             "chainId"
         );
         assert!(build(&fields(&[("data", text("0x6000"))]), chain).is_ok(), "a deployment has data");
+    }
+
+    #[test]
+    fn the_eip55_check_agrees_with_alloys_checksum() {
+        for i in 0u32..64 {
+            let address = Address::from_slice(&alloy_primitives::keccak256(i.to_be_bytes())[12..]);
+            let checksummed = address.to_checksum(None);
+            let digits = &checksummed[2..];
+            assert!(eip55_checksum_holds(digits), "{checksummed}");
+            if let Some(at) = digits.bytes().position(|b| b.is_ascii_alphabetic()) {
+                let mut flipped = digits.to_string().into_bytes();
+                flipped[at] ^= 0x20; // the other case
+                let flipped = String::from_utf8(flipped).unwrap();
+                assert!(!eip55_checksum_holds(&flipped), "{flipped} is not {checksummed}");
+            }
+        }
     }
 
     #[test]

@@ -54,7 +54,7 @@ fn fee_too_low<P>(f: &Failure<P>) -> bool {
         "fee cap less than",
     ]
     .iter()
-    .any(|fragment| message.contains(fragment))
+    .any(|fragment| crate::text::contains(&message, fragment))
 }
 
 /// Reads a failed broadcast: did any attempt possibly land? `error` is the

@@ -136,7 +136,15 @@ fn request_key(method: &str, json: &JsString) -> String {
         hasher.update(String::from(json.slice(start, end)).as_bytes());
         start = end;
     }
-    format!("{method}\u{0}#{length}:{}", hasher.finalize())
+    // The digest in hex by hand: B256's Display unwraps a hex encoding, whose error's Debug
+    // brings char escaping and Unicode's tables into the module (src/text.rs).
+    let mut key = format!("{method}\u{0}#{length}:");
+    for byte in hasher.finalize() {
+        for nibble in [byte >> 4, byte & 15] {
+            key.push(char::from(b"0123456789abcdef"[usize::from(nibble)]));
+        }
+    }
+    key
 }
 
 /// A call as one attempt sends it (`FetchTransport::prepare`).

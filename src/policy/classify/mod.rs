@@ -317,7 +317,10 @@ impl Classifier {
             let matches = rule.method.as_deref().is_none_or(|m| m == method)
                 && rule.status.is_none_or(|s| Some(s) == status)
                 && rule.code.is_none_or(|c| error.and_then(|e| e.code) == Some(c))
-                && rule.message.as_deref().is_none_or(|m| lowered.as_deref().is_some_and(|l| l.contains(m)))
+                && rule
+                    .message
+                    .as_deref()
+                    .is_none_or(|m| lowered.as_deref().is_some_and(|l| crate::text::contains(l, m)))
                 && (rule.code.is_some() || rule.message.is_some() || rule.status.is_some());
             matches.then(|| {
                 let health = rule.class == ErrorClass::Transient;

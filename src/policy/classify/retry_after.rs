@@ -32,14 +32,14 @@ pub fn parse_retry_after(value: &str, unix_now: Duration) -> Option<Duration> {
 pub fn hint_from_message(message: &str) -> Option<Duration> {
     let lower = message.to_ascii_lowercase();
     for marker in ["try again in", "retry in", "retry after", "backoff_seconds"] {
-        let Some(pos) = lower.find(marker) else { continue };
-        let rest = lower[pos + marker.len()..].trim_start_matches([' ', ':', '"', '=']);
+        let Some(pos) = crate::text::find(&lower, marker) else { continue };
+        let rest = crate::text::from(&lower, pos + marker.len()).trim_start_matches([' ', ':', '"', '=']);
         let digits: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
         let Some(n) = crate::ranges::decimal(&digits) else { continue };
         if !n.is_finite() || n < 0.0 {
             continue;
         }
-        let unit = rest[digits.len()..].trim_start();
+        let unit = crate::text::from(rest, digits.len()).trim_start();
         let secs = if unit.starts_with("ms") || unit.starts_with("millisecond") { n / 1000.0 } else { n };
         return Duration::try_from_secs_f64(secs).ok();
     }

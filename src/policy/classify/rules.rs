@@ -8,6 +8,7 @@
 //! capability, fatal, and finally a fallback by code alone.
 
 use super::{ErrorClass, TransportFailure, Verdict};
+use crate::text;
 use ErrorClass::*;
 
 /// Methods that submit a transaction.
@@ -167,7 +168,7 @@ pub fn rpc_error(code: Option<i64>, message: &str, send: bool) -> Verdict {
         let text_ok = r.needles.is_empty() || r.needles.iter().any(|n| contains_word(&lower, n));
         if code_ok && text_ok {
             let mut v = Verdict::new(r.class, r.id, r.health_failure);
-            v.long_horizon = r.class == RateLimited && LONG_HORIZON.iter().any(|n| lower.contains(n));
+            v.long_horizon = r.class == RateLimited && LONG_HORIZON.iter().any(|n| text::contains(&lower, n));
             v.once_elsewhere = r.id == "fallback.unknown";
             return v;
         }
@@ -241,9 +242,9 @@ pub fn transport(failure: &TransportFailure, replay_safe: bool) -> Verdict {
 
 /// `needle` occurs in `haystack` starting at a word boundary.
 fn contains_word(haystack: &str, needle: &str) -> bool {
-    haystack
-        .match_indices(needle)
-        .any(|(at, _)| haystack[..at].chars().next_back().is_none_or(|c| !c.is_ascii_alphanumeric()))
+    let bytes = haystack.as_bytes();
+    // The byte before a match: an ASCII letter or digit joins the word (UTF-8 continuation bytes never are).
+    text::match_starts(haystack, needle).any(|at| at == 0 || !bytes[at - 1].is_ascii_alphanumeric())
 }
 
 #[cfg(test)]
