@@ -9,6 +9,11 @@
 #![cfg_attr(feature = "tx-module", allow(dead_code))]
 
 // Both builds.
+/// The heap allocator of both wasm modules: talc, smaller and faster on
+/// wasm than the default dlmalloc (its benchmarks: BENCHMARKS_WASM.md).
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 mod config;
 mod contract;
 mod descriptors;
