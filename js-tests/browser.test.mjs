@@ -3,6 +3,8 @@
 // revert as a typed error.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startMockNode, deadUrl } from './helpers/mock-node.mjs';
@@ -56,7 +58,10 @@ const TAB = `<!doctype html><meta charset="utf-8"><script type="module">
 let browser; let site; let good;
 before(async () => {
   good = await startMockNode([{ resultFor: { eth_blockNumber: '0x2a' } }]);
-  site = await startStaticServer({ routes: { '/pkg': join(root, 'pkg/dist') }, pages: { '/': PAGE, '/worker.html': WORKER_PAGE, '/worker.js': WORKER, '/tab.html': TAB } });
+  // The web entry and its glue without the .wasm beside them, as an esbuild bundle leaves them.
+  const bare = mkdtempSync(join(tmpdir(), 'bw-nowasm-'));
+  for (const f of ['web.js', 'breakwater_rpc.js']) copyFileSync(join(root, 'pkg/dist', f), join(bare, f));
+  site = await startStaticServer({ routes: { '/pkg': join(root, 'pkg/dist'), '/nowasm': bare }, pages: { '/': PAGE, '/worker.html': WORKER_PAGE, '/worker.js': WORKER, '/tab.html': TAB } });
   browser = await launchBrowser();
 });
 after(async () => {
@@ -90,9 +95,13 @@ test('the ES module build fails over and classifies errors inside Chromium', asy
     const refusals = [refusal('0xAbCdEf0000000000000000000000000000000001'), refusal(42), refusal(' 0x52908400098527886E0F7030069857D2E4169EE7 ')];
     await new Promise((r) => setTimeout(r, 200));
     await relayer.close();
-    return { pending, refusals };
+    // A page has no Redis: said as a typed error naming the field, not as a store down later.
+    let redis = null;
+    try { new FaultTolerantRelayer(['http://127.0.0.1:9'], { fleet: { redis: 'redis://127.0.0.1:6379' } }); } catch (e) { redis = `${e.name} ${e.field}`; }
+    return { pending, refusals, redis };
   }), {
     pending: [],
+    redis: 'ConfigError fleet.redis',
     refusals: [
       'InvalidTransactionError address: transaction field `address` has mixed case but an invalid EIP-55 checksum (a typo?)',
       'InvalidTransactionError address: transaction field `address` must be a 0x-prefixed 20-byte hex string',
@@ -102,6 +111,22 @@ test('the ES module build fails over and classifies errors inside Chromium', asy
   const fetched = await page.evaluate(() => performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname));
   assert.ok(fetched.includes('/pkg/breakwater_rpc_bg.wasm'), fetched.join(', '));
   assert.ok(!fetched.some((f) => f.includes('breakwater_rpc_tx')), `the transaction module stays unloaded: ${fetched.join(', ')}`);
+  await page.close();
+});
+
+test('a page whose .wasm is missing fails its import with what to do (a bundler that left it behind)', async () => {
+  const page = await browser.newPage();
+  await page.goto(site.url);
+  const message = await page.evaluate(async () => {
+    try {
+      await import('/nowasm/web.js');
+      return 'loaded';
+    } catch (e) {
+      return String(e && e.message);
+    }
+  });
+  assert.match(message, /WebAssembly module was not found at http:\/\/.*\/nowasm\/breakwater_rpc_bg\.wasm \(404\)/);
+  assert.match(message, /esbuild does not, copy them/);
   await page.close();
 });
 

@@ -89,6 +89,11 @@ export function fleetStores(wasm, news, txModule, installed = () => true, loadRe
   let current = null;
   return {
     use(spec, named = true, onState = null) {
+      // A page or a browser worker has no Redis (its entry gives no store loader): said at once,
+      // not as a store down after downloading the store's code (a new user's page).
+      if (!spec.tabs && !loadRedisStore) {
+        throw invalidStore('fleet.redis', 'a page or browser worker cannot reach Redis (it takes Node and the npm package `redis`): relayers of one origin share through its tabs instead (fleet.tabs, on by default)');
+      }
       // A URL or options need node-redis to connect: missing, every worker would run uncoordinated
       // with only a `fleetStore` event to say why (a new user expected a ConfigError).
       if (!spec.tabs && !spec.client && !installed(REDIS_PACKAGE)) {

@@ -101,7 +101,8 @@ export function redisStore(wasm, news, txModule, { prefix, client: given, option
   }, 0);
   const connect = async () => {
     if (!client) {
-      const { createClient } = await import(REDIS_PACKAGE);
+      // Left alone by bundlers (webpack warned "Critical dependency" for every browser build).
+      const { createClient } = await import(/* webpackIgnore: true */ /* @vite-ignore */ REDIS_PACKAGE);
       // Reconnects (yours, or ours: 50 ms doubling to 2 s) stop once the store is closed: some
       // node-redis versions keep a client that was closed mid-reconnect retrying, and its ref'd
       // timer kept the process alive after close() (redis 5.12 with Redis unreachable).

@@ -40,9 +40,11 @@ const loadTx = () => {
   });
 };
 // The Redis store's code (redis-store.js, built beside this file): imported only when a relayer
-// names `fleet.redis`, which a page never needs (its lease and nonce scripts are a quarter of
-// this wrapper).
-const loadRedisStore = () => import('./redis-store.js');
+// names `fleet.redis` (its lease and nonce scripts are a quarter of this wrapper), outside a
+// browser (a runtime that resolves this entry and has sockets). A page or a browser worker has
+// no Redis: fleet.redis is a ConfigError there.
+const inBrowser = typeof window !== 'undefined' || typeof importScripts === 'function';
+const loadRedisStore = inBrowser ? undefined : () => import('./redis-store.js');
 // The origin's IndexedDB nonce book (idb-nonces.js, beside this file): imported on the first
 // nonce call of a relayer with fleet.indexedDB.
 const loadIdbNonces = () => import('./idb-nonces.js');
