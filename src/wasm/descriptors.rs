@@ -240,7 +240,9 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
             Some((kind::BUDGET, CODE_UNAVAILABLE, format!("retry budget exhausted after {n} attempt(s)")))
         }
         StopReason::RateLimited => {
-            let words = "every endpoint is rate limited past the deadline (a 429's cooldown; or the wait for its plan's compute units behind the requests ahead, counted twice: past half the time left)";
+            // What happened, then what to do (a new user found the old words hard to read and
+            // with no next step).
+            let words = "rate limited: no endpoint could take this request in time (its key is cooling down after a 429, or the requests ahead of it need the plan's compute units for more than half the time left, so it was turned away now rather than at its deadline); send fewer requests at once, give it a longer deadlineMs, or raise quota.<group>.cuPerSecond if your plan allows more";
             Some((kind::RATE_LIMITED, CODE_UNAVAILABLE, words.to_string()))
         }
         StopReason::Overload => Some((
