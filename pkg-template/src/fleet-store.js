@@ -1,11 +1,12 @@
 // The fleet's store across processes and machines (docs/coordination.md, "Redis"): `fleet: {
 // redis }` names one, and relayers of every process on it send, together, what one relayer
 // would. The engine decides what to ask and what an answer means (policy/lease.rs); this file
-// carries asks to Redis as one Lua script per lease, and news both ways over pub/sub. The store
-// is never on a request's critical path: an ask the store cannot take at once is answered
-// "failed" (the engine then spends from its own bucket), so Redis down, slow or restarted empty
-// costs what sharing saves and never a request. One store per realm; it closes with the last
-// relayer that uses it.
+// reads the store's options and keeps one store per realm: the origin's tabs (tab-store.js), or
+// Redis (redis-store.js, loaded on first use), which carries asks as one Lua script per lease
+// and news both ways over pub/sub. The store is never on a request's critical path: an ask the
+// store cannot take at once is answered "failed" (the engine then spends from its own bucket),
+// so Redis down, slow or restarted empty costs what sharing saves and never a request. One
+// store per realm; it closes with the last relayer that uses it.
 
 import { ConfigError } from './errors.js';
 import { tabStore, tabsCanLease, tabsWanted } from './tab-store.js';
@@ -143,7 +144,6 @@ export function fleetStores(wasm, news, txModule, installed = () => true, loadRe
     },
   };
 }
-
 
 /**
  * The Redis store (redis-store.js), its code loaded by `load()`: at once in Node (the module, or
