@@ -37,6 +37,17 @@ function pageRelayer(load) {
 }
 const slowChunk = (delayMs) => () => sleep(delayMs).then(() => import('../pkg/dist/redis-store.js'));
 
+/** A chain far past block 0, a Redis, and anvil's funded account `index`, for a send's test. */
+async function chainRedisWallet(t, index) {
+  const chain = await startChain({ head: 1500 });
+  t.after(chain.stop);
+  const redis = await startRedis();
+  stops.push(redis.stop);
+  const wallet = new ethers.Wallet(ethers.HDNodeWallet.fromPhrase(MNEMONIC, undefined, `m/44'/60'/0'/0/${index}`).privateKey);
+  return { chain, redis, wallet };
+}
+const SEND = { to: '0x000000000000000000000000000000000000dEaD', value: 1n, gas: 21000n };
+
 test('reads made while the store\'s code loads are answered, and their group leases from Redis once it is here', async () => {
   const redis = await startRedis();
   stops.push(redis.stop);
@@ -67,16 +78,15 @@ test('reads made while the store\'s code loads are answered, and their group lea
 });
 
 test('a send made while the store\'s code loads takes its nonce from the fleet\'s book once it is here', async (t) => {
-  const chain = await startChain({ head: 1500 });
-  t.after(chain.stop);
-  const redis = await startRedis();
-  stops.push(redis.stop);
+  const { chain, redis, wallet } = await chainRedisWallet(t, 6);
   const { Relayer } = pageRelayer(slowChunk(400));
   const relayer = new Relayer([chain.url], { chainId: 31337, fleet: { redis: redis.url } });
-  const wallet = new ethers.Wallet(ethers.HDNodeWallet.fromPhrase(MNEMONIC, undefined, "m/44'/60'/0'/0/6").privateKey);
   try {
-    const sent = await relayer.sendTransactionWithSpeedup(wallet, { to: '0x000000000000000000000000000000000000dEaD', value: 1n, gas: 21000n }, 3);
-    assert.ok(Number(sent.blockNumber ?? 1501) > 1500, 'mined past the chain\'s long head');
+    const sent = await relayer.sendTransactionWithSpeedup(wallet, SEND, 3);
+    assert.equal(sent.outcome, 'mined');
+    // The receipt's block, not a field the outcome may lack (read as `undefined ?? 1501`, this passed unsent).
+    const receipt = await chain.rpc('eth_getTransactionReceipt', [sent.hash]);
+    assert.ok(Number(receipt.blockNumber) > 1500, 'mined past the chain\'s long head');
     const admin = createClient({ url: redis.url });
     await admin.connect();
     const books = await admin.keys('breakwater:n:*');
@@ -88,18 +98,14 @@ test('a send made while the store\'s code loads takes its nonce from the fleet\'
 });
 
 test('a store whose code fails to load is a store that is down: told once, reads answered, a shared send fails unsent', async (t) => {
-  const chain = await startChain({ head: 1500 });
-  t.after(chain.stop);
-  const redis = await startRedis();
-  stops.push(redis.stop);
+  const { chain, redis, wallet } = await chainRedisWallet(t, 5);
   const { Relayer } = pageRelayer(() => sleep(100).then(() => { throw new Error('chunk load failed (offline)'); }));
   const relayer = new Relayer([{ url: chain.url, quotaGroup: 'key' }], { chainId: 31337, quota: { key: { cuPerSecond: 50 } }, fleet: { redis: redis.url } });
   const events = [];
   relayer.on('fleetStore', (e) => events.push(e));
-  const wallet = new ethers.Wallet(ethers.HDNodeWallet.fromPhrase(MNEMONIC, undefined, "m/44'/60'/0'/0/5").privateKey);
   try {
     const before = await chain.rpc('eth_getTransactionCount', [wallet.address, 'pending']);
-    const send = relayer.sendTransactionWithSpeedup(wallet, { to: '0x000000000000000000000000000000000000dEaD', value: 1n, gas: 21000n }, 3)
+    const send = relayer.sendTransactionWithSpeedup(wallet, SEND, 3)
       .then(() => null, (error) => error);
     const reads = await Promise.all(Array.from({ length: 5 }, () => relayer.request({ method: 'eth_blockNumber' })));
     assert.ok(reads.every((r) => /^0x[0-9a-f]+$/.test(r)), 'reads answered');
