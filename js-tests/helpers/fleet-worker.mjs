@@ -65,5 +65,7 @@ const tally = {};
 for (const o of settled) tally[o] = (tally[o] || 0) + 1;
 const fleet = relayers[0].stats().quotaGroups.map((g) => g.fleet);
 const allowedRate = relayers[0].stats().quotaGroups.map((g) => g.allowedCuPerSecond);
+// Each endpoint's head as the first relayer knows it (null: never heard).
+const heads = relayers[0].stats().endpoints.map((e) => e.head);
 await Promise.all(relayers.map((r) => r.close()));
-process.stdout.write(`${JSON.stringify({ sent: settled.length, tally, fleet, allowedRate, fleetAtStart, allowedAtStart, startedAfterMs, startedAt, allowedSeen })}\n`);
+process.stdout.write(`${JSON.stringify({ sent: settled.length, tally, fleet, allowedRate, fleetAtStart, allowedAtStart, startedAfterMs, startedAt, allowedSeen, heads })}\n`);

@@ -204,6 +204,8 @@ mod extra;
 #[cfg(test)]
 mod failover_tests;
 #[cfg(test)]
+mod fleet_head_poll_tests;
+#[cfg(test)]
 mod fleet_shed_tests;
 mod head_poll;
 #[cfg(test)]

@@ -40,3 +40,25 @@ pub struct RouteRequest<'a> {
     /// request with others ahead of it (or none, and a line) takes none.
     pub place: Option<u64>,
 }
+
+impl RouteRequest<'static> {
+    /// A request of the relayer's own (a head poll's `eth_blockNumber`):
+    /// `method` at its table class and cost, nothing tried, not at
+    /// `latest`, with no deadline and no place in a line yet.
+    pub fn own(method: &'static str) -> Self {
+        let info = crate::rpc::methods::method_info(method);
+        RouteRequest {
+            method,
+            class: info.class,
+            cost: info.cost,
+            wants_latest: false,
+            tried: &[],
+            only_untried: false,
+            after: None,
+            hedge_of: None,
+            since: None,
+            deadline: None,
+            place: None,
+        }
+    }
+}

@@ -301,6 +301,9 @@ mod cost_tests;
 mod early_probe;
 mod fleet_probe;
 mod heads;
+pub use heads::{HeadRound, PollTurn};
+#[cfg(test)]
+mod head_poll_fleet_tests;
 #[cfg(test)]
 mod heads_tests;
 mod hedging;

@@ -25,7 +25,10 @@ use super::{Call, Pipeline};
 use crate::policy::classify::{Observation, Reply};
 use crate::policy::ErrorClass;
 use crate::pool::events::PipelineEvent;
+use crate::pool::router::backlog::InLine;
+use crate::pool::router::PollTurn;
 use crate::runtime::join::join_all;
+use crate::runtime::notify::either;
 use crate::runtime::{AttemptTarget, Payload, Runtime};
 use crate::time::Instant;
 
@@ -56,11 +59,29 @@ impl Pipeline {
         if self.shutdown.is_triggered() {
             return Vec::new();
         }
-        let Some(polls) = self.router.borrow_mut().start_head_round(runtime.now()) else { return Vec::new() };
+        let round = {
+            let mut router = self.router.borrow_mut();
+            let round = router.start_head_round(runtime.now());
+            Self::pass_on(&mut router, emit);
+            round
+        };
+        let Some(round) = round else { return Vec::new() };
         // Type-erased as `execute`'s walk is, so the attempt and its chain check are the same copy.
         let boxed = boxed_attempts(attempt);
         let attempt: &dyn Fn(AttemptTarget) -> BoxedAttempt<'f, P> = &boxed;
-        let polls = polls.into_iter().map(|r| self.poll_one(runtime, &attempt, Permit::new(self, r), emit)).collect();
+        let starts = round.polls.into_iter().map(Ok).chain(round.waiting.into_iter().map(Err));
+        let polls = starts
+            .map(|start| {
+                let attempt = &attempt;
+                async move {
+                    let permit = match start {
+                        Ok(reservation) => Permit::new(self, reservation),
+                        Err(endpoint) => self.poll_turn(runtime, endpoint, emit).await?,
+                    };
+                    self.poll_one(runtime, attempt, permit, emit).await
+                }
+            })
+            .collect();
         let heads: Vec<(usize, u64)> = join_all(polls).await.into_iter().flatten().collect();
         let news = {
             let mut router = self.router.borrow_mut();
@@ -73,6 +94,67 @@ impl Pipeline {
             emit(PipelineEvent::News(news));
         }
         heads
+    }
+
+    /// A waiting poll's permit, once its turn in its quota group's line has
+    /// come and the group pays (`Router::head_poll_turn`). It waits as a
+    /// read would: joined to the line by the time it began, woken by its
+    /// turn, the group's refill or a grant from the fleet's store; it
+    /// gives up (`None`: not polled this round) where a read would be shed
+    /// (twice the line's wait past the deadline), at the deadline, when
+    /// the endpoint cannot be polled any more, or at `close()`.
+    async fn poll_turn<R: Runtime>(
+        &self,
+        runtime: &R,
+        endpoint: usize,
+        emit: &dyn Fn(PipelineEvent),
+    ) -> Option<Permit<'_>> {
+        let start = runtime.now();
+        let deadline = start + self.config.deadline;
+        let turn = u64::try_from(start.since_epoch().as_millis()).unwrap_or(u64::MAX);
+        let mut in_line: Option<InLine> = None;
+        loop {
+            let now = runtime.now();
+            if self.shutdown.is_triggered() || now >= deadline {
+                return None;
+            }
+            let place = in_line.as_ref().map(InLine::place);
+            let turn_now = {
+                let mut router = self.router.borrow_mut();
+                let turn_now = router.head_poll_turn(endpoint, now, place);
+                Self::pass_on(&mut router, emit); // the ask its check made goes to the store now
+                turn_now
+            };
+            let wait = match turn_now {
+                PollTurn::Reserved(reservation) => return Some(Permit::new(self, reservation)),
+                PollTurn::Gone => return None,
+                PollTurn::Wait(wait) => wait,
+            };
+            if in_line.is_none() {
+                let line = self.router.borrow_mut().head_poll_line(endpoint, now);
+                if let Some(line) = line {
+                    let (wait, any_ahead) = line.wait_for(line.cost);
+                    if wait.is_some_and(|wait| any_ahead && now + wait * 2 > deadline) {
+                        return None;
+                    }
+                    in_line = Some(InLine::join(&line, start));
+                }
+            }
+            // Behind others: its turn wakes it (the refills are theirs first).
+            let behind = in_line.as_ref().filter(|l| !l.is_head());
+            let wake = if behind.is_some() { deadline } else { (now + wait).min(deadline) };
+            let its_turn = async {
+                match behind {
+                    Some(line) => line.turn().await,
+                    None => std::future::pending().await,
+                }
+            };
+            either(
+                either(runtime.sleep(wake.saturating_since(now)), either(self.realm_woken(turn), its_turn)),
+                self.shutdown.wait(),
+            )
+            .await;
+        }
     }
 
     /// One poll on a reserved endpoint; its head if it answered with one.

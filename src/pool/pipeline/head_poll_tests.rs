@@ -1,9 +1,11 @@
 //! Head polling on the simulated clock: a round hears every endpoint's
 //! head, and reads that want `latest` then skip the one that lags.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
-use super::tests::{harness, opts, Harness};
+use super::tests::{harness, harness_with, opts, Harness};
 use super::*;
 use crate::config::RawOptions;
 use crate::runtime::scripted::Behaviour::*;
@@ -90,4 +92,68 @@ fn an_endpoint_whose_breaker_is_open_is_not_polled_and_polls_pay_their_quota() {
     assert_eq!(h.net.calls(0), 3, "not polled while open");
     let charged: f64 = h.pipeline.with_router(|r| r.groups.iter().map(|g| g.quota.borrow().stats().cu_charged).sum());
     assert_eq!(charged, 3.0 * 19.0 * 2.0 + 2.0 * 10.0, "reads (19 CU, one retry each) and two polls (10 CU)");
+}
+
+/// A head round's heads and how long it took (ms).
+type HeardRound = (Vec<(usize, u64)>, u64);
+
+/// Eight readers, each reading again as soon as it is answered, on two
+/// nodes of one 10 CU/s key (1 CU a call): reads always wait in the key's
+/// line. Every 3 s a head round; returns each round's heads and how long
+/// it took (ms), and the reads answered.
+fn rounds_under_a_busy_key() -> (Vec<HeardRound>, usize) {
+    let mut raw = RawOptions { deadline_ms: Some(10_000.0), ..polling() };
+    raw.pool.head_poll = Duration::from_secs(3);
+    raw.pool.quota_groups =
+        vec![("key".to_string(), crate::policy::quota::QuotaConfig { cu_per_second: 10.0, ..Default::default() })];
+    let slow = |head: &'static str| vec![Slow(Duration::from_millis(20), Box::new(Answer(head)))];
+    let h = harness_with(vec![slow("0x64"), slow("0x65")], raw, |specs| {
+        for spec in specs.iter_mut() {
+            spec.quota_group = Some("key".into());
+            spec.costs = vec![("*".to_string(), 1.0)];
+        }
+    });
+    let stop = std::cell::Cell::new(false);
+    let answered = std::cell::Cell::new(0);
+    let rounds = std::cell::RefCell::new(Vec::new());
+    let reader = || async {
+        while !stop.get() {
+            if h.request("eth_getBalance").await.is_ok() {
+                answered.set(answered.get() + 1);
+            }
+        }
+    };
+    let poller = async {
+        wait_async(&h, 250).await; // rounds start a quarter second into the key's second
+        for _ in 0..4 {
+            wait_async(&h, 3_000).await;
+            let began = h.now_ms();
+            let emit = |_| {};
+            let heads = h.pipeline.poll_heads(&h.rt, |t| h.net.send(&(), t), &emit).await;
+            rounds.borrow_mut().push((heads, h.now_ms() - began));
+        }
+        stop.set(true);
+    };
+    let mut tasks: Vec<Pin<Box<dyn Future<Output = ()> + '_>>> = (0..8).map(|_| Box::pin(reader()) as _).collect();
+    tasks.push(Box::pin(poller));
+    h.rt.block_on(crate::runtime::sim::join_all(tasks)).unwrap();
+    (rounds.into_inner(), answered.get())
+}
+
+async fn wait_async(h: &Harness, ms: u64) {
+    h.rt.sleep(Duration::from_millis(ms)).await;
+}
+
+#[test]
+fn a_poll_the_key_cannot_pay_at_once_waits_its_turn_in_the_keys_line() {
+    let (rounds, answered) = rounds_under_a_busy_key();
+    assert_eq!(rounds.len(), 4);
+    for (heads, took) in &rounds {
+        assert_eq!(heads, &vec![(0, 100), (1, 101)], "both nodes heard in every round");
+        // Behind the reads already waiting (up to eight, at 10 a second), not skipped.
+        assert!((20..=1_500).contains(took), "the round took {took} ms");
+    }
+    assert!(rounds.iter().any(|(_, took)| *took > 100), "some round waited for the key: {rounds:?}");
+    // The key paid ~10 a second for 13 s and its first second's burst: eight of those went to polls.
+    assert!((130..=145).contains(&answered), "reads answered: {answered}");
 }

@@ -8,7 +8,7 @@ use super::Call;
 use super::{Pipeline, PipelineEvent};
 use crate::pool::notify::Notify;
 use crate::pool::router::backlog::InLine;
-use crate::pool::router::{RouteRequest, RouterEvent, Selection};
+use crate::pool::router::{RouteRequest, Router, RouterEvent, Selection};
 use crate::rpc::methods::MethodInfo;
 use crate::time::Instant;
 
@@ -24,6 +24,16 @@ impl Pipeline {
     ) -> Selection {
         let mut router = self.router.borrow_mut();
         let selection = router.select(now, request, draws);
+        Self::pass_on(&mut router, emit);
+        selection
+    }
+
+    /// Passes on what the router learned from the realm while it chose or
+    /// checked a plan (a chain mismatch, told to this relayer's listeners),
+    /// the asks its quota groups made of a fleet store (the host sends
+    /// them: an ask left untaken is never answered, and a request waiting
+    /// for it waits out its period), and its news for the other realms.
+    pub(super) fn pass_on(router: &mut Router, emit: &dyn Fn(PipelineEvent)) {
         for event in router.take_adopted() {
             if let RouterEvent::ChainMismatch { endpoint, expected, got } = event {
                 emit(PipelineEvent::ChainMismatch { endpoint, expected, got });
@@ -36,7 +46,6 @@ impl Pipeline {
         for news in router.take_news() {
             emit(PipelineEvent::News(news));
         }
-        selection
     }
 
     /// Whether a request arriving at `now` would queue for its keys' plans

@@ -3,11 +3,34 @@
 //! outlying claims ignored), heard from the app's own `eth_blockNumber`
 //! calls and from head-poll rounds (`policy/head_poll.rs`).
 
+use std::time::Duration;
+
+use super::backlog::PlanLine;
 use super::{ChainStatus, EndpointState, Reservation, RouteRequest, Router, RouterEvent, MAX_HEAD_JUMP};
 use crate::coord::news::News;
 use crate::policy::breaker::BreakerState;
-use crate::rpc::methods::method_info;
+use crate::policy::quota::QuotaDenied;
 use crate::time::Instant;
+
+/// A head-poll round as it starts ([`Router::start_head_round`]).
+#[derive(Debug, Default)]
+pub struct HeadRound {
+    /// The polls reserved at once.
+    pub polls: Vec<Reservation>,
+    /// The endpoints whose polls wait their turn for their quota group.
+    pub waiting: Vec<usize>,
+}
+
+/// A waiting poll tried again ([`Router::head_poll_turn`]).
+#[derive(Debug)]
+pub enum PollTurn {
+    /// Its turn came and its group paid: the poll goes now.
+    Reserved(Reservation),
+    /// Not yet: try again after this long, or when woken (its turn, a grant).
+    Wait(Duration),
+    /// Not this round.
+    Gone,
+}
 
 impl Router {
     /// The best head among endpoints on the right chain.
@@ -129,52 +152,83 @@ impl Router {
     /// cost, concurrency slot) on every endpoint that can take one now. An
     /// endpoint whose breaker is not closed is left to its probes; one
     /// resting, disabled for another chain, not serving the method, with no
-    /// free slot or whose quota group cannot pay is skipped this round.
+    /// free slot or whose quota group is cooling down is skipped this round.
+    /// One whose quota group cannot pay now (its CU spent, or reads waiting
+    /// for them) is in the round's `waiting`: its poll waits its turn in the
+    /// group's line as a read would ([`Router::head_poll_turn`]). Skipped
+    /// instead, a fleet on a store whose members each held a share of a
+    /// 4 CU burst (a 20 CU/s plan, a fifth of a second of it) and spent it on
+    /// their reads polled one endpoint once in 15 s and never the other.
     /// `None` when no round starts (a round with nobody to ask ends at once).
-    pub fn start_head_round(&mut self, now: Instant) -> Option<Vec<Reservation>> {
+    pub fn start_head_round(&mut self, now: Instant) -> Option<HeadRound> {
         if !self.head_rounds.borrow_mut().poll.start(now) {
             return None;
         }
-        let info = method_info("eth_blockNumber");
-        let req = RouteRequest {
-            method: "eth_blockNumber",
-            class: info.class,
-            cost: info.cost,
-            wants_latest: false,
-            tried: &[],
-            only_untried: false,
-            after: None,
-            hedge_of: None,
-            since: None,
-            deadline: None,
-            place: None,
-        };
-        let mut polls = Vec::new();
+        let req = RouteRequest::own("eth_blockNumber");
+        let mut round = HeadRound { polls: Vec::new(), waiting: Vec::new() };
         for i in 0..self.endpoints.len() {
             self.adopt_shared_chain(i, now);
+            if !self.may_poll(i, now) {
+                continue;
+            }
             let cost = self.attempt_cost(i, &req, self.would_check_chain(i, now));
-            let ep = &mut self.endpoints[i];
-            let free = !ep.chain_disabled(now, self.chain_recheck)
-                && !ep.refused(now)
-                && ep.spec.serves(req.method)
-                && ep.breaker.borrow_mut().state(now) == BreakerState::Closed
-                && ep.rest_until <= now
-                && ep.in_flight < ep.concurrency_limit(now)
-                // Quietly: a poll the plan cannot pay now is skipped, never waited for, so it
-                // sizes no lease ask (a 10 CU `eth_blockNumber` among 1-request reads did: every
-                // grant all-or-nothing 10, and a fleet's reads turned away).
-                // Nor taken from requests waiting for the plan (it is background: not in the line).
-                && self.groups[ep.group].quota.borrow_mut().check_quietly_in_turn(now, cost, None).is_ok();
-            if let Some(r) = free.then(|| self.reserve(i, now, &req, false)).flatten() {
-                polls.push(r);
+            // Quietly: a poll that waits is checked again in its turn, as its own charge then
+            // (one charge in many does not size the lease: `lease/charge_sizes.rs`).
+            let quota = &self.groups[self.endpoints[i].group].quota;
+            let verdict = quota.borrow_mut().check_quietly_in_turn(now, cost, None);
+            match verdict {
+                Ok(()) => round.polls.extend(self.reserve(i, now, &req, false)),
+                Err(QuotaDenied::Exhausted(_)) => round.waiting.push(i),
+                Err(QuotaDenied::Cooling(_)) => {}
             }
         }
-        if polls.is_empty() {
+        if round.polls.is_empty() && round.waiting.is_empty() {
             self.head_rounds.borrow_mut().poll.finish(now);
             return None;
         }
         self.polling = true;
-        Some(polls)
+        Some(round)
+    }
+
+    /// A waiting poll of the round under way tried again at `now`, from its
+    /// `place` in its quota group's line (`None`: not in it yet): reserved
+    /// when its turn has come and the group can pay; `Wait` with how long
+    /// until it might; `Gone` when the endpoint cannot be polled this round
+    /// after all (its breaker opened, its group began cooling down…).
+    pub fn head_poll_turn(&mut self, endpoint: usize, now: Instant, place: Option<u64>) -> PollTurn {
+        if endpoint >= self.endpoints.len() || !self.may_poll(endpoint, now) {
+            return PollTurn::Gone;
+        }
+        let req = RouteRequest::own("eth_blockNumber");
+        let cost = self.attempt_cost(endpoint, &req, self.would_check_chain(endpoint, now));
+        let verdict = self.groups[self.endpoints[endpoint].group].quota.borrow_mut().check_in_turn(now, cost, place);
+        match verdict {
+            Ok(()) => self.reserve(endpoint, now, &req, false).map_or(PollTurn::Gone, PollTurn::Reserved),
+            Err(QuotaDenied::Exhausted(wait)) => PollTurn::Wait(wait),
+            Err(QuotaDenied::Cooling(_)) => PollTurn::Gone,
+        }
+    }
+
+    /// The line a waiting poll of `endpoint` joins: its quota group's
+    /// (`None` when the group paces nothing).
+    pub fn head_poll_line(&mut self, endpoint: usize, now: Instant) -> Option<PlanLine> {
+        let req = RouteRequest::own("eth_blockNumber");
+        let cost = self.attempt_cost(endpoint, &req, false);
+        let group = self.groups.get(self.endpoints.get(endpoint)?.group)?.quota.clone();
+        let rate = group.borrow_mut().serving_rate(now);
+        let fleet = group.borrow_mut().fleet_line(now);
+        (rate.is_finite() && rate > 0.0).then(|| PlanLine { groups: vec![group], cost, rate, fleet })
+    }
+
+    /// Whether `endpoint` could be polled now but for its quota group.
+    fn may_poll(&mut self, endpoint: usize, now: Instant) -> bool {
+        let ep = &mut self.endpoints[endpoint];
+        !ep.chain_disabled(now, self.chain_recheck)
+            && !ep.refused(now)
+            && ep.spec.serves("eth_blockNumber")
+            && ep.breaker.borrow_mut().state(now) == BreakerState::Closed
+            && ep.rest_until <= now
+            && ep.in_flight < ep.concurrency_limit(now)
     }
 
     /// Ends a head-poll round with the heads it heard. They are recorded

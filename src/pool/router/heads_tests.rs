@@ -32,7 +32,7 @@ fn a_head_poll_round_skips_an_endpoint_resting_after_a_retry_after() {
     done(&mut r, at(0), first);
     // Endpoint 1 answers 503 with Retry-After: 60 s.
     answer(&mut r, at(0), second, ErrorClass::Transient, Some(Duration::from_secs(60)));
-    let polls = r.start_head_round(at(12_000)).expect("a round at 12 s");
+    let polls = r.start_head_round(at(12_000)).expect("a round at 12 s").polls;
     let polled: Vec<usize> = polls.iter().map(|p| p.endpoint).collect();
     assert_eq!(polled, vec![0, 2]);
     for p in polls {
@@ -40,7 +40,7 @@ fn a_head_poll_round_skips_an_endpoint_resting_after_a_retry_after() {
     }
     r.end_head_round(&[(0, 100), (2, 100)], at(12_000));
     // Rested by the next round: asked again.
-    let polls = r.start_head_round(at(72_000)).expect("a round at 72 s");
+    let polls = r.start_head_round(at(72_000)).expect("a round at 72 s").polls;
     assert_eq!(polls.iter().map(|p| p.endpoint).collect::<Vec<_>>(), vec![0, 1, 2]);
 }
 
@@ -51,7 +51,7 @@ fn a_head_poll_round_skips_an_endpoint_with_no_free_slot() {
     let mut r = Router::new(specs, &options(Strategy::Priority), Duration::from_secs(60), at(0));
     let held = pick(&mut r, at(12_000), (0.5, 0.5));
     assert_eq!(held.endpoint, 0);
-    let polls = r.start_head_round(at(12_000)).expect("a round at 12 s");
+    let polls = r.start_head_round(at(12_000)).expect("a round at 12 s").polls;
     assert_eq!(polls.iter().map(|p| p.endpoint).collect::<Vec<_>>(), vec![1], "endpoint 0's one slot is taken");
     assert_eq!(r.endpoints[0].in_flight, 1);
 }

@@ -120,7 +120,7 @@ fn a_head_round_polled_in_one_realm_is_heard_in_another_and_puts_its_own_off() {
     let o = options(Strategy::Priority);
     let make = |realm| Router::in_realm(vec![spec(0), spec(1)], &o, Duration::from_secs(60), at(0), Some(realm));
     let (mut a, mut b) = (make(&here), make(&there));
-    let polls = a.start_head_round(at(12_000)).expect("a's round");
+    let polls = a.start_head_round(at(12_000)).expect("a's round").polls;
     for r in &polls {
         a.release(r);
     }

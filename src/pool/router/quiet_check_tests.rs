@@ -62,7 +62,7 @@ fn asks_of_a_busy_member() -> Vec<LeaseAsk> {
         }
         out.retain(|(due, _, _)| *due > ms);
         if r.head_poll_due(now) {
-            for poll in r.start_head_round(now).unwrap_or_default() {
+            for poll in r.start_head_round(now).unwrap_or_default().polls {
                 r.complete(now, &poll, &ok, MethodClass::Cheap, Duration::ZERO, 0.5);
             }
             r.end_head_round(&[], now);

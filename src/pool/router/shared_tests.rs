@@ -376,7 +376,7 @@ fn one_head_poll_round_for_the_realm_heard_by_every_member() {
     let o = options(Strategy::Priority);
     let (mut a, mut b) = two_in(Some(&realm), &o);
     assert!(a.head_poll_due(at(12_000)) && b.head_poll_due(at(12_000)));
-    let polls = a.start_head_round(at(12_000)).expect("a round");
+    let polls = a.start_head_round(at(12_000)).expect("a round").polls;
     assert_eq!(polls.len(), 2, "both endpoints polled");
     assert!(!b.head_poll_due(at(12_000)), "a member's round is the realm's");
     assert!(b.start_head_round(at(12_000)).is_none());
@@ -396,7 +396,7 @@ fn one_head_poll_round_for_the_realm_heard_by_every_member() {
     assert_eq!((b.endpoints[0].head, b.endpoints[1].head), (Some(100), Some(90)));
     assert!(!b.head_poll_due(at(24_049)) && b.head_poll_due(at(24_050)), "the next one interval after it ended");
     // Its poller closes mid-round: the realm's next read may start one at once.
-    let polls = b.start_head_round(at(24_050)).expect("b's round");
+    let polls = b.start_head_round(at(24_050)).expect("b's round").polls;
     b.leave_realm();
     assert!(a.head_poll_due(at(24_051)));
     b.end_head_round(&[], at(24_100));

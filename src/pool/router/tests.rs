@@ -29,19 +29,7 @@ pub(super) fn router(n: usize, strategy: Strategy) -> Router {
 }
 
 pub(super) fn req<'a>(tried: &'a [bool]) -> RouteRequest<'a> {
-    RouteRequest {
-        method: "eth_blockNumber",
-        class: MethodClass::Cheap,
-        cost: 10.0,
-        wants_latest: true,
-        tried,
-        only_untried: false,
-        after: None,
-        hedge_of: None,
-        since: None,
-        deadline: None,
-        place: None,
-    }
+    RouteRequest { wants_latest: true, tried, ..RouteRequest::own("eth_blockNumber") }
 }
 
 pub(super) fn verdict(class: ErrorClass, health: bool) -> Verdict {
