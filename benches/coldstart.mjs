@@ -31,12 +31,14 @@ function nodeOnce(source, url) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 export async function coldStart(url, bundles, runs) {
-  const rows = [];
-  for (const [name, source] of Object.entries(NODE_APPS)) {
-    const times = [];
-    for (let i = 0; i < runs; i += 1) times.push(await nodeOnce(source, url));
-    rows.push({ name, node: median(times) });
+  // Clients take turns, run by run (the first of each run rotating): a slow spell of the machine
+  // then falls on every client alike, not on the one whose runs it happened to cover.
+  const rotated = (list, i) => list.map((_, k) => list[(i + k) % list.length]);
+  const rows = Object.keys(NODE_APPS).map((name) => ({ name, nodeTimes: [] }));
+  for (let i = 0; i < runs; i += 1) {
+    for (const row of rotated(rows, i)) row.nodeTimes.push(await nodeOnce(NODE_APPS[row.name], url));
   }
+  for (const row of rows) row.node = median(row.nodeTimes);
   const pages = {};
   const routes = {};
   for (const b of bundles) {
@@ -45,9 +47,9 @@ export async function coldStart(url, bundles, runs) {
   const site = await startStaticServer({ routes: { '/b': dirname(bundles[0].file) }, pages });
   const browser = await launchBrowser();
   try {
-    for (const b of bundles) {
-      const times = [];
-      for (let i = 0; i < runs; i += 1) {
+    const times = new Map(bundles.map((b) => [b, []]));
+    for (let i = 0; i < runs; i += 1) {
+      for (const b of rotated(bundles, i)) {
         const page = await browser.newPage();
         const file = b.file.split('/').pop();
         await page.setContent('<!doctype html><title>cold</title>');
@@ -59,11 +61,14 @@ export async function coldStart(url, bundles, runs) {
           await globalThis.firstCall();
           return performance.now() - t0;
         }, [`${site.url}/b/${file}`, url]);
-        times.push(ms);
+        times.get(b).push(ms);
         await page.close();
       }
+    }
+    for (const b of bundles) {
       const row = rows.find((r) => r.name === b.name) || rows[rows.push({ name: b.name }) - 1];
-      row.browser = median(times);
+      row.browserTimes = times.get(b);
+      row.browser = median(row.browserTimes);
     }
   } finally {
     await browser.close();
@@ -72,8 +77,12 @@ export async function coldStart(url, bundles, runs) {
   return rows;
 }
 
+const quartiles = (xs) => (xs?.length ? `${quantile(xs, 0.25).toFixed(0)}–${quantile(xs, 0.75).toFixed(0)}` : '–');
+const quantile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * p)];
+
 export function coldTable(rows) {
-  let out = '| client | Node: import + first call (ms) | Chromium: import + first call (ms) |\n|---|---|---|\n';
-  for (const r of rows) out += `| ${r.name} | ${r.node === undefined ? '–' : r.node.toFixed(0)} | ${r.browser === undefined ? '–' : r.browser.toFixed(0)} |\n`;
+  let out = '| client | Node: import + first call (ms) | its middle half | Chromium: import + first call (ms) | its middle half |\n|---|---|---|---|---|\n';
+  const ms = (x) => (x === undefined ? '–' : x.toFixed(0));
+  for (const r of rows) out += `| ${r.name} | ${ms(r.node)} | ${quartiles(r.nodeTimes)} | ${ms(r.browser)} | ${quartiles(r.browserTimes)} |\n`;
   return out;
 }

@@ -18,7 +18,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const smoke = process.argv.includes('--smoke');
 const settings = smoke
   ? { overhead: { requests: 40, levels: [1, 8] }, load: { clients: 2, rate: 5, seconds: 1, grace: 1000 }, coldRuns: 1, policyN: 1000, firstRuns: 1 }
-  : { overhead: { requests: 3000, levels: [1, 32, 256] }, load: { clients: 20, rate: 10, seconds: 6, grace: 12000 }, coldRuns: 9, policyN: 300000, firstRuns: 5 };
+  : { overhead: { requests: 3000, levels: [1, 32, 256] }, load: { clients: 20, rate: 10, seconds: 6, grace: 12000 }, coldRuns: 21, policyN: 300000, firstRuns: 5 };
 
 const version = (pkg) => JSON.parse(readFileSync(join(root, 'node_modules', pkg, 'package.json'), 'utf8')).version;
 const log = (...a) => console.error('[bench]', ...a);

@@ -9,7 +9,7 @@ import { coldStart, coldTable } from './coldstart.mjs';
 import { startMockNode } from '../js-tests/helpers/mock-node.mjs';
 
 const at = process.argv.indexOf('--runs');
-const runs = at > 0 ? Number(process.argv[at + 1]) : 7;
+const runs = at > 0 ? Number(process.argv[at + 1]) : 21;
 const node = await startMockNode([{ result: '0x10' }]);
 try {
   const size = await sizes(mkdtempSync(join(tmpdir(), 'bw-size-')));

@@ -65,3 +65,31 @@ test('a breaker another realm opened keeps this realm off the node', async () =>
   assert.equal(here.stats().endpoints[0].state, 'open');
   here.close();
 });
+
+test("news told before the realm's channel is made (after the constructor's task) is sent once it is", async () => {
+  const { newsHub } = await import('../pkg-template/src/realm-news.js');
+  let sink;
+  const hub = newsHub({ setRealmNewsSink: (fanOut) => { sink = fanOut; }, hearRealmNews: () => {} });
+  const other = new BroadcastChannel('breakwater-rpc/news');
+  const got = [];
+  other.onmessage = ({ data }) => got.push(data);
+  try {
+    const made = [];
+    const Real = globalThis.BroadcastChannel;
+    globalThis.BroadcastChannel = class extends Real { constructor(name) { super(name); made.push(name); } };
+    try {
+      hub.open();
+      sink('limited', 'k1', 5); // told in the same task
+      assert.deepEqual(made, [], 'no channel made in the task that opened the hub');
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(made, ['breakwater-rpc/news']);
+    } finally {
+      globalThis.BroadcastChannel = Real;
+    }
+    sink('limited', 'k2', 6); // and once it is open, at once
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(got, [{ v: 1, kind: 'limited', key: 'k1', value: 5 }, { v: 1, kind: 'limited', key: 'k2', value: 6 }]);
+  } finally {
+    other.close();
+  }
+});

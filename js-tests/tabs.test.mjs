@@ -50,10 +50,30 @@ const OBSERVER = `<!doctype html><meta charset="utf-8"><script>
   window.__ready = true;
 </script>`;
 
+// A tab that counts the BroadcastChannels made while its relayer is constructed and reads at once:
+// the channels are made after the constructor's task (a page's first request need not wait for
+// them), and the ask of that first read, made before they were, still reaches the tabs' store.
+const EARLY = `<!doctype html><meta charset="utf-8"><script type="module">
+  import { FaultTolerantRelayer } from '/pkg/web.js';
+  const Real = BroadcastChannel;
+  let made = 0;
+  window.BroadcastChannel = class extends Real { constructor(name) { super(name); made += 1; } };
+  const q = new URLSearchParams(location.search);
+  const upstream = { url: q.get('url'), quotaGroup: 'key', costs: { eth_getBalance: 1, eth_chainId: 1 } };
+  const relayer = new FaultTolerantRelayer([upstream], { quota: { key: { cuPerSecond: 25, burst: 5 } } });
+  const inItsTask = made;
+  const first = relayer.request({ method: 'eth_getBalance', params: ['0x' + '1'.padStart(40, '0'), 'latest'] });
+  window.result = first.then(async () => {
+    const end = Date.now() + 5000;
+    while (relayer.stats().quotaGroups[0].fleet !== 'leased' && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    return { inItsTask, after: made, fleet: relayer.stats().quotaGroups[0].fleet };
+  });
+</script>`;
+
 let browser; let site; let key;
 before(async () => {
   key = await startLimitedKey({ perSecond: 30, urls: 1 });
-  site = await startStaticServer({ routes: { '/pkg': join(root, 'pkg/dist') }, pages: { '/tab.html': TAB, '/observer.html': OBSERVER } });
+  site = await startStaticServer({ routes: { '/pkg': join(root, 'pkg/dist') }, pages: { '/tab.html': TAB, '/observer.html': OBSERVER, '/early.html': EARLY } });
   browser = await launchBrowser();
 });
 after(async () => {
@@ -180,6 +200,23 @@ test('tabs on a plan kept per second ask for its window, and for the whole plan 
     const lines = asks.map((m) => m.ln);
     assert.ok(lines.every((l) => l >= 0) && lines.some((l) => l > 0), `each ask's line told: ${JSON.stringify(lines)}`);
     assert.ok(grants.every((m) => m.r.length === 7 && m.r[6] >= 0), `the others' lines told back: ${JSON.stringify(grants.map((m) => m.r))}`);
+  } finally {
+    await context.close();
+  }
+});
+
+test('a tab makes its channels after its relayer is constructed, and an ask made before then still leases', async () => {
+  const context = await browser.newContext();
+  try {
+    // The second tab's ask goes to the first, which leads by then.
+    for (const tab of [1, 2]) {
+      const page = await context.newPage();
+      await page.goto(`${site.url}/early.html?${new URLSearchParams({ url: key.urls[0], tab: String(tab) })}`);
+      const seen = await page.evaluate(() => window.result);
+      assert.equal(seen.inItsTask, 0, `no channel made in the constructor's task (tab ${tab})`);
+      assert.equal(seen.after, 2, `the news and lease channels made after it (tab ${tab})`);
+      assert.equal(seen.fleet, 'leased', `the first read's ask reached the tabs' store (tab ${tab})`);
+    }
   } finally {
     await context.close();
   }

@@ -41,17 +41,28 @@ export function newsHub(wasm) {
     opened = true;
     if (typeof wasm.setRealmNewsSink === 'function') wasm.setRealmNewsSink(fanOut);
     if (typeof BroadcastChannel !== 'function') return;
-    let channel;
-    try {
-      channel = new BroadcastChannel(CHANNEL);
-    } catch {
-      return; // e.g. an opaque origin
-    }
-    if (typeof channel.unref === 'function') channel.unref(); // Node: never keeps the process alive
-    channel.onmessage = ({ data }) => {
-      if (isNews(data)) wasm.hearRealmNews(data.kind, data.key, data.value);
-    };
-    outlets.add((kind, key, value) => channel.postMessage({ v: NEWS_VERSION, kind, key, value }));
+    // Made after the constructor's task, not in it: a BroadcastChannel costs a page about a
+    // millisecond to make, and the first request (sent in the same task) need not wait for it.
+    // News told meanwhile is held and sent once it is open.
+    const held = [];
+    let send = (kind, key, value) => held.push([kind, key, value]);
+    outlets.add((kind, key, value) => send(kind, key, value));
+    const timer = setTimeout(() => {
+      let channel;
+      try {
+        channel = new BroadcastChannel(CHANNEL);
+      } catch {
+        send = () => {}; // e.g. an opaque origin
+        return;
+      }
+      if (typeof channel.unref === 'function') channel.unref(); // Node: never keeps the process alive
+      channel.onmessage = ({ data }) => {
+        if (isNews(data)) wasm.hearRealmNews(data.kind, data.key, data.value);
+      };
+      send = (kind, key, value) => channel.postMessage({ v: NEWS_VERSION, kind, key, value });
+      for (const news of held.splice(0)) send(...news);
+    }, 0);
+    if (typeof timer?.unref === 'function') timer.unref();
   };
   const addOutlet = (outlet) => {
     outlets.add(outlet);

@@ -38,8 +38,8 @@ const isGrant = (d) => d.t === 'grant' && typeof d.key === 'string' && typeof d.
 /** Attaches the realm to its origin's tab store; `close()` detaches it. */
 export function tabStore(wasm) {
   const from = realmId();
-  const channel = new BroadcastChannel(CHANNEL);
-  channel.unref?.();
+  // Opened after the constructor's task (`open` below): until then asks wait in `pending`.
+  let channel = null;
   let leader = false;
   let closed = false;
   let stepDown = quiet;
@@ -65,16 +65,8 @@ export function tabStore(wasm) {
     else wasm.realmLeaseFailed(key);
   };
 
-  channel.onmessage = ({ data }) => {
-    if (closed || data === null || typeof data !== 'object' || data.v !== VERSION) return;
-    if (leader && isAsk(data)) {
-      const r = serve(data.key, data.from, data.n, data.d, data.a, data.w, data.ag, data.wt, data.ln);
-      channel.postMessage({ v: VERSION, t: 'grant', to: data.from, id: data.id, key: data.key, r });
-    } else if (data.to === from && isGrant(data) && pending.get(data.key)?.id === data.id) {
-      const { want } = pending.get(data.key);
-      pending.delete(data.key);
-      answer(data.key, want, data.r);
-    }
+  const post = (key, { id, numbers, demand, alone, window, ages, waited, line }) => {
+    channel.postMessage({ v: VERSION, t: 'ask', from, id, key, n: numbers, d: demand, a: alone, w: window, ag: ages, wt: waited, ln: line });
   };
 
   wasm.attachRealmStore((key, want, rate, burst, held, holdMs, least, released = 0, demand = -1, alone = 0, window = 0, aloneAges = null, waited = -1, line = -1) => {
@@ -88,29 +80,53 @@ export function tabStore(wasm) {
       return queueMicrotask(() => answer(key, want, reply));
     }
     nextId += 1;
-    pending.set(key, { id: nextId, want, numbers, demand, alone, window, ages, waited, line }); // a later ask replaces one the engine gave up
-    channel.postMessage({ v: VERSION, t: 'ask', from, id: nextId, key, n: numbers, d: demand, a: alone, w: window, ag: ages, wt: waited, ln: line });
+    const ask = { id: nextId, want, numbers, demand, alone, window, ages, waited, line };
+    pending.set(key, ask); // a later ask replaces one the engine gave up
+    if (channel) post(key, ask);
   });
 
-  // Queued behind the current leader; granted when it goes. Held until close().
-  navigator.locks.request(LOCK, () => new Promise((resolve) => {
-    if (closed) return resolve();
-    leader = true;
-    stepDown = resolve;
-    // Asks made before this tab led (the first tab asks before its lock is granted; the others'
-    // leader may just have gone) are answered here now, then groups that failed ask again.
-    const asked = [...pending];
-    pending.clear();
-    for (const [key, { want, numbers, demand, alone, window, ages, waited, line }] of asked) answer(key, want, serve(key, from, numbers, demand, alone, window, ages, waited, line));
-    wasm.realmStoreBack();
-  })).catch(quiet);
+  // The channel and the lock, after the constructor's task: a BroadcastChannel costs a page about
+  // a millisecond to make, and the first request (sent in the same task) need not wait for it.
+  // Asks made meanwhile go out once it is open.
+  const open = () => {
+    if (closed) return;
+    channel = new BroadcastChannel(CHANNEL);
+    channel.unref?.();
+    channel.onmessage = ({ data }) => {
+      if (closed || data === null || typeof data !== 'object' || data.v !== VERSION) return;
+      if (leader && isAsk(data)) {
+        const r = serve(data.key, data.from, data.n, data.d, data.a, data.w, data.ag, data.wt, data.ln);
+        channel.postMessage({ v: VERSION, t: 'grant', to: data.from, id: data.id, key: data.key, r });
+      } else if (data.to === from && isGrant(data) && pending.get(data.key)?.id === data.id) {
+        const { want } = pending.get(data.key);
+        pending.delete(data.key);
+        answer(data.key, want, data.r);
+      }
+    };
+    for (const [key, ask] of pending) post(key, ask);
+    // Queued behind the current leader; granted when it goes. Held until close().
+    navigator.locks.request(LOCK, () => new Promise((resolve) => {
+      if (closed) return resolve();
+      leader = true;
+      stepDown = resolve;
+      // Asks made before this tab led (the first tab asks before its lock is granted; the others'
+      // leader may just have gone) are answered here now, then groups that failed ask again.
+      const asked = [...pending];
+      pending.clear();
+      for (const [key, { want, numbers, demand, alone, window, ages, waited, line }] of asked) answer(key, want, serve(key, from, numbers, demand, alone, window, ages, waited, line));
+      wasm.realmStoreBack();
+    })).catch(quiet);
+  };
+  const timer = setTimeout(open, 0);
+  timer.unref?.();
 
   return {
     close() {
       closed = true;
       leader = false;
+      clearTimeout(timer);
       stepDown();
-      channel.close();
+      channel?.close();
       wasm.detachRealmStore();
     },
   };
