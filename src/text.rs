@@ -54,16 +54,16 @@ pub fn match_starts<'a>(hay: &'a str, needle: &'a str) -> impl Iterator<Item = u
     })
 }
 
-/// `hay` with every `from` replaced by `to` (as `str::replace`; `hay` unchanged for an empty `from`).
-pub fn replace(hay: &str, from: &str, to: &str) -> String {
+/// `hay` with every `old` replaced by `new` (as `str::replace`; `hay` unchanged for an empty `old`).
+pub fn replace(hay: &str, old: &str, new: &str) -> String {
     let mut out = String::with_capacity(hay.len());
     let mut rest = 0;
-    for at in match_starts(hay, from) {
+    for at in match_starts(hay, old) {
         out.push_str(hay.get(rest..at).unwrap_or(""));
-        out.push_str(to);
-        rest = at + from.len();
+        out.push_str(new);
+        rest = at + old.len();
     }
-    out.push_str(self::from(hay, rest));
+    out.push_str(from(hay, rest));
     out
 }
 

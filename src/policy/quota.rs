@@ -38,8 +38,8 @@ use super::token_bucket::TokenBucket;
 use crate::config_error::ConfigError;
 use crate::time::Instant;
 pub use bucket::{QuotaBucket, WindowedBucket};
-pub use line::line_place;
 use line::QuotaLine;
+pub use line::{line_place, line_wait};
 
 /// Tuning of one quota group.
 #[derive(Clone, Copy, Debug, PartialEq)]

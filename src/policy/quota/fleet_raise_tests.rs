@@ -65,7 +65,7 @@ fn a_fleets_member_steps_the_learned_plan_for_the_fleet_and_tells_the_step() {
 }
 
 #[test]
-fn a_member_whose_lease_is_down_or_whose_fleet_still_counts_never_steps_alone() {
+fn a_member_whose_lease_is_down_never_steps_alone() {
     let (mut g, t) = member_at_ceiling();
     g.lease_store_down(at(t + 1));
     for k in 1..=10 {
@@ -74,6 +74,31 @@ fn a_member_whose_lease_is_down_or_whose_fleet_still_counts_never_steps_alone() 
     }
     assert_eq!(g.stats().allowed_rate, 30.0, "spending alone, a step would be its own (58 → 3,353 CU/s in a trial)");
     assert_eq!(g.take_raise(), None);
+}
+
+#[test]
+fn a_member_that_learned_its_part_alone_never_probes_past_it_for_the_fleet() {
+    // Its lease down at its first 429: its own 20 CU/s is its plan (learned alone), not the fleet's.
+    let mut g = QuotaGroup::new(QuotaConfig::default(), at(0));
+    g.join_fleet(at(0));
+    answer(&mut g, at(0));
+    g.lease_store_down(at(1));
+    for i in 0..20 {
+        let t = 4_001 + i * 50;
+        let _ = g.charge(at(t), 1.0);
+        g.on_accepted(at(t), 1.0);
+    }
+    let until = g.on_limited(at(5_000), None, false, 0.5);
+    assert!(g.learned_alone, "learned while its lease was down");
+    // The store back and its lease up, no count of the fleet heard: calm, pressed windows for minutes.
+    g.lease_store_back(until);
+    let ceiling = g.ceiling;
+    for k in 1..=40 {
+        let t = until.since_epoch().as_millis() as u64 + k * 15_000;
+        pressed_success(&mut g, t);
+        assert!(g.stats().allowed_rate <= ceiling + 1e-9, "no probe past its own part: {}", g.stats().allowed_rate);
+    }
+    assert!(g.learned_alone);
 }
 
 #[test]

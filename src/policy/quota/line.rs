@@ -36,6 +36,23 @@ pub fn line_place(since: Instant, order: u64) -> u64 {
     (ms.min((1 << (64 - ORDER_BITS)) - 1) << ORDER_BITS) | (order & ((1 << ORDER_BITS) - 1))
 }
 
+/// How long a request costing `cost` would wait behind a line whose
+/// requests cost `own` CU, paid at `rate` CU/s; or, when the fleet's store
+/// said it (`fleet`: the other members' lines in CU and the fleet's rate in
+/// CU/s), behind the fleet's whole line at the fleet's rate, so every
+/// member reckons alike. `None` when there is no rate to wait on. Pure, so
+/// the shedding at arrival (`PlanLine::wait_for`) and the simulations of
+/// it (`overload_split_sim_tests.rs`) reckon one way.
+pub fn line_wait(own: f64, cost: f64, rate: f64, fleet: Option<(f64, f64)>) -> Option<Duration> {
+    let span = |cu: f64, rate: f64| Duration::from_secs_f64((cu.max(0.0) / rate).min(86_400.0));
+    match fleet {
+        Some((others, fleet_rate)) if fleet_rate > 0.0 && (own + others + cost).is_finite() => {
+            Some(span(own + others + cost, fleet_rate))
+        }
+        _ => (rate.is_finite() && rate > 0.0 && (own + cost).is_finite()).then(|| span(own + cost, rate)),
+    }
+}
+
 /// The waiting requests of one group, by place.
 #[derive(Debug, Default)]
 pub struct QuotaLine {
@@ -190,6 +207,20 @@ mod tests {
         fn wake(self: Arc<Self>) {
             self.0.fetch_add(1, Ordering::SeqCst);
         }
+    }
+
+    #[test]
+    fn a_wait_is_the_fleets_whole_line_at_its_rate_when_the_store_said_it_else_the_own_line_at_the_own_rate() {
+        use super::line_wait;
+        use std::time::Duration;
+        let ms = |ms: u64| Some(Duration::from_millis(ms));
+        assert_eq!(line_wait(9.0, 1.0, 20.0, None), ms(500), "10 CU at 20 CU/s");
+        assert_eq!(line_wait(9.0, 1.0, 20.0, Some((30.0, 80.0))), ms(500), "40 CU at the fleet's 80 CU/s");
+        assert_eq!(line_wait(9.0, 1.0, 20.0, Some((30.0, 0.0))), ms(500), "no fleet rate: its own line");
+        assert_eq!(line_wait(9.0, 1.0, f64::INFINITY, None), None, "no rate to wait on");
+        assert_eq!(line_wait(9.0, 1.0, 0.0, None), None);
+        assert_eq!(line_wait(9.0, f64::NAN, 20.0, Some((30.0, 80.0))), None, "nonsense waits on nothing");
+        assert_eq!(line_wait(1e12, 1.0, 1.0, None), Some(Duration::from_secs(86_400)), "at most a day");
     }
 
     #[test]

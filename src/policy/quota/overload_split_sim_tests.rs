@@ -12,8 +12,8 @@
 
 use std::collections::VecDeque;
 
-use super::line_place;
 use super::store_sim_tests::{joined_fleet, StoreSim};
+use super::{line_place, line_wait};
 use crate::runtime::SeededRandom;
 use crate::time::at;
 
@@ -32,12 +32,9 @@ fn overloaded_fleet(n: usize, each_per_s: f64, ms: u64, deadline: u64, seed: u64
                 let s = (now / 1000) as usize;
                 tally[i][s].0 += 1;
                 // As `PlanLine::wait_for` reckons it (one group, reads of 1 CU).
-                let own = m.line_cu();
-                let (wait, ahead) = match m.fleet_line(at(now)) {
-                    Some((others, plan)) => ((own + others + 1.0) / plan, m.line() > 0),
-                    None => ((own + 1.0) / m.serving_rate(at(now)), m.line() > 0),
-                };
-                if ahead && wait * 2000.0 > deadline as f64 {
+                let wait = line_wait(m.line_cu(), 1.0, m.serving_rate(at(now)), m.fleet_line(at(now)));
+                let ahead = m.line() > 0;
+                if ahead && wait.is_some_and(|w| w.as_secs_f64() * 2000.0 > deadline as f64) {
                     tally[i][s].1 += 1; // shed at once
                 } else {
                     let place = line_place(at(now), order);

@@ -16,7 +16,7 @@ use std::time::Duration;
 use super::Router;
 use crate::coord::realm::SharedGroup;
 use crate::policy::breaker::BreakerState;
-use crate::policy::quota::{line_place, QuotaDenied};
+use crate::policy::quota::{line_place, line_wait, QuotaDenied};
 use crate::pool::route_request::RouteRequest;
 use crate::time::Instant;
 
@@ -48,12 +48,6 @@ impl PlanLine {
         self.groups.iter().map(|g| g.borrow().line_cu()).fold(0.0, f64::max)
     }
 
-    /// How long `cu` compute units of the line take to pass at its rate.
-    pub fn wait(&self, cu: f64) -> Option<Duration> {
-        (self.rate.is_finite() && self.rate > 0.0 && cu.is_finite())
-            .then(|| Duration::from_secs_f64((cu.max(0.0) / self.rate).min(86_400.0)))
-    }
-
     /// How long a new request costing `cost` would wait, with whether this
     /// realm's line holds any: behind the whole fleet's line at the fleet's
     /// rate when the store said it (every member then reckons alike), else
@@ -62,14 +56,7 @@ impl PlanLine {
     /// others' lines are as the store last heard them, and counted so, a
     /// fleet on Redis shed one read in two runs of four as a total outage began.
     pub fn wait_for(&self, cost: f64) -> (Option<Duration>, bool) {
-        let own = self.waiting_cu();
-        match self.fleet {
-            Some((others, rate)) if rate > 0.0 && (own + others + cost).is_finite() => {
-                let wait = Duration::from_secs_f64(((own + others + cost).max(0.0) / rate).min(86_400.0));
-                (Some(wait), self.waiting() > 0)
-            }
-            _ => (self.wait(own + cost), self.waiting() > 0),
-        }
+        (line_wait(self.waiting_cu(), cost, self.rate, self.fleet), self.waiting() > 0)
     }
 }
 
