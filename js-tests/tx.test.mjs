@@ -16,6 +16,7 @@ import {
   isClosedError, isNoEndpointError, isInvalidSignerError,
 } from '../pkg/dist/node.mjs';
 import { startChain } from './helpers/chain.mjs';
+import { startTxProxy } from './helpers/tx-proxy.mjs';
 
 const GWEI = 1_000_000_000n;
 // anvil's dev accounts come from the public test mnemonic; one account per test so books never overlap.
@@ -156,6 +157,27 @@ test('a dropped response to eth_sendRawTransaction: outcome unknown, same bytes 
   const second = await relayer.sendTransactionWithSpeedup(account, { to: RECIPIENT, value: 1n, gas: 21000n, ...fee });
   assert.equal(second.nonce, 1, 'the next send takes the next nonce: none skipped, none reused');
   assert.equal(await node.rpc('eth_getTransactionCount', [account.address, 'latest']), '0x2');
+});
+
+test('a node that swallows a send: the same bytes go to every endpoint again, and the honest one gets them mined', { timeout: 90000 }, async () => {
+  const node = await chain();
+  const honest = await startTxProxy(node.anvilUrl); // a second endpoint on the same chain
+  cleanups.push(() => honest.close());
+  // Priority order: the send goes to the first endpoint, which answers with the right hash and
+  // never forwards (a node that lies); only a re-broadcast to every endpoint reaches the chain.
+  const relayer = relayerFor([node.url, honest.url]);
+  const log = recorder(relayer);
+  const account = privateKeyToAccount(KEYS[16]);
+  node.proxy.setMode('swallow');
+  const outcome = await relayer.sendTransactionWithSpeedup(account, { to: RECIPIENT, value: 9n, gas: 21000n, ...fee }, 10);
+  const [submitted] = log.of('txSubmitted');
+  assert.equal(outcome.outcome, 'mined');
+  assert.equal(outcome.hash, submitted.hash, 'the original bytes were mined: no replacement was needed');
+  assert.ok(log.of('txRebroadcast').length >= 1, 'a re-broadcast');
+  assert.deepEqual(honest.raws.map((r) => ethers.keccak256(r)).filter((h) => h === outcome.hash).length > 0, true,
+    'the honest endpoint was sent the very bytes the liar swallowed');
+  assert.equal(new Set([...node.proxy.raws, ...honest.raws]).size, 1, 'never a re-sign');
+  assert.equal(log.of('speedUp').length, 0);
 });
 
 test('50 concurrent sends from one account: nonces in call order, all mined, failures in the middle leave no gap', async () => {

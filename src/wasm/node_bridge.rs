@@ -125,31 +125,4 @@ impl CoreNode {
             Err(failure) => self.send_outcome(failure),
         }
     }
-
-    /// The same signed bytes to every endpoint, best effort.
-    pub async fn rebroadcast(&self, raw: JsValue) {
-        let count = self.core.pipeline.config().endpoints.len();
-        let sends = (0..count).map(|endpoint| {
-            let core = self.core.clone();
-            let params = params(std::slice::from_ref(&raw));
-            async move {
-                let _ = core.attempt_once(endpoint, "eth_sendRawTransaction".into(), params, None).await;
-            }
-        });
-        join_all(sends.collect()).await;
-    }
-
-    /// Whether any endpoint (up to three asked) knows the hash.
-    pub async fn known(&self, hash: JsValue) -> bool {
-        let count = self.core.pipeline.config().endpoints.len().min(3);
-        let lookups = (0..count).map(|endpoint| {
-            let core = self.core.clone();
-            let params = params(std::slice::from_ref(&hash));
-            async move {
-                let found = core.attempt_once(endpoint, "eth_getTransactionByHash".into(), params, None).await;
-                found.is_ok_and(|v| v.is_object())
-            }
-        });
-        join_all(lookups.collect()).await.into_iter().any(|found| found)
-    }
 }

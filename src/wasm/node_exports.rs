@@ -51,23 +51,6 @@ impl WasmRelayer {
         future_to_promise(async move { Ok(outcome_js(node.send_raw(raw.into()).await)) })
     }
 
-    /// The same signed bytes to every endpoint, best effort.
-    #[wasm_bindgen(js_name = nodeRebroadcast)]
-    pub fn node_rebroadcast(&self, raw: String) -> Promise {
-        let node = self.node.clone();
-        future_to_promise(async move {
-            node.rebroadcast(raw.into()).await;
-            Ok(JsValue::UNDEFINED)
-        })
-    }
-
-    /// Whether any endpoint (up to three asked) knows the hash.
-    #[wasm_bindgen(js_name = nodeKnown)]
-    pub fn node_known(&self, hash: String) -> Promise {
-        let node = self.node.clone();
-        future_to_promise(async move { Ok(node.known(hash.into()).await.into()) })
-    }
-
     /// The chain signatures are bound to (`CoreNode::signing_chain`), as a number.
     #[wasm_bindgen(js_name = signingChain)]
     pub fn signing_chain(&self) -> Promise {

@@ -85,6 +85,24 @@ impl JsNode {
         self.invoke("nodeCall", &[method.into(), params(items)]).await
     }
 
+    /// `method(item)` to each of the relayer's endpoints (the first `limit`),
+    /// together, one attempt each (its `attemptOnce`: breakers, quota and
+    /// slots as any attempt, no retry): what each answered. For the calls
+    /// that ask every node alike (a broadcast of the same bytes, whether
+    /// any node knows a hash), made here rather than by exports of the
+    /// relayer's module, which every read-only page downloads.
+    async fn on_each_endpoint(&self, method: &str, item: JsValue, limit: usize) -> Vec<Result<JsValue, JsValue>> {
+        let count = self.invoke("endpoints", &[]).await.map_or(0, |list| Array::from(&list).length() as usize);
+        let params = params(&[item]);
+        let attempts = (0..count.min(limit))
+            .map(|endpoint| {
+                let args = [JsValue::from(endpoint as f64), method.into(), params.clone()];
+                async move { self.invoke("attemptOnce", &args).await }
+            })
+            .collect();
+        crate::runtime::join::join_all(attempts).await
+    }
+
     async fn quantity(&self, method: &str, items: &[JsValue]) -> Result<u64, JsValue> {
         let v = self.call(method, items).await?;
         v.as_string().as_deref().and_then(parse_quantity).ok_or_else(|| {
@@ -169,7 +187,7 @@ impl TxNode for JsNode {
     }
 
     async fn rebroadcast(&self, raw: &[u8]) {
-        let _ = self.invoke("nodeRebroadcast", &[raw_hex(raw)]).await;
+        let _ = self.on_each_endpoint("eth_sendRawTransaction", raw_hex(raw), usize::MAX).await;
     }
 
     async fn receipt(&self, hash: B256) -> Result<Option<(ReceiptInfo, JsValue)>, JsValue> {
@@ -186,7 +204,8 @@ impl TxNode for JsNode {
     }
 
     async fn known(&self, hash: B256) -> bool {
-        self.invoke("nodeKnown", &[format!("{hash:#x}").into()]).await.is_ok_and(|found| found.is_truthy())
+        let found = self.on_each_endpoint("eth_getTransactionByHash", format!("{hash:#x}").into(), 3).await;
+        found.into_iter().any(|found| found.is_ok_and(|tx| tx.is_object()))
     }
 
     async fn closing(&self) {
