@@ -15,27 +15,25 @@ import { adaptSigner, knownSigner } from './signers.js';
 export function txSideFor(hub, relayer, listener, options) {
   const transactions = options !== null && typeof options === 'object' ? options.transactions : undefined;
   return new TxSide(hub, (m) => engineCall(() => new m.WasmTxEngine(relayer, listener, transactions)),
-    () => relayer.signingChain(), (address) => engineCall(() => relayer.checkTxAddress(address)));
+    (address) => engineCall(() => relayer.checkTxAddress(address)));
 }
 
 /** One relayer's transaction engine, made on its first transaction call by `make(module)`. */
 export class TxSide {
   #hub;
   #make;
-  #signingChain;
   #checkAddress;
   #engine = null;
   #pending = null;
   #members = [];
 
   /**
-   * `make(module)` builds the engine; `signingChain()` is the relayer's (a promise of the chain id);
+   * `make(module)` builds the engine;
    * `checkAddress(address)` throws what the engine would for a bad account address.
    */
-  constructor(hub, make, signingChain, checkAddress) {
+  constructor(hub, make, checkAddress) {
     this.#hub = hub;
     this.#make = make;
-    this.#signingChain = signingChain;
     this.#checkAddress = checkAddress;
   }
 
@@ -90,7 +88,7 @@ export class TxSide {
     }
     const adapted = await adaptSigner(signer);
     let chainId = target.chainId;
-    if (chainId === undefined) chainId = await engineCall(this.#signingChain);
+    if (chainId === undefined) chainId = await engineCall(() => this.with((engine) => engine.signingChain()));
     let { nonce } = target;
     if (nonce === undefined && typeof target.hash === 'string') {
       const wanted = target.hash.toLowerCase();

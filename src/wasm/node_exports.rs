@@ -51,11 +51,24 @@ impl WasmRelayer {
         future_to_promise(async move { Ok(outcome_js(node.send_raw(raw.into()).await)) })
     }
 
-    /// The chain signatures are bound to (`CoreNode::signing_chain`), as a number.
-    #[wasm_bindgen(js_name = signingChain)]
-    pub fn signing_chain(&self) -> Promise {
-        let node = self.node.clone();
-        future_to_promise(async move { node.signing_chain().await.map(|id| JsValue::from(id as f64)) })
+    /// The `chainId` option, if given (the transaction module's
+    /// `signingChain` asks the endpoints otherwise).
+    #[wasm_bindgen(js_name = configuredChain)]
+    pub fn configured_chain(&self) -> Option<f64> {
+        self.core.pipeline.config().pool.chain_id.map(|id| id as f64)
+    }
+
+    /// `endpoint` answered `eth_chainId` with `chain` to the transaction
+    /// module's `signingChain`: the pool's own chain check of it is done too
+    /// (its first request does not ask again).
+    #[wasm_bindgen(js_name = noteChainChecked)]
+    pub fn note_chain_checked(&self, endpoint: usize, chain: f64) {
+        if chain.is_finite() && chain >= 0.0 && chain <= u64::MAX as f64 {
+            let now = crate::runtime::Runtime::now(&super::js_runtime::JsRuntime);
+            self.core.pipeline.with_router(|router| {
+                let _ = router.chain_checked(endpoint, chain as u64, now);
+            });
+        }
     }
 
     /// Resolves when the relayer closes.

@@ -29,6 +29,14 @@ use crate::tx::TxOptions;
 
 #[wasm_bindgen]
 impl WasmTxEngine {
+    /// The chain signatures are bound to (`JsNode::signing_chain`), as a
+    /// number: a cancel by hash looks the nonce up under it.
+    #[wasm_bindgen(js_name = signingChain)]
+    pub fn signing_chain(&self) -> Promise {
+        let engine = self.tx.clone();
+        future_to_promise(async move { engine.node().signing_chain().await.map(|id| JsValue::from(id as f64)) })
+    }
+
     /// Sends `tx` from `signer` (an adapted signer, or a promise of one),
     /// speeds it up after `maxWaitBlocks` blocks without inclusion, resolves
     /// to the outcome. Its place in the account's nonce order is taken here,

@@ -20,6 +20,8 @@ use crate::tx::UnsignedTx;
 /// [`TxNode`] over a relayer (the JS object of the relayer's instance).
 pub struct JsNode {
     relayer: JsValue,
+    /// The chain every answering endpoint reported, once asked (no `chainId` option).
+    verified_chain: std::cell::Cell<Option<u64>>,
 }
 
 fn get(target: &JsValue, key: &str) -> JsValue {
@@ -59,7 +61,7 @@ fn raw_hex(raw: &[u8]) -> JsValue {
 impl JsNode {
     /// The node of `relayer` (the relayer instance's JS object).
     pub fn new(relayer: JsValue) -> Self {
-        JsNode { relayer }
+        JsNode { relayer, verified_chain: None.into() }
     }
 
     /// Calls the relayer's method `name` with `args`; a promise's outcome when it returns one.
@@ -72,13 +74,66 @@ impl JsNode {
         }
     }
 
-    /// The chain signatures are bound to, as the relayer decides it (`signingChain`).
+    /// The chain signatures are bound to (rules in `tx/chain.rs`): the
+    /// relayer's `chainId` option, else the chain every answering endpoint
+    /// reports, asked of all of them once before the first signature (the
+    /// pool's own chain check of those is then done too: `noteChainChecked`).
     pub async fn signing_chain(&self) -> Result<u64, JsValue> {
-        let id = self.invoke("signingChain", &[]).await?;
-        id.as_f64()
-            .filter(|id| id.is_finite() && *id >= 0.0)
-            .map(|id| id as u64)
-            .ok_or_else(|| super::descriptors::simple_error(kind::INVALID_RESPONSE, -32603, "no chain id for signing"))
+        if self.is_closed() {
+            return Err(super::descriptors::simple_error(
+                kind::CLOSED,
+                super::descriptors::CODE_DISCONNECTED,
+                "the relayer is closed",
+            ));
+        }
+        let configured = self.invoke("configuredChain", &[]).await?.as_f64();
+        if let Some(id) = configured.filter(|id| id.is_finite() && *id >= 0.0).map(|id| id as u64) {
+            return Ok(id);
+        }
+        if let Some(id) = self.verified_chain.get() {
+            return Ok(id);
+        }
+        let labels = Array::from(&self.invoke("endpoints", &[]).await?);
+        let answers = self.on_each_endpoint("eth_chainId", None, usize::MAX).await;
+        let mut seen = Vec::new();
+        let mut answered = Vec::new();
+        let mut last_error = None;
+        for (endpoint, answer) in answers.into_iter().enumerate() {
+            match answer.map(|v| v.as_string().as_deref().and_then(parse_quantity)) {
+                Ok(Some(id)) => {
+                    seen.push((labels.get(endpoint as u32).as_string().unwrap_or_default(), id));
+                    answered.push(endpoint);
+                }
+                Ok(None) => {}
+                Err(e) => last_error = Some(e),
+            }
+        }
+        match crate::tx::chain::agreed(&seen) {
+            Ok(Some(id)) => {
+                self.verified_chain.set(Some(id));
+                for endpoint in answered {
+                    let _ = self.invoke("noteChainChecked", &[(endpoint as f64).into(), (id as f64).into()]).await;
+                }
+                Ok(id)
+            }
+            Ok(None) => Err(last_error.unwrap_or_else(|| {
+                super::descriptors::simple_error(kind::INVALID_RESPONSE, -32603, "no endpoint reported its chain id")
+            })),
+            Err(e) => {
+                let chains: Array = seen
+                    .iter()
+                    .map(|(label, id)| {
+                        super::descriptors::Obj::new().set("endpoint", label.as_str()).set("chainId", *id as f64).build()
+                    })
+                    .collect();
+                Err(super::descriptors::Obj::new()
+                    .set("kind", kind::NO_ENDPOINT)
+                    .set("code", super::descriptors::CODE_CHAIN_DISCONNECTED)
+                    .set("message", e.to_string())
+                    .set("chains", chains)
+                    .build())
+            }
+        }
     }
 
     async fn call(&self, method: &str, items: &[JsValue]) -> Result<JsValue, JsValue> {
@@ -91,9 +146,9 @@ impl JsNode {
     /// that ask every node alike (a broadcast of the same bytes, whether
     /// any node knows a hash), made here rather than by exports of the
     /// relayer's module, which every read-only page downloads.
-    async fn on_each_endpoint(&self, method: &str, item: JsValue, limit: usize) -> Vec<Result<JsValue, JsValue>> {
+    async fn on_each_endpoint(&self, method: &str, item: Option<JsValue>, limit: usize) -> Vec<Result<JsValue, JsValue>> {
         let count = self.invoke("endpoints", &[]).await.map_or(0, |list| Array::from(&list).length() as usize);
-        let params = params(&[item]);
+        let params = params(item.as_slice());
         let attempts = (0..count.min(limit))
             .map(|endpoint| {
                 let args = [JsValue::from(endpoint as f64), method.into(), params.clone()];
@@ -187,7 +242,7 @@ impl TxNode for JsNode {
     }
 
     async fn rebroadcast(&self, raw: &[u8]) {
-        let _ = self.on_each_endpoint("eth_sendRawTransaction", raw_hex(raw), usize::MAX).await;
+        let _ = self.on_each_endpoint("eth_sendRawTransaction", Some(raw_hex(raw)), usize::MAX).await;
     }
 
     async fn receipt(&self, hash: B256) -> Result<Option<(ReceiptInfo, JsValue)>, JsValue> {
@@ -204,7 +259,7 @@ impl TxNode for JsNode {
     }
 
     async fn known(&self, hash: B256) -> bool {
-        let found = self.on_each_endpoint("eth_getTransactionByHash", format!("{hash:#x}").into(), 3).await;
+        let found = self.on_each_endpoint("eth_getTransactionByHash", Some(format!("{hash:#x}").into()), 3).await;
         found.into_iter().any(|found| found.is_ok_and(|tx| tx.is_object()))
     }
 
