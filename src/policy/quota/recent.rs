@@ -61,6 +61,17 @@ impl QuotaGroup {
             || self.recent.front().is_some_and(|(t, _)| now.saturating_since(*t) >= Duration::from_secs(2))
     }
 
+    /// Whether charges of `cost` or more are common among this group's
+    /// recent ones (one in ten or more of the last ten seconds'), as a
+    /// lease is sized (`lease/charge_sizes.rs`): a charge that is not
+    /// waits its turn only at the price of every charge behind it (a 10 CU
+    /// head poll among 1 CU reads sized a fleet's lease asks for 10, made
+    /// each grant all-or-nothing, and the reads were turned away).
+    pub fn common_charge(&self, cost: f64) -> bool {
+        let dear = self.recent.iter().filter(|&&(_, c)| c >= cost).count();
+        dear > 0 && dear * 10 >= self.recent.len()
+    }
+
     pub(super) fn prune(&mut self, now: Instant) {
         while self.recent.front().is_some_and(|(t, _)| now.saturating_since(*t) > RATE_WINDOW) {
             self.recent.pop_front();

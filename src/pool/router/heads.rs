@@ -155,10 +155,12 @@ impl Router {
     /// free slot or whose quota group is cooling down is skipped this round.
     /// One whose quota group cannot pay now (its CU spent, or reads waiting
     /// for them) is in the round's `waiting`: its poll waits its turn in the
-    /// group's line as a read would ([`Router::head_poll_turn`]). Skipped
-    /// instead, a fleet on a store whose members each held a share of a
-    /// 4 CU burst (a 20 CU/s plan, a fifth of a second of it) and spent it on
-    /// their reads polled one endpoint once in 15 s and never the other.
+    /// group's line as a read would ([`Router::head_poll_turn`]), when its
+    /// price is common among the group's charges (else it is skipped: a
+    /// dearer poll would hold the reads behind it). Skipped instead, a fleet
+    /// on a store whose members each held a share of a 4 CU burst (a
+    /// 20 CU/s plan, a fifth of a second of it) and spent it on their reads
+    /// polled one endpoint once in 15 s and never the other.
     /// `None` when no round starts (a round with nobody to ask ends at once).
     pub fn start_head_round(&mut self, now: Instant) -> Option<HeadRound> {
         if !self.head_rounds.borrow_mut().poll.start(now) {
@@ -172,14 +174,16 @@ impl Router {
                 continue;
             }
             let cost = self.attempt_cost(i, &req, self.would_check_chain(i, now));
-            // Quietly: a poll that waits is checked again in its turn, as its own charge then
-            // (one charge in many does not size the lease: `lease/charge_sizes.rs`).
+            // Quietly: a poll that waits is checked again in its turn, as its own charge then.
+            // It waits only when its price is common among the group's charges: a dearer one
+            // (a 10 CU `eth_blockNumber` among 1 CU reads) would hold every read behind it and
+            // size a fleet's lease asks for itself (`QuotaGroup::common_charge`); it is skipped.
             let quota = &self.groups[self.endpoints[i].group].quota;
             let verdict = quota.borrow_mut().check_quietly_in_turn(now, cost, None);
             match verdict {
                 Ok(()) => round.polls.extend(self.reserve(i, now, &req, false)),
-                Err(QuotaDenied::Exhausted(_)) => round.waiting.push(i),
-                Err(QuotaDenied::Cooling(_)) => {}
+                Err(QuotaDenied::Exhausted(_)) if quota.borrow().common_charge(cost) => round.waiting.push(i),
+                Err(_) => {}
             }
         }
         if round.polls.is_empty() && round.waiting.is_empty() {

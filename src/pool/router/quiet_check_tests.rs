@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use super::backlog::InLine;
 use super::tests::{at, options, spec};
 use super::*;
 use crate::policy::fleet_bucket::FleetBucket;
@@ -51,6 +52,7 @@ fn asks_of_a_busy_member() -> Vec<LeaseAsk> {
     let info = method_info("eth_getBalance");
     let ok = super::tests::verdict(ErrorClass::Success, false);
     let mut waiting = 0u32;
+    let mut round: Vec<(usize, Option<InLine>)> = Vec::new();
     for ms in 0..10_000 {
         let now = at(ms);
         for (key, ask) in realm.lease_asks(now).into_iter().chain(r.take_lease_asks()) {
@@ -61,11 +63,35 @@ fn asks_of_a_busy_member() -> Vec<LeaseAsk> {
             realm.lease_granted(*key, now, ask.want, bucket.ask(now, 0, *ask));
         }
         out.retain(|(due, _, _)| *due > ms);
-        if r.head_poll_due(now) {
-            for poll in r.start_head_round(now).unwrap_or_default().polls {
+        // A round's polls: at once, or (those the group cannot pay at once) in their turn,
+        // looking again every millisecond as a waiting read does.
+        if round.is_empty() && r.head_poll_due(now) {
+            let start = r.start_head_round(now).unwrap_or_default();
+            for poll in start.polls {
                 r.complete(now, &poll, &ok, MethodClass::Cheap, Duration::ZERO, 0.5);
             }
-            r.end_head_round(&[], now);
+            round = start.waiting.into_iter().map(|i| (i, None)).collect();
+            if round.is_empty() {
+                r.end_head_round(&[], now);
+            }
+        } else if !round.is_empty() {
+            let mut still = Vec::new();
+            for (endpoint, mut line) in round.drain(..) {
+                match r.head_poll_turn(endpoint, now, line.as_ref().map(InLine::place)) {
+                    PollTurn::Reserved(poll) => {
+                        r.complete(now, &poll, &ok, MethodClass::Cheap, Duration::ZERO, 0.5);
+                    }
+                    PollTurn::Wait(_) => {
+                        line = line.or_else(|| r.head_poll_line(endpoint, now).map(|l| InLine::join(&l, now)));
+                        still.push((endpoint, line));
+                    }
+                    PollTurn::Gone => {}
+                }
+            }
+            round = still;
+            if round.is_empty() {
+                r.end_head_round(&[], now);
+            }
         }
         waiting += u32::from(ms % 25 == 0);
         let tried = [false, false];
