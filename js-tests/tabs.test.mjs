@@ -212,6 +212,8 @@ test('a tab makes its channels after its relayer is constructed, and an ask made
     for (const tab of [1, 2]) {
       const page = await context.newPage();
       await page.goto(`${site.url}/early.html?${new URLSearchParams({ url: key.urls[0], tab: String(tab) })}`);
+      // The page's module runs once the package's import resolves (its .wasm loaded), after the load event.
+      await page.waitForFunction(() => window.result !== undefined, null, { timeout: 20000 });
       const seen = await page.evaluate(() => window.result);
       assert.equal(seen.inItsTask, 0, `no channel made in the constructor's task (tab ${tab})`);
       assert.equal(seen.after, 2, `the news and lease channels made after it (tab ${tab})`);
