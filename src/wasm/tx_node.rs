@@ -22,6 +22,8 @@ pub struct JsNode {
     relayer: JsValue,
     /// The chain every answering endpoint reported, once asked (no `chainId` option).
     verified_chain: std::cell::Cell<Option<u64>>,
+    /// How many endpoints the relayer has (fixed for its life), once asked.
+    endpoints: std::cell::Cell<Option<usize>>,
 }
 
 fn get(target: &JsValue, key: &str) -> JsValue {
@@ -61,7 +63,7 @@ fn raw_hex(raw: &[u8]) -> JsValue {
 impl JsNode {
     /// The node of `relayer` (the relayer instance's JS object).
     pub fn new(relayer: JsValue) -> Self {
-        JsNode { relayer, verified_chain: None.into() }
+        JsNode { relayer, verified_chain: None.into(), endpoints: None.into() }
     }
 
     /// Calls the relayer's method `name` with `args`; a promise's outcome when it returns one.
@@ -94,6 +96,7 @@ impl JsNode {
             return Ok(id);
         }
         let labels = Array::from(&self.invoke("endpoints", &[]).await?);
+        self.endpoints.set(Some(labels.length() as usize));
         let answers = self.on_each_endpoint("eth_chainId", None, usize::MAX).await;
         let mut seen = Vec::new();
         let mut answered = Vec::new();
@@ -147,7 +150,16 @@ impl JsNode {
     /// any node knows a hash), made here rather than by exports of the
     /// relayer's module, which every read-only page downloads.
     async fn on_each_endpoint(&self, method: &str, item: Option<JsValue>, limit: usize) -> Vec<Result<JsValue, JsValue>> {
-        let count = self.invoke("endpoints", &[]).await.map_or(0, |list| Array::from(&list).length() as usize);
+        let count = match self.endpoints.get() {
+            Some(count) => count,
+            // Asked once: the relayer's labels are built afresh at each call, and a watcher
+            // rebroadcasts and looks hashes up every few polls.
+            None => {
+                let count = self.invoke("endpoints", &[]).await.ok().map(|list| Array::from(&list).length() as usize);
+                self.endpoints.set(count);
+                count.unwrap_or(0)
+            }
+        };
         let params = params(item.as_slice());
         let attempts = (0..count.min(limit))
             .map(|endpoint| {
