@@ -86,7 +86,7 @@ impl QuotaGroup {
         if warning {
             self.strike = Some(now);
             self.episode_began = Some(now);
-        } else if fresh && (self.end_probe(now) || self.end_settling(now)) {
+        } else if fresh && self.step_back(now) {
             self.limit_rate = self.allowed;
             self.episode_began = Some(now);
             self.tell_probe_ended();

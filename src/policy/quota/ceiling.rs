@@ -10,25 +10,26 @@
 //! ```text
 //!   at the ceiling ── requests waited for CU, no limit for three calm
 //!   windows ──► probe: ceiling × (1 + increase × 2^steps), steps + 1;
-//!               the ceiling before the step remembered as calm
+//!               the ceiling before the step remembered
 //!   probing ── the next step waits one calm window (the last was calm)
 //!   a limit while probing ──► the ceiling and the rate back to the last
 //!               calm ceiling (no decrease: that rate was calm a window);
-//!               steps = 0, settling until the next probe may start; the first
-//!               probe's wait doubles per probe that ended so (up to
-//!               [`MAX_BACKOFF`] doublings), back to three windows once a
-//!               step stays calm: a ceiling that is right costs one 429
-//!               episode per probe, ever rarer
-//!   a limit while settling ──► back one step more, to what the calm
-//!               ceiling was stepped up from, if it was (no decrease; a
-//!               learned or settled ceiling decreases): one calm window is thin
-//!               evidence, and a fleet that sends a little under its plan
-//!               passed one above the key (30 → 31.5 → 33 on a 30/s key,
-//!               then a 429 at 33 halved it to 16.5: the simulation in
-//!               `learned_fleet_sim_tests.rs`); limited again, it decreases
-//!               as usual
-//!   limited, not probing ──► the ceiling to 95 % of the rate limited
-//!               (down by a fifth at most), and the usual decrease below it
+//!               steps = 0; the first probe's wait doubles per step a
+//!               limit sent back (up to [`MAX_BACKOFF`] doublings), and a
+//!               step that stays calm does not undo it: a ceiling that is
+//!               right costs a 429 episode or two per probe, ever rarer
+//!   a limit at a ceiling stepped up to and never limited since, however
+//!               long ago ──► back to the ceiling it was stepped up from
+//!               (no decrease), one step per limit: a window's calm is thin
+//!               evidence. A fleet that sends a little under its plan passes
+//!               steps above the key, and kept, each met a 429 later that
+//!               halved it (30 → 31.5 → 33 on a 30/s key, then 16.5: 9 of
+//!               200 simulated two-minute runs of two members, and
+//!               `fleet-raise.test` ended at 16 of 30). Back at a ceiling a
+//!               limit learned or settled, it decreases as below
+//!   limited at a learned or settled ceiling ──► the ceiling to 95 % of
+//!               the rate limited (down by a fifth at most), and the usual
+//!               decrease below it
 //!   idle at the ceiling (nothing waited) ──► no probe: an idle client's
 //!               ceiling must not drift past what was ever sent
 //! ```
@@ -46,7 +47,7 @@ use crate::time::Instant;
 /// Calm windows at the ceiling before the first probe above it.
 const FIRST_PROBE_WINDOWS: u32 = 3;
 
-/// The most doublings of the first probe's wait after probes that failed.
+/// The most doublings of the first probe's wait after steps sent back.
 const MAX_BACKOFF: u32 = 4;
 
 /// How long after a probe ends, or a plan is learned, 429s are the residue
@@ -68,24 +69,23 @@ const SETTLE_STEP: f64 = 0.8;
 /// The most one probe step multiplies the ceiling by.
 pub(super) const MAX_STEP: f64 = 2.0;
 
+/// How many ceilings stepped up from are kept (the lowest is never dropped).
+const MAX_LEVELS: usize = 8;
+
 /// Where a learned ceiling's upward probe stands.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(super) struct Probe {
     /// Calm steps taken since the last limit (each doubles the next).
     steps: u32,
-    /// The ceiling before the last step (calm for a window, or the learned
-    /// one): what a limit while probing returns to.
-    calm: f64,
-    /// Probes in a row that a limit ended before a step stayed calm.
+    /// Probe steps a limit sent back (each doubles the first probe's wait,
+    /// up to [`MAX_BACKOFF`] times). Undone by a calm step, a fleet that
+    /// passed one calm step above its key and stepped back later probed
+    /// every third window.
     failed: u32,
-    /// What the calm ceiling was stepped up from (0: it was learned or
-    /// settled, not stepped to): restored as `below` when a probe ends.
-    prior: f64,
-    /// What the ceiling now was stepped up from (0: learned or settled):
-    /// what a limit while settling returns to.
-    below: f64,
-    /// Until when a probe a limit ended is settling (see the diagram).
-    settling_until: Instant,
+    /// The ceilings this one was stepped up from since a limit last learned
+    /// or settled it, lowest first: the last is the calm one a limit while
+    /// probing returns to, and each limit after goes back one more.
+    levels: Vec<f64>,
 }
 
 impl QuotaGroup {
@@ -131,8 +131,8 @@ impl QuotaGroup {
         true
     }
 
-    /// Calm windows before a probe's first step: three, doubled per probe
-    /// a limit ended (up to [`MAX_BACKOFF`] doublings).
+    /// Calm windows before a probe's first step: three, doubled per step
+    /// a limit sent back (up to [`MAX_BACKOFF`] doublings).
     fn first_probe_windows(&self) -> u32 {
         FIRST_PROBE_WINDOWS << self.probe.failed.min(MAX_BACKOFF)
     }
@@ -144,15 +144,13 @@ impl QuotaGroup {
     }
 
     /// One probe step, its own or the fleet's: the ceiling before it kept
-    /// as calm, the ceiling and the rate at `raised`, the next step a
-    /// calm window away.
+    /// (a limit goes back to it), the ceiling and the rate at `raised`, the
+    /// next step a calm window away.
     pub(super) fn step_ceiling_to(&mut self, now: Instant, raised: f64) {
-        if self.probe.steps > 0 {
-            self.probe.failed = 0; // the last step stayed calm a window
+        if self.probe.levels.len() == MAX_LEVELS {
+            self.probe.levels.remove(1);
         }
-        self.probe.prior = self.probe.below;
-        self.probe.below = self.ceiling;
-        self.probe.calm = self.ceiling;
+        self.probe.levels.push(self.ceiling);
         self.probe.steps += 1;
         self.ceiling = raised;
         self.allowed = self.ceiling;
@@ -168,7 +166,7 @@ impl QuotaGroup {
     /// holding what taught it (its 429s lower nothing for a while).
     pub(super) fn take_ceiling(&mut self, now: Instant, ceiling: f64) {
         self.ceiling = ceiling.max(1.0);
-        self.probe.below = 0.0;
+        self.probe.levels.clear();
         self.allowed = self.ceiling;
         self.burst = self.ceiling.max(10.0);
         self.keep_learned_per_second(now);
@@ -203,51 +201,54 @@ impl QuotaGroup {
     pub(super) fn settle_learned_ceiling(&mut self, limited_at: f64) {
         if self.has_learned_ceiling() {
             let settled = (limited_at * SETTLE).max(self.ceiling * SETTLE_STEP);
-            self.probe.below = 0.0;
+            self.probe.levels.clear();
+            self.probe.steps = 0;
             self.ceiling = self.ceiling.min(settled).max(1.0);
         }
     }
 
-    /// A limit arrived: a probe above the last calm ceiling ends there,
-    /// the rate back at that ceiling (true: the limit answered the probe,
-    /// and lowers nothing further). Halving below a rate that was calm a
-    /// whole window, for the probe past it, cost a learned 24 CU/s half its
-    /// rate for two minutes (the simulation below).
-    pub(super) fn end_probe(&mut self, now: Instant) -> bool {
-        let probing = self.probe.steps > 0;
-        if probing {
-            self.raised = None; // a step that ended is no news to tell
-            self.ceiling = self.probe.calm;
-            self.allowed = self.ceiling;
-            self.burst = self.ceiling.max(10.0);
-            self.bucket.set_burst(now, self.burst);
-            self.bucket.set_rate(now, self.own_rate());
-            self.probe.below = self.probe.prior;
-            self.probe.failed += 1;
-            self.probe.settling_until = now + self.stable * self.first_probe_windows();
-            // The provider's window still holds what the probe sent: its 429s lower nothing.
-            self.residue_until = self.residue_until.max(now + WINDOW_RESIDUE);
-        }
-        self.probe.steps = 0;
-        probing
+    /// A limit arrived: a ceiling stepped up to and never limited since
+    /// goes back to the one it was stepped up from, the rate with it (true:
+    /// the limit answered a probe step and lowers nothing further). See the
+    /// diagram. Halving below a rate that was calm a whole window, for the
+    /// probe past it, cost a learned 24 CU/s half its rate for two minutes.
+    pub(super) fn step_back(&mut self, now: Instant) -> bool {
+        let Some(level) = self.probe.levels.pop() else {
+            self.probe.steps = 0;
+            return false;
+        };
+        self.end_steps_at(now, level);
+        true
     }
 
-    /// A limit arrived while a probe's end settles: back to the ceiling
-    /// before the calm one (true: nothing lowers further). See the diagram.
-    pub(super) fn end_settling(&mut self, now: Instant) -> bool {
-        let below = self.probe.below;
-        let settling = now < self.probe.settling_until && below > 0.0 && below < self.ceiling;
-        self.probe.settling_until = Instant::ZERO;
-        if settling {
-            self.probe.below = 0.0;
-            self.ceiling = below;
-            self.allowed = self.ceiling;
-            self.burst = self.ceiling.max(10.0);
-            self.bucket.set_burst(now, self.burst);
-            self.bucket.set_rate(now, self.own_rate());
-            self.residue_until = self.residue_until.max(now + WINDOW_RESIDUE);
+    /// Another member's plan `rate`, told when a limit sent it back to a
+    /// ceiling it was stepped up from (`hear_plan`): when this one took the
+    /// same steps (the rate at or above the lowest ceiling it stepped from),
+    /// it goes back to the same place, and true. A rate below that is a
+    /// decrease (false).
+    pub(super) fn step_back_to(&mut self, now: Instant, rate: f64) -> bool {
+        let bottom = self.probe.levels.first().copied().unwrap_or(f64::INFINITY);
+        if rate < bottom * (1.0 - 1e-9) || rate >= self.ceiling {
+            return false;
         }
-        settling
+        self.probe.levels.retain(|&level| level < rate * (1.0 - 1e-9));
+        self.end_steps_at(now, rate);
+        true
+    }
+
+    /// The probe's steps end at `ceiling` (a probe that ended so makes the
+    /// next one wait longer), the rate with it; the provider's window still
+    /// holds what the steps sent, so its 429s lower nothing for a while.
+    fn end_steps_at(&mut self, now: Instant, ceiling: f64) {
+        self.probe.failed = self.probe.failed.saturating_add(1);
+        self.probe.steps = 0;
+        self.raised = None; // a step that ended is no news to tell
+        self.ceiling = ceiling;
+        self.allowed = ceiling;
+        self.burst = ceiling.max(10.0);
+        self.bucket.set_burst(now, self.burst);
+        self.bucket.set_rate(now, self.own_rate());
+        self.residue_until = self.residue_until.max(now + WINDOW_RESIDUE);
     }
 }
 

@@ -125,7 +125,7 @@ fn an_idle_ceiling_does_not_drift_up() {
 }
 
 #[test]
-fn a_limit_while_probing_returns_to_the_last_calm_step_then_one_more_while_settling_then_halves() {
+fn each_limit_steps_a_probed_ceiling_back_one_step_however_long_ago_then_a_learned_one_halves() {
     let (mut g, t) = learned_at_ten();
     for (k, dt) in [30_000, 40_000, 50_000].into_iter().enumerate() {
         press(&mut g, at(t + dt));
@@ -137,18 +137,50 @@ fn a_limit_while_probing_returns_to_the_last_calm_step_then_one_more_while_settl
     g.on_limited(at(t + 52_400), Some(Duration::ZERO), false, 0.5);
     assert!((g.stats().allowed_rate - 11.55).abs() < 1e-9, "the probe's residue lowers nothing");
     g.on_limited(at(t + 53_000), Some(Duration::ZERO), false, 0.5);
-    assert!((g.stats().allowed_rate - 10.5).abs() < 1e-9, "limited while settling: one step more, no halving");
+    assert!((g.stats().allowed_rate - 10.5).abs() < 1e-9, "limited again: one step more, no halving");
     g.on_limited(at(t + 54_400), Some(Duration::ZERO), false, 0.5);
     assert!((g.stats().allowed_rate - 10.5).abs() < 1e-9, "its residue lowers nothing either");
-    g.on_limited(at(t + 57_000), Some(Duration::ZERO), false, 0.5);
-    assert!((g.stats().allowed_rate - 5.25).abs() < 1e-9, "limited again: halved");
-    let mut now = t + 57_000;
+    // Ten calm minutes at 10.5, below the first probe's wait (doubled per step back: 3 × 2² windows).
+    for k in 1..=60 {
+        g.on_success(at(t + 54_400 + k * 10_000), 0.5);
+    }
+    let later = t + 54_400 + 600_000;
+    assert!((g.stats().allowed_rate - 10.5).abs() < 1e-9, "no probe: {}", g.stats().allowed_rate);
+    g.on_limited(at(later + 1_000), Some(Duration::ZERO), false, 0.5);
+    assert_eq!(
+        g.stats().allowed_rate,
+        10.0,
+        "a step never limited is stepped back however long it stood: to the learned 10"
+    );
+    g.on_limited(at(later + 3_000), Some(Duration::ZERO), false, 0.5);
+    assert_eq!(g.stats().allowed_rate, 5.0, "limited at the ceiling it learned: halved");
+    let mut now = later + 3_000;
     for _ in 0..40 {
         now += 10_000;
         g.on_success(at(now), 0.5);
     }
-    let settled = 10.5 * 0.95;
-    assert!((g.stats().allowed_rate - settled).abs() < 1e-9, "grows back to 95 % of the ceiling it was limited at");
+    assert_eq!(g.stats().allowed_rate, 10.0 * 0.95, "grows back to 95 % of the ceiling it was limited at");
+}
+
+#[test]
+fn every_step_back_makes_the_next_probe_wait_longer_a_calm_step_does_not_undo_it() {
+    let (mut g, t) = learned_at_ten();
+    press(&mut g, at(t + 30_000));
+    g.on_success(at(t + 30_000), 0.5);
+    press(&mut g, at(t + 40_000));
+    g.on_success(at(t + 40_000), 0.5);
+    assert!((g.stats().allowed_rate - 11.55).abs() < 1e-9, "two calm steps");
+    g.on_limited(at(t + 41_000), Some(Duration::ZERO), false, 0.5);
+    g.on_limited(at(t + 43_000), Some(Duration::ZERO), false, 0.5);
+    assert_eq!(g.stats().allowed_rate, 10.0, "two steps back");
+    // Two probes failed: the next waits 3 × 2² = 12 calm windows, not 3 (a fleet that passed
+    // one calm step above its key and stepped back later probed every third window).
+    press(&mut g, at(t + 43_000 + 110_000));
+    g.on_success(at(t + 43_000 + 110_000), 0.5);
+    assert_eq!(g.stats().allowed_rate, 10.0, "eleven windows are not enough");
+    press(&mut g, at(t + 43_000 + 120_000));
+    g.on_success(at(t + 43_000 + 120_000), 0.5);
+    assert!((g.stats().allowed_rate - 10.5).abs() < 1e-9, "twelve are");
 }
 
 #[test]

@@ -373,7 +373,7 @@ impl QuotaGroup {
         if !(rate.is_finite() && rate > 0.0 && rate < self.allowed) {
             return false;
         }
-        let probing = self.end_probe(now) || self.end_settling(now);
+        let probing = self.step_back_to(now, rate);
         self.drop_gather();
         // The rate the teller was limited at: its ceiling when it learned the plan just now.
         let limited_at = if self.allowed.is_finite() {

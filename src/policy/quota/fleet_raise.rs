@@ -25,9 +25,9 @@
 //!       r within its ceiling ──► its rate to r, its next growth a window away
 //!       r past it, its rate near the ceiling, r ≤ ceiling × (1 + its own
 //!         next step) ──► the same probe step: the old ceiling kept as calm
-//!   a limit while probing or settling (its own 429) ──► back to the calm
-//!     ceiling (`end_probe`, `end_settling`), told as the fleet's plan: every
-//!     member that took the step ends its probe there too (`hear_plan`)
+//!   a limit at a ceiling stepped up to (its own 429) ──► back to the one
+//!     it was stepped up from (`step_back`), told as the fleet's plan: every
+//!     member that took the step goes back there too (`step_back_to`)
 //! ```
 //! No lease decides which member steps: every member waits its own
 //! jittered window, the first to pass it steps and the others hear the

@@ -160,3 +160,44 @@ fn a_limit_while_the_fleet_probes_returns_every_member_to_the_calm_plan_and_none
     }
     assert_eq!(hearer.take_decrease(), None, "a plan heard is not retold");
 }
+
+#[test]
+fn a_limit_long_after_the_fleets_steps_sends_every_member_back_one_step_and_only_a_learned_plan_halves() {
+    let (mut teller, t) = member_at_ceiling();
+    let (mut hearer, _) = member_at_ceiling();
+    pressed_success(&mut teller, t + 30_000);
+    assert!(hearer.hear_raise(at(t + 30_003), teller.take_raise().unwrap()));
+    pressed_success(&mut teller, t + 40_000);
+    assert!(hearer.hear_raise(at(t + 40_003), teller.take_raise().unwrap()));
+    assert!((hearer.stats().allowed_rate - 34.65).abs() < 1e-9, "30 → 31.5 → 34.65, both");
+    teller.on_limited(at(t + 41_000), None, false, 0.5);
+    assert!(hearer.hear_plan(at(t + 41_003), teller.take_decrease().unwrap()));
+    for g in [&mut teller, &mut hearer] {
+        assert!((g.stats().allowed_rate - 31.5).abs() < 1e-9, "the step limited at once: back to 31.5");
+    }
+    // Five minutes on, 31.5 (calm a window once, never limited) meets a 429 at the hearer.
+    hearer.on_limited(at(t + 341_000), None, false, 0.5);
+    assert_eq!(
+        hearer.stats().allowed_rate,
+        30.0,
+        "back one more step to the plan the fleet counted, not halved to 15.75"
+    );
+    let told = hearer.take_decrease();
+    assert_eq!(told, Some(30.0), "told as the fleet's plan");
+    assert!(teller.hear_plan(at(t + 341_003), 30.0));
+    assert_eq!(teller.stats().allowed_rate, 30.0, "the teller goes back the same step");
+    assert_eq!(teller.fleet_terms().2, 30.0, "and asks the fleet's bucket for that second");
+    // Limited at the plan the fleet counted: the usual decrease, heard as one.
+    teller.on_limited(at(t + 345_000), None, false, 0.5);
+    assert_eq!(teller.stats().allowed_rate, 15.0, "a learned plan limited halves");
+    assert!(hearer.hear_plan(at(t + 345_003), teller.take_decrease().unwrap()));
+    assert_eq!(hearer.stats().allowed_rate, 15.0);
+    for (g, name) in [(&mut teller, "teller"), (&mut hearer, "hearer")] {
+        let mut now = t + 345_000;
+        while g.stats().allowed_rate < 28.5 - 1e-9 && now < t + 1_000_000 {
+            now += 10_000;
+            g.on_success(at(now), 0.5);
+        }
+        assert!((g.stats().allowed_rate - 28.5).abs() < 1e-9, "{name}: grows back to 95 % of 30, one ceiling for both");
+    }
+}
