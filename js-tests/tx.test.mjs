@@ -331,6 +331,31 @@ test('"nonce too low" because our own transaction was already mined is reported 
   await assert.rejects(relayer.submitRaw(other), (e) => isRpcError(e) && e.class === 'nonceTooLow');
 });
 
+test('"nonce too low" from a gateway that delivered our bytes itself is ours: a node knows the hash, no other nonce is used', async () => {
+  // A retrying gateway delivers the bytes, its second delivery hears "nonce too low", and that is the
+  // answer the relayer gets: no attempt of ours was ambiguous, yet the bytes wait in the node's pool
+  // (no receipt yet: a block every second). Only asking the nodes for the hash tells ours from a
+  // nonce someone else used; taken for someone else's, the book moves on and the same payment goes
+  // out again under the next nonce.
+  const node = await chain();
+  const relayer = relayerFor(node.url);
+  const log = recorder(relayer);
+  const account = privateKeyToAccount(KEYS[17]);
+  const start = Number(await node.rpc('eth_getTransactionCount', [account.address, 'pending']));
+  node.proxy.onNextSend(async (forward) => {
+    const delivered = await forward();
+    const { id } = JSON.parse(delivered.text);
+    return { status: 200, text: JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32000, message: 'nonce too low' } }) };
+  });
+  const outcome = await relayer.sendTransactionWithSpeedup(account, { to: RECIPIENT, value: 17n, gas: 21000n, ...fee });
+  assert.equal(outcome.outcome, 'mined');
+  assert.equal(outcome.status, '0x1');
+  assert.equal(log.of('nonceResync').length, 0, 'the nonce was ours: no resync');
+  const ours = node.proxy.raws.map((raw) => ethers.Transaction.from(raw)).filter((tx) => tx.from === account.address);
+  assert.deepEqual([...new Set(ours.map((tx) => tx.nonce))], [start], 'every send carried the one nonce');
+  assert.equal(Number(await node.rpc('eth_getTransactionCount', [account.address, 'latest'])), start + 1, 'paid once');
+});
+
 test('a reorg that drops the receipt is noticed; the wait goes on and the same bytes are mined again', async () => {
   const node = await chain();
   const relayer = relayerFor(node.url);
