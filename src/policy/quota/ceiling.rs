@@ -23,7 +23,7 @@
 //!               (no decrease), one step per limit: a window's calm is thin
 //!               evidence. A fleet that sends a little under its plan passes
 //!               steps above the key, and kept, each met a 429 later that
-//!               halved it (30 → 31.5 → 33 on a 30/s key, then 16.5: 9 of
+//!               halved it (30 → 31.5 → 33 on a 30/s key, then 16.5: 6 of
 //!               200 simulated two-minute runs of two members, and
 //!               `fleet-raise.test` ended at 16 of 30). Back at a ceiling a
 //!               limit learned or settled, it decreases as below
@@ -69,7 +69,8 @@ const SETTLE_STEP: f64 = 0.8;
 /// The most one probe step multiplies the ceiling by.
 pub(super) const MAX_STEP: f64 = 2.0;
 
-/// How many ceilings stepped up from are kept (the lowest is never dropped).
+/// How many ceilings stepped up from are kept (past it, the second lowest
+/// goes: the lowest, where the last limit left the ceiling, stays).
 const MAX_LEVELS: usize = 8;
 
 /// Where a learned ceiling's upward probe stands.
@@ -78,9 +79,9 @@ pub(super) struct Probe {
     /// Calm steps taken since the last limit (each doubles the next).
     steps: u32,
     /// Probe steps a limit sent back (each doubles the first probe's wait,
-    /// up to [`MAX_BACKOFF`] times). Undone by a calm step, a fleet that
-    /// passed one calm step above its key and stepped back later probed
-    /// every third window.
+    /// up to [`MAX_BACKOFF`] times). A calm step does not undo it: undone
+    /// so, a fleet that passed one calm step above its key and stepped back
+    /// later probed every third window.
     failed: u32,
     /// The ceilings this one was stepped up from since a limit last learned
     /// or settled it, lowest first: the last is the calm one a limit while
