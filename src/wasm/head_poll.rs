@@ -17,7 +17,7 @@ impl Core {
             return;
         }
         let core = Rc::clone(self);
-        wasm_bindgen_futures::spawn_local(async move {
+        super::spawn(async move {
             let Ok(call) = core.encode("eth_blockNumber", &js_sys::Array::new().into(), None) else { return };
             let emit = |e: PipelineEvent| core.emit(&e, "eth_blockNumber");
             let _ = core.pipeline.poll_heads(&JsRuntime, |target| core.send(&call, target), &emit).await;

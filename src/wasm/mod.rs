@@ -14,6 +14,32 @@
 #[global_allocator]
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
+/// The promise of an async export's `future`. Boxed, `future_to_promise`
+/// (its promise, its task and the wrapper that settles it) is compiled once
+/// for every export, not once per export's future.
+pub(crate) fn promise(
+    future: impl std::future::Future<Output = Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>> + 'static,
+) -> js_sys::Promise {
+    boxed_promise(Box::pin(future))
+}
+
+#[inline(never)]
+fn boxed_promise(
+    future: std::pin::Pin<Box<dyn std::future::Future<Output = Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue>>>>,
+) -> js_sys::Promise {
+    wasm_bindgen_futures::future_to_promise(future)
+}
+
+/// Runs `task` in the background (`spawn_local`), boxed for the same reason.
+pub(crate) fn spawn(task: impl std::future::Future<Output = ()> + 'static) {
+    boxed_spawn(Box::pin(task));
+}
+
+#[inline(never)]
+fn boxed_spawn(task: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>) {
+    wasm_bindgen_futures::spawn_local(task);
+}
+
 mod config;
 mod contract;
 mod descriptors;

@@ -4,7 +4,6 @@
 
 use js_sys::{Array, Promise};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::descriptors::Obj;
 use super::relayer::WasmRelayer;
@@ -39,7 +38,7 @@ impl WasmRelayer {
     #[wasm_bindgen(js_name = nodeCall)]
     pub fn node_call(&self, method: String, params: JsValue) -> Promise {
         let node = self.node.clone();
-        future_to_promise(async move { node.call(&method, &Array::from(&params).to_vec()).await })
+        super::promise(async move { node.call(&method, &Array::from(&params).to_vec()).await })
     }
 
     /// The transaction module's broadcast of signed `0x` bytes: resolves to
@@ -48,7 +47,7 @@ impl WasmRelayer {
     #[wasm_bindgen(js_name = nodeSendRaw)]
     pub fn node_send_raw(&self, raw: String) -> Promise {
         let node = self.node.clone();
-        future_to_promise(async move { Ok(outcome_js(node.send_raw(raw.into()).await)) })
+        super::promise(async move { Ok(outcome_js(node.send_raw(raw.into()).await)) })
     }
 
     /// The `chainId` option, if given (the transaction module's
@@ -75,7 +74,7 @@ impl WasmRelayer {
     #[wasm_bindgen(js_name = nodeClosing)]
     pub fn node_closing(&self) -> Promise {
         let core = self.core.clone();
-        future_to_promise(async move {
+        super::promise(async move {
             core.pipeline.closing().await;
             Ok(JsValue::UNDEFINED)
         })

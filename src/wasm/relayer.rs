@@ -9,7 +9,6 @@ use std::rc::Rc;
 
 use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 use web_sys::AbortSignal;
 
 use super::config;
@@ -99,7 +98,7 @@ impl WasmRelayer {
     pub fn request(&self, method: String, params: JsValue, signal: JsValue) -> Promise {
         let core = self.core.clone();
         let signal = signal.dyn_into::<AbortSignal>().ok();
-        future_to_promise(async move { core.request(method, params, signal).await })
+        super::promise(async move { core.request(method, params, signal).await })
     }
 
     /// Exactly one attempt against endpoint `endpoint` (for the provider
@@ -109,7 +108,7 @@ impl WasmRelayer {
     pub fn attempt_once(&self, endpoint: usize, method: String, params: JsValue, signal: JsValue) -> Promise {
         let core = self.core.clone();
         let signal = signal.dyn_into::<AbortSignal>().ok();
-        future_to_promise(async move { core.attempt_once(endpoint, method, params, signal).await })
+        super::promise(async move { core.attempt_once(endpoint, method, params, signal).await })
     }
 
     /// Runs `op(endpointIndex, attempt, timeoutMs)` under the retry
@@ -119,7 +118,7 @@ impl WasmRelayer {
     pub fn execute(&self, op: Function, signal: JsValue) -> Promise {
         let core = self.core.clone();
         let signal = signal.dyn_into::<AbortSignal>().ok();
-        future_to_promise(async move { core.execute(op, signal).await })
+        super::promise(async move { core.execute(op, signal).await })
     }
 
     /// A JSON-RPC batch of `[{ method, params }]`; resolves to one
@@ -127,7 +126,7 @@ impl WasmRelayer {
     pub fn batch(&self, items: JsValue, signal: JsValue) -> Promise {
         let core = self.core.clone();
         let signal = signal.dyn_into::<AbortSignal>().ok();
-        future_to_promise(async move { core.batch(items, signal).await })
+        super::promise(async move { core.batch(items, signal).await })
     }
 
     /// Redacted endpoint labels, in order.

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use alloy_primitives::{hex, B256};
 use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 
 use super::contract::kind;
 use super::descriptors::{simple_error, Obj, CODE_INVALID_PARAMS};
@@ -34,7 +34,7 @@ impl WasmTxEngine {
     #[wasm_bindgen(js_name = signingChain)]
     pub fn signing_chain(&self) -> Promise {
         let engine = self.tx.clone();
-        future_to_promise(async move { engine.node().signing_chain().await.map(|id| JsValue::from(id as f64)) })
+        super::promise(async move { engine.node().signing_chain().await.map(|id| JsValue::from(id as f64)) })
     }
 
     /// Sends `tx` from `signer` (an adapted signer, or a promise of one),
@@ -45,7 +45,7 @@ impl WasmTxEngine {
     pub fn send_transaction(&self, signer: JsValue, tx: JsValue, max_wait_blocks: f64, options: JsValue) -> Promise {
         let (engine, listener, adoption) = (self.tx.clone(), self.listener.clone(), self.adoption.clone());
         let ticket = engine.ticket();
-        future_to_promise(async move {
+        super::promise(async move {
             let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
             let fields = js_fields(&tx).map_err(|e| field_error(&e))?;
             if !(max_wait_blocks.is_finite() && max_wait_blocks >= 1.0 && max_wait_blocks.fract() == 0.0) {
@@ -76,7 +76,7 @@ impl WasmTxEngine {
     #[wasm_bindgen(js_name = cancelTransaction)]
     pub fn cancel_transaction(&self, signer: JsValue, chain_id: f64, nonce: f64, options: JsValue) -> Promise {
         let (engine, listener, adoption) = (self.tx.clone(), self.listener.clone(), self.adoption.clone());
-        future_to_promise(async move {
+        super::promise(async move {
             let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
             let signer = JsSigner::from_js(&signer)?;
             adoption.remember(&signer);
@@ -95,7 +95,7 @@ impl WasmTxEngine {
     #[wasm_bindgen(js_name = submitRaw)]
     pub fn submit_raw(&self, raw: String) -> Promise {
         let engine = self.tx.clone();
-        future_to_promise(async move {
+        super::promise(async move {
             let bytes = request::parse_data("raw", &FieldValue::Text(raw)).map_err(|e| field_error(&e))?;
             if bytes.is_empty() {
                 return Err(field_error(&TxFieldError { field: "raw".into(), reason: "is empty".into() }));
@@ -119,7 +119,7 @@ impl WasmTxEngine {
     #[wasm_bindgen(js_name = waitForReceipt)]
     pub fn wait_for_receipt(&self, hash: String, options: JsValue, timeout_ms: f64) -> Promise {
         let (engine, listener) = (self.tx.clone(), self.listener.clone());
-        future_to_promise(async move {
+        super::promise(async move {
             let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
             let mut bytes = [0u8; 32];
             let parsed = hash.strip_prefix("0x").map(|h| hex::decode_to_slice(h, &mut bytes));
@@ -180,7 +180,7 @@ fn keep_in_background(
     options: TxOptions,
     listener: Option<Function>,
 ) {
-    wasm_bindgen_futures::spawn_local(async move {
+    super::spawn(async move {
         let emit = emitter(listener);
         let _ = engine.keep(&JsRuntime, &signer, chain_id, nonce, options, &emit).await;
     });

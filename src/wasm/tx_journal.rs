@@ -10,7 +10,6 @@ use std::time::Duration;
 use alloy_primitives::{hex, Address, B256};
 use js_sys::{Array, Function, Promise};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
 use super::contract::kind;
 use super::descriptors::{simple_error, Obj, CODE_INVALID_PARAMS};
@@ -92,13 +91,13 @@ pub(super) fn sweep_if_due(engine: &Rc<TxEngine<JsNode>>, adoption: &Rc<Adoption
     }
     adoption.last_sweep.set(Some(now));
     let (engine, adoption, listener) = (engine.clone(), adoption.clone(), listener.clone());
-    wasm_bindgen_futures::spawn_local(async move {
+    super::spawn(async move {
         let Ok(chain) = engine.node().signing_chain().await else { return };
         let accounts = adoption.accounts();
         let options = engine.options();
         for address in accounts {
             let start = |_, _, run: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>| {
-                wasm_bindgen_futures::spawn_local(async move {
+                super::spawn(async move {
                     let _ = run.await; // its end is told through events
                 })
             };
@@ -129,7 +128,7 @@ impl WasmTxEngine {
         options: JsValue,
     ) -> Promise {
         let (engine, listener, adoption) = (self.tx.clone(), self.listener.clone(), self.adoption.clone());
-        future_to_promise(async move {
+        super::promise(async move {
             let options = tx_options(&options, engine.options(), "options").map_err(|e| field_error(&e))?;
             if !(max_wait_blocks.is_finite() && max_wait_blocks >= 1.0 && max_wait_blocks.fract() == 0.0) {
                 let e = TxFieldError {
@@ -162,7 +161,7 @@ impl WasmTxEngine {
             };
             let adopted = Array::new();
             let start = |nonce: u64, hashes: Vec<B256>, run| {
-                let outcome = future_to_promise(run);
+                let outcome = super::promise(run);
                 let entry =
                     Obj::new().set("nonce", nonce as f64).set("hashes", hashes_js(&hashes)).set("outcome", outcome);
                 adopted.push(&entry.build());
@@ -182,7 +181,7 @@ impl WasmTxEngine {
     #[wasm_bindgen(js_name = waitForTransaction)]
     pub fn wait_for_transaction(&self, target: JsValue) -> Promise {
         let engine = self.tx.clone();
-        future_to_promise(async move {
+        super::promise(async move {
             let get = |k: &str| js_sys::Reflect::get(&target, &k.into()).unwrap_or(JsValue::UNDEFINED);
             let hash = match get("hash").as_string() {
                 Some(text) => {

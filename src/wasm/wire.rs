@@ -153,7 +153,7 @@ impl Wire {
             return;
         }
         let wire = self.clone();
-        wasm_bindgen_futures::spawn_local(async move {
+        super::spawn(async move {
             loop {
                 super::timers::sleep_millis(crate::time::millis_f64(wait)).await;
                 let n = wire.state.borrow_mut().0.flush();
@@ -182,7 +182,7 @@ impl Wire {
             return; // `guard` ends the exchange the policy counted
         }
         let wire = wire.clone();
-        wasm_bindgen_futures::spawn_local(async move {
+        super::spawn(async move {
             let batches = wire.state.borrow().0.batches();
             if items.len() == 1 || !batches {
                 join_all(items.iter().map(|item| wire.alone(item)).collect()).await;
