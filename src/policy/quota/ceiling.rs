@@ -18,16 +18,19 @@
 //!               limit sent back (up to [`MAX_BACKOFF`] doublings), and a
 //!               step that stays calm does not undo it: a ceiling that is
 //!               right costs a 429 episode or two per probe, ever rarer
-//!   a limit at a ceiling stepped up to and never limited since, however
-//!               long ago ──► back to the ceiling it was stepped up from
-//!               (no decrease), one step per limit: a window's calm is thin
-//!               evidence. A fleet that sends a little under its plan passes
-//!               steps above the key, and kept, each met a 429 later that
-//!               halved it (30 → 31.5 → 33 on a 30/s key, then 16.5: 6 of
-//!               200 simulated two-minute runs of two members, and
-//!               `fleet-raise.test` ended at 16 of 30). Back at a ceiling a
-//!               limit learned or settled, it decreases as below
-//!   limited at a learned or settled ceiling ──► the ceiling to 95 % of
+//!   a limit at a step that stood (calm, never limited since, however
+//!               long ago) ──► down to 95 % of it, never below the step
+//!               under it (no decrease), twice at most before a new step:
+//!               a window's calm is thin evidence. A fleet that sends a
+//!               little under its plan passes steps above the key; back
+//!               only while a probe's end "settled", a step kept longer met
+//!               a 429 later that halved it (30 → 31.5 → 33 on a 30/s key,
+//!               then 16.5: 6 of 200 simulated two-minute runs of two
+//!               members, and `fleet-raise.test` ended at 16 of 30); sent
+//!               back whole (tried), a step that stood after a climb from a
+//!               low count went 30 → 25 where 95 % is 28.5. A third limit
+//!               without a new step is an ordinary one (below)
+//!   any other limit (a learned or settled ceiling) ──► the ceiling to 95 % of
 //!               the rate limited (down by a fifth at most), and the usual
 //!               decrease below it
 //!   idle at the ceiling (nothing waited) ──► no probe: an idle client's
@@ -69,6 +72,10 @@ const SETTLE_STEP: f64 = 0.8;
 /// The most one probe step multiplies the ceiling by.
 pub(super) const MAX_STEP: f64 = 2.0;
 
+/// Limits that may send a step that stood back before a new step: a third
+/// is an ordinary limit.
+const MAX_BACKS: u32 = 2;
+
 /// How many ceilings stepped up from are kept (past it, the second lowest
 /// goes: the lowest, where the last limit left the ceiling, stays).
 const MAX_LEVELS: usize = 8;
@@ -85,8 +92,10 @@ pub(super) struct Probe {
     failed: u32,
     /// The ceilings this one was stepped up from since a limit last learned
     /// or settled it, lowest first: the last is the calm one a limit while
-    /// probing returns to, and each limit after goes back one more.
+    /// probing returns to, and a limit after it goes back towards the next.
     levels: Vec<f64>,
+    /// Limits that sent a step that stood back since the last step.
+    backs: u32,
 }
 
 impl QuotaGroup {
@@ -153,6 +162,7 @@ impl QuotaGroup {
         }
         self.probe.levels.push(self.ceiling);
         self.probe.steps += 1;
+        self.probe.backs = 0;
         self.ceiling = raised;
         self.allowed = self.ceiling;
         self.burst = self.ceiling.max(10.0);
@@ -208,39 +218,57 @@ impl QuotaGroup {
         }
     }
 
-    /// A limit arrived: a ceiling stepped up to and never limited since
-    /// goes back to the one it was stepped up from, the rate with it (true:
-    /// the limit answered a probe step and lowers nothing further). See the
-    /// diagram. Halving below a rate that was calm a whole window, for the
-    /// probe past it, cost a learned 24 CU/s half its rate for two minutes.
+    /// A limit arrived at a ceiling stepped up to and never limited since:
+    /// a step just taken goes back whole, to the ceiling it was stepped up
+    /// from; one that stood comes down as a limit settles a ceiling (to 95 %
+    /// of it), never below the step under it, twice at most before a new
+    /// step (a third limit is an ordinary one: a key that really shrank, or
+    /// another client that came to share it, is answered as before). The
+    /// rate with it (true: the limit answered a probe step and lowers
+    /// nothing further). See the diagram. Halving below a rate that was
+    /// calm a whole window, for the probe past it, cost a learned 24 CU/s
+    /// half its rate for two minutes; and a step that stood, sent back
+    /// whole after a climb from a low count, would go 30 → 25 on a 30/s key
+    /// (a +20 % step) where 95 % is 28.5.
     pub(super) fn step_back(&mut self, now: Instant) -> bool {
-        let Some(level) = self.probe.levels.pop() else {
+        let probing = self.probe.steps > 0;
+        let level = self.probe.levels.last().copied();
+        let stood_again = !probing && self.probe.backs >= MAX_BACKS;
+        let Some(level) = level.filter(|&level| self.allowed >= level && !stood_again) else {
+            // No step to go back from, lowered below it since, or sent back twice already.
+            self.probe.levels.clear();
             self.probe.steps = 0;
             return false;
         };
-        self.end_steps_at(now, level);
+        let back = if probing { level } else { level.max(self.allowed * SETTLE) };
+        if !probing {
+            self.probe.backs += 1;
+        }
+        self.go_back_to(now, back);
         true
     }
 
-    /// Another member's plan `rate`, told when a limit sent it back to a
-    /// ceiling it was stepped up from (`hear_plan`): when this one took the
-    /// same steps (the rate at or above the lowest ceiling it stepped from),
-    /// it goes back to the same place, and true. A rate below that is a
-    /// decrease (false).
+    /// Another member's plan `rate`, told when a limit sent it back from a
+    /// step (`hear_plan`): when this one took the same steps (the rate at or
+    /// above the lowest ceiling it stepped up from), it goes back to the
+    /// same place, and true. A rate below that is a decrease (false).
     pub(super) fn step_back_to(&mut self, now: Instant, rate: f64) -> bool {
         let bottom = self.probe.levels.first().copied().unwrap_or(f64::INFINITY);
         if rate < bottom * (1.0 - 1e-9) || rate >= self.ceiling {
             return false;
         }
-        self.probe.levels.retain(|&level| level < rate * (1.0 - 1e-9));
-        self.end_steps_at(now, rate);
+        if self.probe.steps == 0 {
+            self.probe.backs += 1; // counted as the teller counts its own
+        }
+        self.go_back_to(now, rate);
         true
     }
 
-    /// The probe's steps end at `ceiling` (a probe that ended so makes the
-    /// next one wait longer), the rate with it; the provider's window still
+    /// The ceiling and the rate back at `ceiling`, the steps above it
+    /// forgotten. The next probe waits longer; the provider's window still
     /// holds what the steps sent, so its 429s lower nothing for a while.
-    fn end_steps_at(&mut self, now: Instant, ceiling: f64) {
+    fn go_back_to(&mut self, now: Instant, ceiling: f64) {
+        self.probe.levels.retain(|&below| below < ceiling * (1.0 - 1e-9));
         self.probe.failed = self.probe.failed.saturating_add(1);
         self.probe.steps = 0;
         self.raised = None; // a step that ended is no news to tell

@@ -125,7 +125,7 @@ fn an_idle_ceiling_does_not_drift_up() {
 }
 
 #[test]
-fn each_limit_steps_a_probed_ceiling_back_one_step_however_long_ago_then_a_learned_one_halves() {
+fn a_limit_sends_a_probe_step_back_whole_and_one_that_stood_down_by_a_twentieth_twice_however_long_ago() {
     let (mut g, t) = learned_at_ten();
     for (k, dt) in [30_000, 40_000, 50_000].into_iter().enumerate() {
         press(&mut g, at(t + dt));
@@ -133,33 +133,55 @@ fn each_limit_steps_a_probed_ceiling_back_one_step_however_long_ago_then_a_learn
         assert!(g.stats().allowed_rate > 10.0 + k as f64 * 0.5);
     }
     g.on_limited(at(t + 51_000), Some(Duration::ZERO), false, 0.5);
-    assert!((g.stats().allowed_rate - 11.55).abs() < 1e-9, "back to the step before 13.86, calm a window");
+    assert!((g.stats().allowed_rate - 11.55).abs() < 1e-9, "the step just taken (to 13.86) goes back whole");
     g.on_limited(at(t + 52_400), Some(Duration::ZERO), false, 0.5);
     assert!((g.stats().allowed_rate - 11.55).abs() < 1e-9, "the probe's residue lowers nothing");
     g.on_limited(at(t + 53_000), Some(Duration::ZERO), false, 0.5);
-    assert!((g.stats().allowed_rate - 10.5).abs() < 1e-9, "limited again: one step more, no halving");
+    let settled = 11.55 * 0.95;
+    assert!((g.stats().allowed_rate - settled).abs() < 1e-9, "11.55 stood a window: down to 95 % of it, no halving");
     g.on_limited(at(t + 54_400), Some(Duration::ZERO), false, 0.5);
-    assert!((g.stats().allowed_rate - 10.5).abs() < 1e-9, "its residue lowers nothing either");
-    // Ten calm minutes at 10.5, below the first probe's wait (doubled per step back: 3 × 2² windows).
+    assert!((g.stats().allowed_rate - settled).abs() < 1e-9, "its residue lowers nothing either");
+    // Ten calm minutes, below the first probe's wait (doubled per step back: 3 × 2² windows).
     for k in 1..=60 {
         g.on_success(at(t + 54_400 + k * 10_000), 0.5);
     }
     let later = t + 54_400 + 600_000;
-    assert!((g.stats().allowed_rate - 10.5).abs() < 1e-9, "no probe: {}", g.stats().allowed_rate);
+    assert!((g.stats().allowed_rate - settled).abs() < 1e-9, "no probe: {}", g.stats().allowed_rate);
     g.on_limited(at(later + 1_000), Some(Duration::ZERO), false, 0.5);
-    assert_eq!(
-        g.stats().allowed_rate,
-        10.0,
-        "a step never limited is stepped back however long it stood: to the learned 10"
-    );
+    assert_eq!(g.stats().allowed_rate, 10.5, "however long it stood: 95 % again, but not below the step under it");
     g.on_limited(at(later + 3_000), Some(Duration::ZERO), false, 0.5);
-    assert_eq!(g.stats().allowed_rate, 5.0, "limited at the ceiling it learned: halved");
+    assert_eq!(g.stats().allowed_rate, 5.25, "a third limit without a new step is an ordinary one: halved");
     let mut now = later + 3_000;
     for _ in 0..40 {
         now += 10_000;
         g.on_success(at(now), 0.5);
     }
-    assert_eq!(g.stats().allowed_rate, 10.0 * 0.95, "grows back to 95 % of the ceiling it was limited at");
+    assert_eq!(g.stats().allowed_rate, 10.5 * 0.95, "grows back to 95 % of the ceiling it was limited at");
+}
+
+#[test]
+fn a_new_calm_step_lets_a_limit_send_a_step_that_stood_back_again() {
+    let (mut g, t) = learned_at_ten();
+    for dt in [30_000, 40_000, 50_000] {
+        press(&mut g, at(t + dt));
+        g.on_success(at(t + dt), 0.5);
+    }
+    for dt in [51_000, 53_000, 55_000] {
+        g.on_limited(at(t + dt), Some(Duration::ZERO), false, 0.5);
+    }
+    assert_eq!(g.stats().allowed_rate, 10.5, "back whole, then twice by a twentieth (the second stops at 10.5)");
+    // Three steps sent back: the next probe waits 3 × 2³ calm windows.
+    press(&mut g, at(t + 55_000 + 240_000));
+    g.on_success(at(t + 55_000 + 240_000), 0.5);
+    assert!((g.stats().allowed_rate - 11.025).abs() < 1e-9, "a new probe: {}", g.stats().allowed_rate);
+    g.on_limited(at(t + 296_000), Some(Duration::ZERO), false, 0.5);
+    assert_eq!(g.stats().allowed_rate, 10.5, "the step just taken goes back whole");
+    g.on_limited(at(t + 298_000), Some(Duration::ZERO), false, 0.5);
+    assert_eq!(
+        g.stats().allowed_rate,
+        10.0,
+        "10.5 stood and a step came since: sent back, to the learned 10, not halved"
+    );
 }
 
 #[test]

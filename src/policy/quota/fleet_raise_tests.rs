@@ -201,3 +201,30 @@ fn a_limit_long_after_the_fleets_steps_sends_every_member_back_one_step_and_only
         assert!((g.stats().allowed_rate - 28.5).abs() < 1e-9, "{name}: grows back to 95 % of 30, one ceiling for both");
     }
 }
+
+#[test]
+fn the_members_count_the_fleets_step_backs_alike_whoever_met_the_limit() {
+    let (mut a, t) = member_at_ceiling();
+    let (mut b, _) = member_at_ceiling();
+    for (k, dt) in [30_000, 40_000, 50_000].into_iter().enumerate() {
+        pressed_success(&mut a, t + dt);
+        assert!(b.hear_raise(at(t + dt + 3), a.take_raise().unwrap()), "step {k} taken by both");
+    }
+    a.on_limited(at(t + 51_000), None, false, 0.5);
+    assert!(b.hear_plan(at(t + 51_003), a.take_decrease().unwrap()));
+    assert!((b.stats().allowed_rate - 34.65).abs() < 1e-9, "the step just taken went back whole, in both");
+    // 34.65 stood: b meets a limit, then a, then b again; each teller tells the other.
+    b.on_limited(at(t + 60_000), None, false, 0.5);
+    assert!(a.hear_plan(at(t + 60_003), b.take_decrease().unwrap()));
+    a.on_limited(at(t + 70_000), None, false, 0.5);
+    assert!(b.hear_plan(at(t + 70_003), a.take_decrease().unwrap()));
+    for g in [&a, &b] {
+        assert!((g.stats().allowed_rate - 31.5).abs() < 1e-9, "twice down by a twentieth, the second stopped at 31.5");
+    }
+    b.on_limited(at(t + 80_000), None, false, 0.5);
+    assert!(
+        (b.stats().allowed_rate - 15.75).abs() < 1e-9,
+        "the fleet's third step back without a new step is an ordinary limit, whoever met the other two: {}",
+        b.stats().allowed_rate
+    );
+}
