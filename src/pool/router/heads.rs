@@ -178,11 +178,14 @@ impl Router {
             // It waits only when its price is common among the group's charges: a dearer one
             // (a 10 CU `eth_blockNumber` among 1 CU reads) would hold every read behind it and
             // size a fleet's lease asks for itself (`QuotaGroup::common_charge`); it is skipped.
+            // The poll's own price, not with a chain check that rides along once: priced with
+            // it, an endpoint no read had used yet was never polled (its check stayed due).
+            let poll_cost = self.attempt_cost(i, &req, false);
             let quota = &self.groups[self.endpoints[i].group].quota;
             let verdict = quota.borrow_mut().check_quietly_in_turn(now, cost, None);
             match verdict {
                 Ok(()) => round.polls.extend(self.reserve(i, now, &req, false)),
-                Err(QuotaDenied::Exhausted(_)) if quota.borrow().common_charge(cost) => round.waiting.push(i),
+                Err(QuotaDenied::Exhausted(_)) if quota.borrow().common_charge(poll_cost) => round.waiting.push(i),
                 Err(_) => {}
             }
         }
