@@ -235,15 +235,11 @@ impl QuotaGroup {
         let level = self.probe.levels.last().copied();
         let stood_again = !probing && self.probe.backs >= MAX_BACKS;
         let Some(level) = level.filter(|&level| self.allowed >= level && !stood_again) else {
-            // No step to go back from, lowered below it since, or sent back twice already.
-            self.probe.levels.clear();
-            self.probe.steps = 0;
+            // No step to go back from, lowered below it since, or sent back twice already: an
+            // ordinary limit, whose settling forgets the steps (`settle_learned_ceiling`).
             return false;
         };
         let back = if probing { level } else { level.max(self.allowed * SETTLE) };
-        if !probing {
-            self.probe.backs += 1;
-        }
         self.go_back_to(now, back);
         true
     }
@@ -257,17 +253,20 @@ impl QuotaGroup {
         if rate < bottom * (1.0 - 1e-9) || rate >= self.ceiling {
             return false;
         }
-        if self.probe.steps == 0 {
-            self.probe.backs += 1; // counted as the teller counts its own
-        }
         self.go_back_to(now, rate);
         true
     }
 
     /// The ceiling and the rate back at `ceiling`, the steps above it
-    /// forgotten. The next probe waits longer; the provider's window still
-    /// holds what the steps sent, so its 429s lower nothing for a while.
+    /// forgotten. A step that stood (no step since the last back) counts
+    /// one back more, the same for a member's own limit and a plan heard,
+    /// so every member of a fleet counts alike. The next probe waits longer;
+    /// the provider's window still holds what the steps sent, so its 429s
+    /// lower nothing for a while.
     fn go_back_to(&mut self, now: Instant, ceiling: f64) {
+        if self.probe.steps == 0 {
+            self.probe.backs = self.probe.backs.saturating_add(1);
+        }
         self.probe.levels.retain(|&below| below < ceiling * (1.0 - 1e-9));
         self.probe.failed = self.probe.failed.saturating_add(1);
         self.probe.steps = 0;

@@ -373,13 +373,13 @@ impl QuotaGroup {
         if !(rate.is_finite() && rate > 0.0 && rate < self.allowed) {
             return false;
         }
-        let probing = self.step_back_to(now, rate);
+        let stepped_back = self.step_back_to(now, rate);
         self.drop_gather();
         // The rate the teller was limited at: its ceiling when it learned the plan just now.
         let limited_at = if self.allowed.is_finite() {
             let limited_at = rate / self.config.decrease;
-            // Its learned ceiling settles as the teller's did (a probe's end is no such limit).
-            if !probing {
+            // Its learned ceiling settles as the teller's did (a step back is no such limit).
+            if !stepped_back {
                 self.settle_learned_ceiling(limited_at);
             }
             limited_at
