@@ -40,6 +40,14 @@ fn member(realm: &Realm, second_used: bool) -> Router {
     r
 }
 
+/// A chain check that rode with a poll answered, as the caller tells it
+/// (`eth_chainId` first in the poll's batch).
+fn answer_check(r: &mut Router, poll: &Reservation, now: Instant) {
+    if poll.check_chain {
+        r.chain_checked(poll.endpoint, 1, now);
+    }
+}
+
 /// One member's head round under way: its polls still waiting, each with
 /// its place in line once it has one, and the heads heard.
 #[derive(Default)]
@@ -51,8 +59,9 @@ struct Round {
 /// Fifteen seconds of two members on one store, each reading one after
 /// the other (a read every 130 ms once the last was served, 16 a second
 /// together of the key's 20); the store answers 2 ms after an ask. Each
-/// member's polls per endpoint and reads served.
-fn fifteen_seconds(second_used: bool) -> ([[usize; 2]; 2], [usize; 2]) {
+/// member's polls per endpoint, reads served, and the instants (ms) of
+/// the lease asks it sized for more than a 1 CU charge.
+fn fifteen_seconds(second_used: bool) -> ([[usize; 2]; 2], [usize; 2], [Vec<u64>; 2]) {
     let realms = [Realm::new(), Realm::new()];
     for realm in &realms {
         realm.attach_store();
@@ -65,10 +74,14 @@ fn fifteen_seconds(second_used: bool) -> ([[usize; 2]; 2], [usize; 2]) {
     let mut rounds: [Option<Round>; 2] = [None, None];
     let mut polls = [[0usize; 2]; 2];
     let mut reads = [0usize; 2];
+    let mut dear_asks: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
     for ms in 0..15_000u64 {
         let now = at(ms);
         for (m, realm) in realms.iter().enumerate() {
             for (key, ask) in realm.lease_asks(now).into_iter().chain(members[m].take_lease_asks()) {
+                if ask.least > 1.0 {
+                    dear_asks[m].push(ms);
+                }
                 out.push((ms + 2, m, key, ask));
             }
         }
@@ -85,6 +98,7 @@ fn fifteen_seconds(second_used: bool) -> ([[usize; 2]; 2], [usize; 2]) {
                     match r.head_poll_turn(endpoint, now, line.as_ref().map(InLine::place)) {
                         PollTurn::Reserved(poll) => {
                             drop(line);
+                            answer_check(r, &poll, now);
                             r.complete(now, &poll, &ok, MethodClass::Cheap, Duration::from_millis(5), 0.5);
                             round.heads.push((endpoint, 100));
                             polls[m][endpoint] += 1;
@@ -113,6 +127,7 @@ fn fifteen_seconds(second_used: bool) -> ([[usize; 2]; 2], [usize; 2]) {
                 let mut round =
                     Round { waiting: start.waiting.into_iter().map(|i| (i, None)).collect(), heads: vec![] };
                 for poll in &start.polls {
+                    answer_check(r, poll, now);
                     r.complete(now, poll, &ok, MethodClass::Cheap, Duration::from_millis(5), 0.5);
                     round.heads.push((poll.endpoint, 100));
                     polls[m][poll.endpoint] += 1;
@@ -132,12 +147,12 @@ fn fifteen_seconds(second_used: bool) -> ([[usize; 2]; 2], [usize; 2]) {
             }
         }
     }
-    (polls, reads)
+    (polls, reads, dear_asks)
 }
 
 #[test]
 fn a_fleet_leased_near_its_plan_still_polls_every_endpoint_every_round() {
-    let (polls, reads) = fifteen_seconds(true);
+    let (polls, reads, _) = fifteen_seconds(true);
     // Rounds fall due at 3, 6, 9 and 12 s: four per endpoint per member.
     assert_eq!(polls, [[4, 4], [4, 4]], "every endpoint polled in every round (reads {reads:?})");
     assert!(reads.iter().all(|&n| n >= 100), "reads still served at their pace: {reads:?}");
@@ -147,9 +162,20 @@ fn a_fleet_leased_near_its_plan_still_polls_every_endpoint_every_round() {
 fn an_endpoint_no_read_uses_is_polled_too_its_chain_check_riding_with_the_first_poll() {
     // Priced with the check (2 CU among 1 CU reads), its poll was never common enough to wait its
     // turn: never polled, its head never known (`fleet-heads.test` in one `npm test`: 5 and 0).
-    let (polls, reads) = fifteen_seconds(false);
+    let (polls, reads, _) = fifteen_seconds(false);
     assert!(
         polls.iter().all(|member| member[1] >= 3),
         "the unused URL polled in most rounds: {polls:?} (reads {reads:?})"
     );
+}
+
+#[test]
+fn the_chain_check_riding_with_a_poll_sizes_a_lease_ask_in_its_first_round_only() {
+    // The unused URL's first poll waits its turn priced 2 CU (the check rides along): the asks
+    // made while it waits are sized for 2. Once checked, its polls are 1 CU like the reads, and
+    // so are the asks (priced with the check every round, a fleet asked for 2 CU every 3 s).
+    let (polls, _, dear_asks) = fifteen_seconds(false);
+    assert!(polls.iter().all(|member| member[1] >= 3), "polled: {polls:?}");
+    let after_first_round: Vec<u64> = dear_asks.iter().flatten().copied().filter(|&ms| ms >= 6_000).collect();
+    assert!(after_first_round.is_empty(), "asks sized 2 CU after the check was answered: {dear_asks:?}");
 }
