@@ -157,3 +157,53 @@ fn a_poll_the_key_cannot_pay_at_once_waits_its_turn_in_the_keys_line() {
     // The key paid ~10 a second for 13 s and its first second's burst: eight of those went to polls.
     assert!((130..=145).contains(&answered), "reads answered: {answered}");
 }
+
+/// Sixty readers, each reading again as soon as it is answered, on two
+/// nodes of four slots each (100 ms a call): every slot is always taken
+/// and fifty-two reads wait for one. Every 3 s a head round; each round's
+/// heads, and the most calls a node had in flight at once.
+fn rounds_with_every_slot_taken() -> (Vec<Vec<(usize, u64)>>, usize) {
+    let mut raw = RawOptions { deadline_ms: Some(10_000.0), ..polling() };
+    raw.pool.head_poll = Duration::from_secs(3);
+    let slow = |head: &'static str| vec![Slow(Duration::from_millis(100), Box::new(Answer(head)))];
+    let h = harness_with(vec![slow("0x64"), slow("0x65")], raw, |specs| {
+        for spec in specs.iter_mut() {
+            spec.max_concurrency = 4;
+        }
+    });
+    let stop = std::cell::Cell::new(false);
+    let rounds = std::cell::RefCell::new(Vec::new());
+    let most = std::cell::Cell::new(0);
+    let reader = || async {
+        while !stop.get() {
+            let _ = h.request("eth_getBalance").await;
+            let out = h.pipeline.with_router(|r| r.endpoints.iter().map(|e| e.in_flight as usize).max().unwrap_or(0));
+            most.set(most.get().max(out));
+        }
+    };
+    let poller = async {
+        for _ in 0..4 {
+            wait_async(&h, 3_000).await;
+            let emit = |_| {};
+            let heads = h.pipeline.poll_heads(&h.rt, |t| h.net.send(&(), t), &emit).await;
+            rounds.borrow_mut().push(heads);
+        }
+        stop.set(true);
+    };
+    let mut tasks: Vec<Pin<Box<dyn Future<Output = ()> + '_>>> = (0..60).map(|_| Box::pin(reader()) as _).collect();
+    tasks.push(Box::pin(poller));
+    h.rt.block_on(crate::runtime::sim::join_all(tasks)).unwrap();
+    (rounds.into_inner(), most.get())
+}
+
+#[test]
+fn a_node_whose_every_slot_is_taken_is_still_polled_one_call_past_its_limit() {
+    // Skipped while its slots were full, a relayer with thousands of reads waiting never
+    // learned a head: a lagging node served `latest` reads unseen.
+    let (rounds, most) = rounds_with_every_slot_taken();
+    assert_eq!(rounds.len(), 4);
+    for heads in &rounds {
+        assert_eq!(heads, &vec![(0, 100), (1, 101)], "both nodes heard in every round: {rounds:?}");
+    }
+    assert!(most <= 5, "reads kept to the four slots, the poll one past them: {most} in flight");
+}

@@ -149,10 +149,11 @@ impl Router {
 
     /// Starts a head-poll round if one is due at `now`: an `eth_blockNumber`
     /// attempt reserved (breaker permit, quota charge at the endpoint's own
-    /// cost, concurrency slot) on every endpoint that can take one now. An
-    /// endpoint whose breaker is not closed is left to its probes; one
-    /// resting, disabled for another chain, not serving the method, with no
-    /// free slot or whose quota group is cooling down is skipped this round.
+    /// cost, counted in flight) on every endpoint that can take one now,
+    /// its slots all taken or not (`may_poll`). An endpoint whose breaker
+    /// is not closed is left to its probes; one resting, disabled for
+    /// another chain, not serving the method or whose quota group is
+    /// cooling down is skipped this round.
     /// One whose quota group cannot pay now (its CU spent, or reads waiting
     /// for them) is in the round's `waiting`: its poll waits its turn in the
     /// group's line as a read would ([`Router::head_poll_turn`]), when its
@@ -228,6 +229,11 @@ impl Router {
     }
 
     /// Whether `endpoint` could be polled now but for its quota group.
+    /// Its slots are not asked: a round polls an endpoint once, so a node
+    /// whose every slot is taken sees one call past its `maxConcurrency`,
+    /// one round at a time. Held by its slots, a relayer with thousands of
+    /// reads waiting (every slot always taken) never polled, never knew a
+    /// head, and sent `latest` reads to a lagging node unseen.
     fn may_poll(&mut self, endpoint: usize, now: Instant) -> bool {
         let ep = &mut self.endpoints[endpoint];
         !ep.chain_disabled(now, self.chain_recheck)
@@ -235,7 +241,6 @@ impl Router {
             && ep.spec.serves("eth_blockNumber")
             && ep.breaker.borrow_mut().state(now) == BreakerState::Closed
             && ep.rest_until <= now
-            && ep.in_flight < ep.concurrency_limit(now)
     }
 
     /// Ends a head-poll round with the heads it heard. They are recorded

@@ -1,7 +1,7 @@
 //! What the router says about the endpoints' chain and heads, on explicit
 //! instants: which endpoints a head-poll round asks (not one resting after
-//! a Retry-After or with no free slot), when every endpoint refused our
-//! credentials, which heads and lags an outlier takes with it, and which
+//! a Retry-After; one whose every slot is taken still is), when every
+//! endpoint refused our credentials, which heads and lags an outlier takes with it, and which
 //! members of a realm share a round (those polling at one interval).
 
 use std::time::Duration;
@@ -45,15 +45,15 @@ fn a_head_poll_round_skips_an_endpoint_resting_after_a_retry_after() {
 }
 
 #[test]
-fn a_head_poll_round_skips_an_endpoint_with_no_free_slot() {
+fn a_head_poll_round_asks_an_endpoint_whose_slots_are_all_taken_one_call_past_them() {
     let mut specs: Vec<EndpointSpec> = (0..2).map(spec).collect();
     specs[0].max_concurrency = 1;
     let mut r = Router::new(specs, &options(Strategy::Priority), Duration::from_secs(60), at(0));
     let held = pick(&mut r, at(12_000), (0.5, 0.5));
     assert_eq!(held.endpoint, 0);
     let polls = r.start_head_round(at(12_000)).expect("a round at 12 s").polls;
-    assert_eq!(polls.iter().map(|p| p.endpoint).collect::<Vec<_>>(), vec![1], "endpoint 0's one slot is taken");
-    assert_eq!(r.endpoints[0].in_flight, 1);
+    assert_eq!(polls.iter().map(|p| p.endpoint).collect::<Vec<_>>(), vec![0, 1], "endpoint 0 polled past its one slot");
+    assert_eq!(r.endpoints[0].in_flight, 2, "the poll is counted in flight: no read takes its place");
 }
 
 #[test]
