@@ -230,6 +230,27 @@ test('head polling: once a round has heard both heads, latest reads skip the end
   off.close();
 });
 
+test('head polling under 3,000 waiting reads: every slot taken, the heads are still heard and the lagging node skipped', async () => {
+  // 20 ms a reply and 16 slots each: the reads hold every slot for seconds.
+  const slow = (head, answer) => ({ delayMs: 20, then: { resultFor: { eth_blockNumber: head, eth_getBalance: answer } } });
+  const stale = await node([slow('0x64', '0xa')]);
+  const fresh = await node([slow('0x96', '0xb')]);
+  const relayer = new FaultTolerantRelayer([{ url: stale.url, maxConcurrency: 16 }, { url: fresh.url, maxConcurrency: 16 }], {
+    ...FAST, headPollMs: 150, maxLagBlocks: 5, batch: false, deadlineMs: 60000,
+  });
+  let settled = 0;
+  const answers = [];
+  const reads = Array.from({ length: 3000 }, (_, i) => relayer.request({ method: 'eth_getBalance', params: [`0x${(i + 1).toString(16)}`, 'latest'] })
+    .then((v) => { settled += 1; answers.push(v); }));
+  await waitFor(() => relayer.stats().endpoints.every((e) => e.head !== undefined), 10000);
+  assert.ok(settled < 2000, `heads heard while reads still wait (${settled} of 3000 answered)`);
+  assert.deepEqual(relayer.stats().endpoints.map((e) => e.head), [100, 150]);
+  const at = answers.length;
+  await Promise.all(reads);
+  assert.ok(answers.slice(at + 100).every((v) => v === '0xb'), 'once heard, latest reads skip the node 50 blocks behind');
+  relayer.close();
+});
+
 test('relayers of one realm poll heads once between them, and every one of them hears the heads', async () => {
   const stale = await node([{ resultFor: { eth_blockNumber: '0x64', eth_getBalance: '0xa' } }]);
   const fresh = await node([{ resultFor: { eth_blockNumber: '0x96', eth_getBalance: '0xb' } }]);

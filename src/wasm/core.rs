@@ -145,12 +145,18 @@ impl Core {
         }
         let call = self.encode(&method, &params, signal)?;
         let tag = tag_of(&method_info(&method), &params);
-        if matches!(tag, BlockTag::Latest | BlockTag::Pending) {
+        let latest = matches!(tag, BlockTag::Latest | BlockTag::Pending);
+        if latest {
             self.poll_heads_if_due();
         }
         let sends = (method == "eth_sendRawTransaction").then(|| Reflect::get_u32(&params, 0).ok()).flatten();
         let sends = sends.and_then(|raw| raw.as_string());
         let outcome = self.through_front(&method, &call, tag, false, sends.as_deref()).await;
+        // Answered too: a burst of thousands queued at once has no arrival after it, and the
+        // reads it still holds are the ones whose routing needs the heads.
+        if latest && !self.closed() {
+            self.poll_heads_if_due();
+        }
         match outcome {
             Ok(SuccessValue::Result(value)) => Ok(value),
             Ok(SuccessValue::AlreadyKnown) => Ok(JsValue::NULL),
