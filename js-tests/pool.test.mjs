@@ -251,6 +251,26 @@ test('head polling under 3,000 waiting reads: every slot taken, the heads are st
   relayer.close();
 });
 
+test('when the only node in sync fails, latest reads fail over to the node behind instead of failing', async () => {
+  const stale = await node([{ resultFor: { eth_blockNumber: '0x64', eth_getBalance: '0xa' } }]);
+  const fresh = await node([{ resultFor: { eth_blockNumber: '0x96', eth_getBalance: '0xb' } }]);
+  const relayer = new FaultTolerantRelayer([fresh.url, stale.url], { ...FAST, headPollMs: 150, maxLagBlocks: 5 });
+  const read = () => relayer.request({ method: 'eth_getBalance', params: ['0x1', 'latest'] });
+  await read();
+  await new Promise((r) => setTimeout(r, 200));
+  await read();
+  await waitFor(() => relayer.stats().endpoints.every((e) => e.head !== undefined));
+  assert.equal(await read(), '0xb');
+  for (const [fault, expected] of [[{ status: 503 }, 'a 503'], [{ status: 429, headers: { 'retry-after': '2' } }, 'a 429']]) {
+    fresh.setScript([fault]);
+    const before = fresh.count();
+    assert.equal(await read(), '0xa', `after ${expected} from the node in sync, the node 50 blocks behind answers`);
+    assert.equal(fresh.count() - before, 1, `${expected}: the node in sync tried once, not retried first`);
+    fresh.setScript([{ resultFor: { eth_blockNumber: '0x96', eth_getBalance: '0xb' } }]);
+  }
+  relayer.close();
+});
+
 test('relayers of one realm poll heads once between them, and every one of them hears the heads', async () => {
   const stale = await node([{ resultFor: { eth_blockNumber: '0x64', eth_getBalance: '0xa' } }]);
   const fresh = await node([{ resultFor: { eth_blockNumber: '0x96', eth_getBalance: '0xb' } }]);

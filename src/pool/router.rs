@@ -3,7 +3,8 @@
 //! Per attempt:
 //! 1. keep endpoints that serve this chain (chain id not mismatched), this
 //!    method (allow/deny) and, for `latest` reads, fresh data (not lagging
-//!    more than `max_lag_blocks` behind the best head);
+//!    more than `max_lag_blocks` behind the best head, while an endpoint in
+//!    sync is in service for the read: `lag.rs`);
 //! 2. drop those that are unavailable now: breaker Open (or HalfOpen with
 //!    every probe permit taken), resting after a Retry-After, quota group
 //!    cooling or out of compute units, concurrency full (scaled by slow
@@ -301,6 +302,9 @@ mod cost_tests;
 mod early_probe;
 mod fleet_probe;
 mod heads;
+mod lag;
+#[cfg(test)]
+mod lag_tests;
 pub use heads::{HeadRound, PollTurn};
 #[cfg(test)]
 mod head_poll_fleet_tests;

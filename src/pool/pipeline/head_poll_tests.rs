@@ -207,3 +207,16 @@ fn a_node_whose_every_slot_is_taken_is_still_polled_one_call_past_its_limit() {
     }
     assert!(most <= 5, "reads kept to the four slots, the poll one past them: {most} in flight");
 }
+
+#[test]
+fn when_the_node_in_sync_fails_a_latest_read_fails_over_to_the_one_behind() {
+    // Endpoint 1 (in sync) answers its head poll, then 503 to everything; endpoint 0 lags by 50.
+    let h = harness(vec![vec![Answer("0x64")], vec![Answer("0x96"), Status(503, None)]], polling());
+    wait(&h, 12_000);
+    assert_eq!(poll(&h), vec![(0, 100), (1, 150)]);
+    let began = h.now_ms();
+    let served = h.run("eth_getBalance").expect("answered by the node behind");
+    assert_eq!(served.endpoint, 0, "an answer 50 blocks old beats none");
+    assert_eq!(h.net.calls(1), 2, "the poll, then one attempt: no retries of the node in sync first");
+    assert!(h.now_ms() - began < 100, "failed over at once: {} ms", h.now_ms() - began);
+}

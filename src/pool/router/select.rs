@@ -32,6 +32,7 @@ impl Router {
         // hedge's narrower view): a total outage is the pool's, not one
         // request's (`None`: no endpoint usable at all).
         let mut pool_open: Option<bool> = None;
+        let lag_excludes = self.lag_excludes(req, now);
         let costs = self.attempt_costs(req, now);
         let group_cheapest = self.group_cheapest(req, &costs);
         for (i, &cost) in costs.iter().enumerate() {
@@ -53,7 +54,7 @@ impl Router {
                 continue;
             }
             let ep = &mut self.endpoints[i];
-            if req.wants_latest && ep.lagging(self.max_lag, now, LAG_MEMORY) {
+            if lag_excludes && ep.lagging(self.max_lag, now, LAG_MEMORY) {
                 continue;
             }
             serving += 1;
