@@ -283,9 +283,19 @@ test('budget exhaustion is a RetryBudgetError, distinct from running out of atte
   const first = await relayer.request({ method: 'eth_blockNumber' }).catch((e) => e);
   assert.ok(isRetryBudgetError(first), first);
   assert.equal(first.attempts, 2);
+  // The message says what the node's last failure was, not only that the budget ran out.
+  assert.match(first.message, /^retry budget exhausted after 2 attempt\(s\); the last: HTTP 503 from /);
   const second = await relayer.request({ method: 'eth_blockNumber' }).catch((e) => e);
   assert.ok(isRetryBudgetError(second));
   assert.equal(second.attempts, 1);
   assert.equal(second.cause.status, 503);
   assert.equal(a.count(), 3);
+  // A node that is gone: the refused connection is in the message.
+  const gone = await node([{ result: '0x1' }]);
+  await gone.stop();
+  const lone = new FaultTolerantRelayer([gone.url], { baseDelayMs: 1, maxDelayMs: 1, budget: { ratio: 0, minPerSecond: 0, burst: 1 } });
+  const refused = await lone.request({ method: 'eth_blockNumber' }).catch((e) => e);
+  assert.ok(isRetryBudgetError(refused), refused);
+  assert.match(refused.message, /; the last: connection refused from /);
+  lone.close();
 });

@@ -282,6 +282,15 @@ pub fn failure(f: &Failure<JsValue>, redactor: &Redactor, attempts_allowed: u32)
     };
     match (own, upstream) {
         (Some((kind, code, message)), cause) => {
+            // A give-up of its own says what the upstream's last failure was: "retry budget
+            // exhausted after 4 attempt(s)" alone hid a refused connection in `cause` (a new
+            // user's trial read the history to find it).
+            let message = match (&cause, f.reason) {
+                (Some((_, _, last, _)), StopReason::Deadline | StopReason::Budget) => {
+                    format!("{message}; the last: {last}")
+                }
+                _ => message,
+            };
             let cause = cause.map(|(k, c, m, o)| base(k, c, m, o).build());
             base(kind, code, message, Obj::new())
                 .maybe("cause", cause)
