@@ -1,16 +1,16 @@
 //! Lag as a preference, not a ban: an endpoint more than `maxLagBlocks`
 //! behind the best head is kept from `latest` reads only while some
 //! endpoint in sync is in service for the read. When none is (each one
-//! failed this read already, its breaker is open, it rests after a
-//! `Retry-After`, its quota group cools down after a 429, it refused our
-//! credentials or serves another chain), the lagging ones serve it: an
-//! answer some blocks old beats an outage. Banned outright, the only live
-//! node of a pool whose in-sync node died was never asked, and `latest`
-//! reads failed for the 45 s the chain took to move past the dead node's
-//! last head (a new user's trial: a 503, a 429 and a refused connection
-//! each failed every read for 6–14 s). An in-sync endpoint that is only
-//! busy (its slots taken, its quota group's CU spent) is in service: the
-//! read waits for it, as before.
+//! failed this read already, its breaker is open or half-open with its
+//! probe out, it rests after a `Retry-After`, its quota group cools down
+//! after a 429, it refused our credentials or serves another chain), the
+//! lagging ones serve it: an answer some blocks old beats an outage.
+//! Banned outright, the only live node of a pool whose in-sync node died
+//! was never asked, and `latest` reads failed for the 45 s the chain took
+//! to move past the dead node's last head (a new user's trial: a 503, a
+//! 429 and a refused connection each failed every read for 6–14 s). An
+//! in-sync endpoint that is only busy (its slots taken, its quota group's
+//! CU spent) is in service: the read waits for it, as before.
 
 use super::*;
 
@@ -33,8 +33,21 @@ impl Router {
                 || ep.refused(now)
                 || ep.rest_until > now
                 || self.groups[ep.group].quota.borrow().cooldown_until() > now
-                || matches!(ep.breaker.borrow_mut().state(now), BreakerState::Open { .. })
+                || !Self::admits(ep, now)
         };
         self.endpoints.iter().enumerate().any(|(i, ep)| !lagging(ep) && !out_of_service(i, ep))
+    }
+
+    /// Whether its breaker lets a request through: closed, or half-open
+    /// with a probe permit free. A half-open node whose probe is out is
+    /// unproven: reads held for its probe waited up to an attempt timeout
+    /// for a node that had just died while the one behind was idle.
+    fn admits(ep: &EndpointState, now: Instant) -> bool {
+        let mut breaker = ep.breaker.borrow_mut();
+        match breaker.state(now) {
+            BreakerState::Closed => true,
+            BreakerState::HalfOpen => breaker.probes_in_flight() < breaker.probe_permits(),
+            BreakerState::Open { .. } => false,
+        }
     }
 }

@@ -79,6 +79,8 @@ fn the_node_behind_serves_while_the_one_in_sync_is_open_or_resting() {
         other => panic!("{other:?}"),
     };
     assert_eq!((res.endpoint, res.probe), (0, true));
+    // Its one probe out: unproven, the node behind serves the reads meanwhile.
+    assert_eq!(chosen(&mut r, at(30_000), &req(&tried)), Some(1), "probe out: the node behind serves");
     finish(&mut r, at(30_000), res, ErrorClass::Success, false);
 
     // A 429 with Retry-After: 2 s rests it; the node behind serves until then.
