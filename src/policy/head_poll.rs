@@ -8,7 +8,9 @@
 //! ```text
 //!   Off (interval zero) ─── never polls
 //!   Idle { next_at }
-//!     a read that wants `latest` arrives at now ≥ next_at ─► Polling (a round starts)
+//!     a read that wants `latest` arrives or is answered at now ≥ next_at
+//!       ─► Polling (a round starts; answered too: a burst queued at once
+//!          has no arrival after it, `wasm/core.rs`)
 //!     anything earlier ─────────────────────────────────────► stays Idle
 //!   Polling { not_before }
 //!     new reads start nothing (one round at a time)
