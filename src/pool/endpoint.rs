@@ -68,6 +68,9 @@ pub struct EndpointState {
     pub refuses_batches: bool,
     /// The last head it reported.
     pub head: Option<u64>,
+    /// When it reported it: a head not heard for a while (a node that
+    /// died) is no reference for the others' lag (`Router::best_head`).
+    pub head_at: Option<Instant>,
     /// How far behind the best known head it was when it last reported,
     /// and when. Heads are only compared at the moment they are observed:
     /// an old observation of a quiet endpoint says nothing about now.
@@ -108,6 +111,7 @@ impl EndpointState {
             chain_checked_at: None,
             refuses_batches: false,
             head: None,
+            head_at: None,
             lag: None,
             rest_until: Instant::ZERO,
             refused_until: None,
@@ -209,6 +213,7 @@ impl EndpointState {
             return;
         }
         self.head = Some(block);
+        self.head_at = Some(now);
         self.lag = Some((best_known.map_or(0, |best| best.saturating_sub(block)), now));
     }
 

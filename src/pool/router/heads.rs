@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use super::backlog::PlanLine;
-use super::{ChainStatus, EndpointState, Reservation, RouteRequest, Router, RouterEvent, MAX_HEAD_JUMP};
+use super::{ChainStatus, EndpointState, Reservation, RouteRequest, Router, RouterEvent, LAG_MEMORY, MAX_HEAD_JUMP};
 use crate::coord::news::News;
 use crate::policy::breaker::BreakerState;
 use crate::policy::quota::QuotaDenied;
@@ -33,9 +33,19 @@ pub enum PollTurn {
 }
 
 impl Router {
-    /// The best head among endpoints on the right chain.
-    pub fn best_head(&self) -> Option<u64> {
-        self.endpoints.iter().filter(|e| !matches!(e.chain, ChainStatus::Mismatch(_))).filter_map(|e| e.head).max()
+    /// The best head among endpoints on the right chain, heard within
+    /// `LAG_MEMORY` of `now`. A node that died kept its last head as the
+    /// best for good: the live node behind it was judged against it, and
+    /// lagging, until the chain moved `maxLagBlocks` past it (45 s of a
+    /// new user's trial at a block a second).
+    pub fn best_head(&self, now: Instant) -> Option<u64> {
+        let heard = |e: &&EndpointState| e.head_at.is_some_and(|at| now.saturating_since(at) < LAG_MEMORY);
+        self.endpoints
+            .iter()
+            .filter(|e| !matches!(e.chain, ChainStatus::Mismatch(_)))
+            .filter(heard)
+            .filter_map(|e| e.head)
+            .max()
     }
 
     /// When every endpoint is disabled for serving another chain: the chain
@@ -297,7 +307,7 @@ impl Router {
     /// the outlying claims are forgotten, so honest nodes are not judged
     /// "lagging" against a liar.
     pub fn observe_head(&mut self, endpoint: usize, block: u64, now: Instant) {
-        if self.best_head().is_some_and(|best| best > block.saturating_add(MAX_HEAD_JUMP)) {
+        if self.best_head(now).is_some_and(|best| best > block.saturating_add(MAX_HEAD_JUMP)) {
             for ep in self.endpoints.iter_mut() {
                 if ep.head.is_some_and(|h| h > block.saturating_add(MAX_HEAD_JUMP)) {
                     ep.head = None;
@@ -316,7 +326,7 @@ impl Router {
                 }
             }
         }
-        let best = self.best_head();
+        let best = self.best_head(now);
         if let Some(ep) = self.endpoints.get_mut(endpoint) {
             ep.observe_head(block, best, MAX_HEAD_JUMP, now);
         }

@@ -88,7 +88,7 @@ fn a_lag_judged_against_an_outlier_is_forgotten_with_it() {
     r.observe_head(0, 12_000, at(0)); // within MAX_HEAD_JUMP of it: judged 8,000 behind
     assert!(r.endpoints[0].lagging(5, at(0), LAG_MEMORY));
     r.observe_head(1, 5_000, at(0)); // far below the liar: exposes it
-    assert_eq!(r.best_head(), Some(12_000));
+    assert_eq!(r.best_head(at(0)), Some(12_000));
     assert!(!r.endpoints[0].lagging(5, at(0), LAG_MEMORY), "not judged against the liar any more");
     assert!(r.endpoints[1].lagging(5, at(0), LAG_MEMORY), "7,000 behind the best head left");
 }
@@ -103,7 +103,7 @@ fn an_outlier_exposed_by_a_head_far_below_takes_only_the_heads_beyond_the_jump_w
     assert!(r.endpoints[1].lagging(5, at(0), LAG_MEMORY));
     // 99 + MAX_HEAD_JUMP = 10,099: endpoint 0 is beyond it, 1 is not.
     r.observe_head(2, 99, at(0));
-    assert_eq!(r.best_head(), Some(10_099));
+    assert_eq!(r.best_head(at(0)), Some(10_099));
     assert_eq!((r.endpoints[0].head, r.endpoints[1].head), (None, Some(10_099)));
     assert!(!r.endpoints[1].lagging(5, at(0), LAG_MEMORY), "judged against 0, which is gone");
     assert!(r.endpoints[2].lagging(5, at(0), LAG_MEMORY));
@@ -118,7 +118,7 @@ fn a_head_exactly_the_jump_below_the_best_exposes_nothing() {
     r.observe_head(1, 100, at(0)); // exactly MAX_HEAD_JUMP behind: believed, lagging
     r.observe_head(0, 10_050, at(0)); // a reorg: believed
     r.observe_head(2, 50, at(0)); // exactly the jump below the best: believed too
-    assert_eq!(r.best_head(), Some(10_050));
+    assert_eq!(r.best_head(at(0)), Some(10_050));
     assert!(r.endpoints[1].lagging(5, at(0), LAG_MEMORY), "still far behind the best");
     assert!(r.endpoints[2].lagging(5, at(0), LAG_MEMORY));
 }
@@ -132,7 +132,7 @@ fn a_lag_judged_against_a_head_at_the_cut_stays() {
     r.observe_head(3, 10_000, at(0)); // 99 behind endpoint 1
     r.observe_head(0, 10_200, at(0));
     r.observe_head(2, 99, at(0)); // the cut is 10,099: endpoint 0 goes, 1 stays
-    assert_eq!(r.best_head(), Some(10_099));
+    assert_eq!(r.best_head(at(0)), Some(10_099));
     assert!(r.endpoints[3].lagging(5, at(0), LAG_MEMORY), "still 99 behind endpoint 1");
 }
 

@@ -1,4 +1,5 @@
-//! Lag as a preference (`lag.rs`), on explicit instants: two endpoints,
+//! Lag as a preference (`lag.rs`) and the live head it is judged against
+//! (`Router::best_head`), on explicit instants: two endpoints,
 //! 0 in sync (head 200), 1 fifty blocks behind, `maxLagBlocks` 5.
 
 use std::time::Duration;
@@ -110,4 +111,15 @@ fn the_node_behind_serves_while_the_quota_group_of_the_one_in_sync_cools_down() 
     assert!(cooling > at(0) && r.endpoints[0].rest_until <= at(0));
     assert_eq!(chosen(&mut r, at(1), &req(&tried)), Some(1), "cooling: the node behind serves");
     assert_eq!(chosen(&mut r, cooling, &req(&tried)), Some(0), "cooled: back to the node in sync");
+}
+
+#[test]
+fn a_head_not_heard_for_a_while_is_no_reference_for_the_lag_of_the_others() {
+    let mut r = in_sync_and_behind();
+    // Endpoint 0 dies at 200 and is never heard again; endpoint 1 goes on (a block a second).
+    r.observe_head(1, 170, at(20_000));
+    assert!(r.endpoints[1].lagging(5, at(20_000), LAG_MEMORY), "30 behind a head heard 20 s ago");
+    r.observe_head(1, 180, at(30_000));
+    assert_eq!(r.best_head(at(30_000)), Some(180), "0's head, 30 s old, is no reference");
+    assert!(!r.endpoints[1].lagging(5, at(30_000), LAG_MEMORY), "the best live head is its own");
 }
