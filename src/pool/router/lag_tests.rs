@@ -9,12 +9,26 @@ use super::*;
 use crate::policy::{ErrorClass, Verdict};
 
 fn in_sync_and_behind() -> Router {
+    checked_in_sync_and_behind(None)
+}
+
+/// The same, expecting chain 1 when `chain` is given: endpoint 1 checked
+/// on it, endpoint 0 found on `chain`.
+fn checked_in_sync_and_behind(chain: Option<u64>) -> Router {
     let mut o = options(Strategy::Priority);
     o.max_lag_blocks = 5;
+    if chain.is_some() {
+        o.check_chain = true;
+        o.chain_id = Some(1);
+    }
     let mut specs: Vec<EndpointSpec> = (0..2).map(spec).collect();
     specs[1].priority = 0; // the lagging one first by priority: only lag keeps reads from it
     specs[0].priority = 1;
     let mut r = Router::new(specs, &o, Duration::from_secs(60), at(0));
+    if let Some(chain) = chain {
+        r.chain_checked(0, chain, at(0));
+        r.chain_checked(1, 1, at(0));
+    }
     r.observe_head(0, 200, at(0));
     r.observe_head(1, 150, at(0));
     assert!(r.endpoints[1].lagging(5, at(0), LAG_MEMORY));
@@ -122,4 +136,23 @@ fn a_head_not_heard_for_a_while_is_no_reference_for_the_lag_of_the_others() {
     r.observe_head(1, 180, at(30_000));
     assert_eq!(r.best_head(at(30_000)), Some(180), "0's head, 30 s old, is no reference");
     assert!(!r.endpoints[1].lagging(5, at(30_000), LAG_MEMORY), "the best live head is its own");
+}
+
+#[test]
+fn the_node_behind_serves_while_the_one_in_sync_refused_the_key_or_is_on_another_chain() {
+    let mut r = in_sync_and_behind();
+    let tried = [false, false];
+    let res = match r.select(at(0), &req(&tried), (0.5, 0.5)) {
+        Selection::Reserved(res) => res,
+        other => panic!("{other:?}"),
+    };
+    finish(&mut r, at(0), res, ErrorClass::Unauthorized, false);
+    assert!(r.endpoints[0].refused(at(1)));
+    assert_eq!(chosen(&mut r, at(1), &req(&tried)), Some(1), "refused: the node behind serves");
+
+    // Endpoint 0 found on chain 5 after its head was heard (a backend swapped under its URL).
+    let mut r = checked_in_sync_and_behind(Some(1));
+    assert_eq!(chosen(&mut r, at(1), &req(&tried)), Some(0), "both on chain 1: the node in sync");
+    assert!(r.chain_checked(0, 5, at(1)).is_some(), "endpoint 0 serves chain 5 now");
+    assert_eq!(chosen(&mut r, at(2), &req(&tried)), Some(1), "another chain: the node behind serves");
 }
