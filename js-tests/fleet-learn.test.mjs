@@ -66,19 +66,27 @@ test('a worker that joins a fleet which learned its plan takes the plan before i
   const { key, urls, options } = await unknownPlanFleet();
   // Three workers at 36 reads a second in all for 12 s learn the plan; a fourth starts 6 s in.
   const startAt = Date.now() + 3000;
-  const first = [1, 2, 3].map((id) => fleetProcess({ id, urls, options, rps: 12, waitLease: true, durationMs: 12000, startAt }));
+  const first = [1, 2, 3].map((id) => fleetProcess({ id, urls, options, rps: 12, waitLease: true, durationMs: 12000, startAt, sampleMs: 100 }));
   await new Promise((r) => setTimeout(r, 9000));
-  const late = fleetProcess({ id: 4, urls, options, rps: 8, waitLease: true, durationMs: 5000 });
+  const late = fleetProcess({ id: 4, urls, options, rps: 8, waitLease: true, durationMs: 5000, sampleMs: 100 });
   const reports = await Promise.all([...first, late]);
-  const learned = reports.map((r) => r.allowedRate[0]);
+  // Each process's plan when the newcomer last looked at its own (its last sample): the three go
+  // on reading after it ends, and a 429 then (a fixed window's edge) halved them alone once, so
+  // their plans at their own ends were 16.2 against its 32.4 although it had taken theirs.
+  const at = (r, t) => r.allowedSeen.filter(([s]) => r.startedAt + s * 1000 <= t).pop()?.[1] ?? r.allowedRate[0];
+  const [lastSeen, lastRate] = reports[3].allowedSeen.at(-1) ?? [0, reports[3].allowedRate[0]];
+  const newcomerEnd = reports[3].startedAt + lastSeen * 1000;
+  const learned = [...reports.slice(0, 3).map((r) => at(r, newcomerEnd)), lastRate];
+  const atTheirEnds = reports.map((r) => r.allowedRate[0]);
   const { allowedAtStart } = reports[3];
-  const detail = JSON.stringify({ learned, allowedAtStart, counts: key.counts(), windows: key.windows(), tallies: reports.map((r) => r.tally) });
+  const detail = JSON.stringify({ learned, atTheirEnds, allowedAtStart, counts: key.counts(), windows: key.windows(), tallies: reports.map((r) => r.tally) });
   t.diagnostic(detail);
   // Reading unpaced, the newcomer met the key's limit and the others halved at the 429s it caused
   // (a new user's fleet went from 27 to 13.5 a second and grew back 1.5 a second every 10 s).
   // (At least 15: the three's own first count can overshoot a fixed window's edge and be halved
   // once, as in the test above; then the fourth takes that plan too.)
-  assertOneFleetPlan(learned, detail); // the newcomer's too
+  assertOneFleetPlan(learned, detail); // the newcomer's too, at one moment
+  assert.ok(atTheirEnds.every((rate) => rate >= 15 && rate <= 40), `each process kept the fleet's plan: ${detail}`);
   assert.ok(key.counts().limited <= 10, `few 429s: ${detail}`);
   // What tells a newcomer that asked from one that did not: its first read already goes at the
   // fleet's plan. Not asking, it read unpaced (a plan of none when it began), met 2 429s in its
