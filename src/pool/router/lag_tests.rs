@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::tests::{at, finish, options, req, spec, verdict};
+use super::tests::{at, finish, options, pick, req, spec, verdict};
 use super::*;
 use crate::policy::{ErrorClass, Verdict};
 
@@ -76,10 +76,7 @@ fn the_node_behind_serves_while_the_one_in_sync_is_open_or_resting() {
     let tried = [false, false];
     // Endpoint 0's breaker opens (three health failures).
     for _ in 0..3 {
-        let res = match r.select(at(0), &req(&tried), (0.5, 0.5)) {
-            Selection::Reserved(res) => res,
-            other => panic!("{other:?}"),
-        };
+        let res = pick(&mut r, at(0), (0.5, 0.5));
         assert_eq!(res.endpoint, 0);
         finish(&mut r, at(0), res, ErrorClass::Transient, true);
     }
@@ -89,10 +86,7 @@ fn the_node_behind_serves_while_the_one_in_sync_is_open_or_resting() {
     // just before: a lag is remembered 30 s).
     r.observe_head(0, 229, at(29_000));
     r.observe_head(1, 179, at(29_000));
-    let res = match r.select(at(30_000), &req(&tried), (0.5, 0.5)) {
-        Selection::Reserved(res) => res,
-        other => panic!("{other:?}"),
-    };
+    let res = pick(&mut r, at(30_000), (0.5, 0.5));
     assert_eq!((res.endpoint, res.probe), (0, true));
     // Its one probe out: unproven, the node behind serves the reads meanwhile.
     assert_eq!(chosen(&mut r, at(30_000), &req(&tried)), Some(1), "probe out: the node behind serves");
@@ -100,10 +94,7 @@ fn the_node_behind_serves_while_the_one_in_sync_is_open_or_resting() {
 
     // A 429 with Retry-After: 2 s rests it; the node behind serves until then.
     let mut r = in_sync_and_behind();
-    let res = match r.select(at(0), &req(&tried), (0.5, 0.5)) {
-        Selection::Reserved(res) => res,
-        other => panic!("{other:?}"),
-    };
+    let res = pick(&mut r, at(0), (0.5, 0.5));
     let limited = Verdict { retry_after: Some(Duration::from_secs(2)), ..verdict(ErrorClass::Transient, false) };
     r.complete(at(0), &res, &limited, MethodClass::Cheap, Duration::from_millis(10), 0.5);
     assert_eq!(chosen(&mut r, at(100), &req(&tried)), Some(1), "resting: the node behind serves");
@@ -114,10 +105,7 @@ fn the_node_behind_serves_while_the_one_in_sync_is_open_or_resting() {
 fn the_node_behind_serves_while_the_quota_group_of_the_one_in_sync_cools_down() {
     let mut r = in_sync_and_behind();
     let tried = [false, false];
-    let res = match r.select(at(0), &req(&tried), (0.5, 0.5)) {
-        Selection::Reserved(res) => res,
-        other => panic!("{other:?}"),
-    };
+    let res = pick(&mut r, at(0), (0.5, 0.5));
     assert_eq!(res.endpoint, 0);
     // A 429 with no Retry-After: endpoint 0's group cools down (its own cooldown), no rest.
     finish(&mut r, at(0), res, ErrorClass::RateLimited, false);
@@ -142,10 +130,7 @@ fn a_head_not_heard_for_a_while_is_no_reference_for_the_lag_of_the_others() {
 fn the_node_behind_serves_while_the_one_in_sync_refused_the_key_or_is_on_another_chain() {
     let mut r = in_sync_and_behind();
     let tried = [false, false];
-    let res = match r.select(at(0), &req(&tried), (0.5, 0.5)) {
-        Selection::Reserved(res) => res,
-        other => panic!("{other:?}"),
-    };
+    let res = pick(&mut r, at(0), (0.5, 0.5));
     finish(&mut r, at(0), res, ErrorClass::Unauthorized, false);
     assert!(r.endpoints[0].refused(at(1)));
     assert_eq!(chosen(&mut r, at(1), &req(&tried)), Some(1), "refused: the node behind serves");
