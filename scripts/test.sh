@@ -25,6 +25,8 @@ echo "== node --test js-tests/"
 node --test --test-concurrency=1 js-tests/
 echo "== benchmark smoke run (every part of benches/ still works; numbers mean nothing)"
 node benches/run.mjs --smoke > /dev/null
+echo "== first-code bench smoke run (the wasm a first answer runs, traced in Chromium)"
+node benches/first-code.mjs --runs 1 > /dev/null
 echo "== queue bench smoke run (thousands in flight; numbers mean nothing)"
 node benches/queue.mjs --smoke > /dev/null
 echo "== soak smoke run (every request ends once, no timers left after close)"
