@@ -35,11 +35,8 @@ function readModule(bytes) {
     } while (byte & 0x80);
     return value;
   };
-  const skipName = () => {
-    const length = leb();
-    p += length;
-  };
-  let imported = 0;
+  // Imported functions come first in the index space V8's trace numbers functions by.
+  const imported = WebAssembly.Module.imports(new WebAssembly.Module(bytes)).filter((i) => i.kind === 'function').length;
   const bodies = [];
   const names = new Map();
   let data = Buffer.alloc(0);
@@ -47,14 +44,7 @@ function readModule(bytes) {
     const id = bytes[p++];
     const size = leb();
     const end = p + size;
-    if (id === 2) { // imports: count the functions among them
-      for (let n = leb(); n > 0; n -= 1) {
-        skipName();
-        skipName();
-        const kind = bytes[p++];
-        if (kind === 0) { leb(); imported += 1; } else if (kind === 1) { p += 1; if (leb() & 1) { leb(); leb(); } else leb(); } else if (kind === 2) { if (leb() & 1) { leb(); leb(); } else leb(); } else p += 2;
-      }
-    } else if (id === 10) {
+    if (id === 10) {
       for (let n = leb(); n > 0; n -= 1) {
         const length = leb();
         bodies.push(bytes.subarray(p, p + length));
