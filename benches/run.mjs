@@ -79,7 +79,9 @@ ${faultsTable(fault)}
 ## Size of a minimal app (esbuild, minified, tree-shaken; ours = JS + .wasm)
 
 ${sizeTable(size)}
-## Cold start: import to first answered call (median of ${settings.coldRuns})
+## Cold start: import, or a page's load, to the first answered call (median of ${settings.coldRuns})
+
+A page's load: a fresh page navigated to an HTML page that imports the bundle and asks once, timed from the navigation's start; ours also with its \`.wasm\` preloaded by that HTML (\`<link rel="preload" as="fetch" crossorigin>\`).
 
 ${coldTable(cold)}
 ## A new client's first answer from a node 100 ms away (a fresh node per run, median of ${settings.firstRuns})

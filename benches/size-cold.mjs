@@ -14,7 +14,7 @@ const node = await startMockNode([{ result: '0x10' }]);
 try {
   const size = await sizes(mkdtempSync(join(tmpdir(), 'bw-size-')));
   const cold = await coldStart(node.url, size, runs);
-  console.log(`${sizeTable(size)}\n\n## Cold start: import to first answered call (median of ${runs})\n\n${coldTable(cold)}`);
+  console.log(`${sizeTable(size)}\n\n## Cold start: import, or a page's load, to the first answered call (median of ${runs})\n\n${coldTable(cold)}`);
 } finally {
   await node.close();
 }

@@ -55,13 +55,22 @@ const TAB = `<!doctype html><meta charset="utf-8"><script type="module">
   window.__ready = true;
 </script>`;
 
+// A page that starts its .wasm download with the HTML, as the README says.
+const PRELOADED = `<!doctype html><meta charset="utf-8">
+<link rel="preload" href="/pkg/breakwater_rpc_bg.wasm" as="fetch" crossorigin>
+<script type="module">
+  import { FaultTolerantRelayer } from '/pkg/web.js';
+  const url = new URLSearchParams(location.search).get('good');
+  window.__done = await new FaultTolerantRelayer([url]).request({ method: 'eth_blockNumber' });
+</script>`;
+
 let browser; let site; let good;
 before(async () => {
   good = await startMockNode([{ resultFor: { eth_blockNumber: '0x2a' } }]);
   // The web entry and its glue without the .wasm beside them, as an esbuild bundle leaves them.
   const bare = mkdtempSync(join(tmpdir(), 'bw-nowasm-'));
   for (const f of ['web.js', 'breakwater_rpc.js']) copyFileSync(join(root, 'pkg/dist', f), join(bare, f));
-  site = await startStaticServer({ routes: { '/pkg': join(root, 'pkg/dist'), '/nowasm': bare }, pages: { '/': PAGE, '/worker.html': WORKER_PAGE, '/worker.js': WORKER, '/tab.html': TAB } });
+  site = await startStaticServer({ routes: { '/pkg': join(root, 'pkg/dist'), '/nowasm': bare }, pages: { '/': PAGE, '/worker.html': WORKER_PAGE, '/worker.js': WORKER, '/tab.html': TAB, '/preloaded.html': PRELOADED } });
   browser = await launchBrowser();
 });
 after(async () => {
@@ -127,6 +136,17 @@ test('a page whose .wasm is missing fails its import with what to do (a bundler 
   });
   assert.match(message, /WebAssembly module was not found at http:\/\/.*\/nowasm\/breakwater_rpc_bg\.wasm \(404\)/);
   assert.match(message, /esbuild does not, copy them/);
+  await page.close();
+});
+
+test('a page that preloads the .wasm as the README says downloads it once: the entry takes the preloaded answer', async () => {
+  good.setScript([{ resultFor: { eth_blockNumber: '0x2c' } }]);
+  const page = await browser.newPage();
+  const wasmRequests = [];
+  page.on('request', (r) => { if (r.url().endsWith('.wasm')) wasmRequests.push(r.url()); });
+  await page.goto(`${site.url}/preloaded.html?${new URLSearchParams({ good: good.url })}`);
+  assert.equal(await (await page.waitForFunction(() => window.__done, null, { timeout: 20000 })).jsonValue(), '0x2c');
+  assert.deepEqual(wasmRequests.map((u) => new URL(u).pathname), ['/pkg/breakwater_rpc_bg.wasm']);
   await page.close();
 });
 
