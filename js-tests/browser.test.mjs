@@ -64,13 +64,26 @@ const PRELOADED = `<!doctype html><meta charset="utf-8">
   window.__done = await new FaultTolerantRelayer([url]).request({ method: 'eth_blockNumber' });
 </script>`;
 
+// A page's first transaction call with a signer of no known kind: the adapters come with the
+// transaction module, and what they throw is the entry's own class.
+const BAD_SIGNER = `<!doctype html><meta charset="utf-8"><script type="module">
+  import { FaultTolerantRelayer, InvalidSignerError } from '/pkg/web.js';
+  const url = new URLSearchParams(location.search).get('good');
+  const relayer = new FaultTolerantRelayer([url]);
+  await relayer.request({ method: 'eth_blockNumber' });
+  await new Promise((go) => { window.go = go; });
+  const error = await relayer.sendTransactionWithSpeedup({ not: 'a signer' }, { to: '0x000000000000000000000000000000000000dEaD' })
+    .then(() => null, (e) => e);
+  window.__done = { instance: error instanceof InvalidSignerError, name: error && error.name, kind: error && error.kind };
+</script>`;
+
 let browser; let site; let good;
 before(async () => {
   good = await startMockNode([{ resultFor: { eth_blockNumber: '0x2a' } }]);
   // The web entry and its glue without the .wasm beside them, as an esbuild bundle leaves them.
   const bare = mkdtempSync(join(tmpdir(), 'bw-nowasm-'));
   for (const f of ['web.js', 'breakwater_rpc.js']) copyFileSync(join(root, 'pkg/dist', f), join(bare, f));
-  site = await startStaticServer({ routes: { '/pkg': join(root, 'pkg/dist'), '/nowasm': bare }, pages: { '/': PAGE, '/worker.html': WORKER_PAGE, '/worker.js': WORKER, '/tab.html': TAB, '/preloaded.html': PRELOADED } });
+  site = await startStaticServer({ routes: { '/pkg': join(root, 'pkg/dist'), '/nowasm': bare }, pages: { '/': PAGE, '/worker.html': WORKER_PAGE, '/worker.js': WORKER, '/tab.html': TAB, '/preloaded.html': PRELOADED, '/bad-signer.html': BAD_SIGNER } });
   browser = await launchBrowser();
 });
 after(async () => {
@@ -147,6 +160,21 @@ test('a page that preloads the .wasm as the README says downloads it once: the e
   await page.goto(`${site.url}/preloaded.html?${new URLSearchParams({ good: good.url })}`);
   assert.equal(await (await page.waitForFunction(() => window.__done, null, { timeout: 20000 })).jsonValue(), '0x2c');
   assert.deepEqual(wasmRequests.map((u) => new URL(u).pathname), ['/pkg/breakwater_rpc_bg.wasm']);
+  await page.close();
+});
+
+test('a page loads the signer adapters only on its first transaction call, and their errors are the package\'s classes', async () => {
+  good.setScript([{ resultFor: { eth_blockNumber: '0x2d', eth_chainId: '0x1' } }]);
+  const page = await browser.newPage();
+  const loaded = [];
+  page.on('request', (r) => loaded.push(new URL(r.url()).pathname));
+  await page.goto(`${site.url}/bad-signer.html?${new URLSearchParams({ good: good.url })}`);
+  await page.waitForFunction(() => window.go, null, { timeout: 20000 });
+  assert.ok(!loaded.includes('/pkg/tx-signers.js'), 'a page that has only read has not loaded the adapters');
+  await page.evaluate(() => window.go());
+  const out = await (await page.waitForFunction(() => window.__done, null, { timeout: 20000 })).jsonValue();
+  assert.deepEqual(out, { instance: true, name: 'InvalidSignerError', kind: 'invalidSigner' });
+  assert.ok(loaded.includes('/pkg/tx-signers.js'), `the adapters were loaded (${loaded.join(', ')})`);
   await page.close();
 });
 

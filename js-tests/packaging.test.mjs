@@ -117,7 +117,7 @@ test('the tarball holds only what users need', () => {
   assert.deepEqual(files, [
     'README.md', 'dist/breakwater_rpc.js', 'dist/breakwater_rpc_bg.wasm', 'dist/breakwater_rpc_node.cjs',
     'dist/breakwater_rpc_tx.js', 'dist/breakwater_rpc_tx_bg.wasm', 'dist/breakwater_rpc_tx_node.cjs',
-    'dist/idb-nonces.js', 'dist/node.cjs', 'dist/node.mjs', 'dist/redis-store.js', 'dist/web.js', 'index.d.cts', 'index.d.mts', 'package.json',
+    'dist/idb-nonces.js', 'dist/node.cjs', 'dist/node.mjs', 'dist/redis-store.js', 'dist/tx-signers.js', 'dist/web.js', 'index.d.cts', 'index.d.mts', 'package.json',
     ...['errors', 'events', 'options', 'transactions'].flatMap((t) => [`types/${t}.d.cts`, `types/${t}.d.mts`]),
   ].sort());
 });

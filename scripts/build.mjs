@@ -86,6 +86,9 @@ const entries = [
   // The origin's IndexedDB nonce book for the web entry, imported on a fleet.indexedDB relayer's
   // first nonce call.
   ['idb-nonces.js', '../idb-nonces.js', 'esm', 'neutral'],
+  // The signer adapters for the web entry, imported with the transaction module on the first
+  // transaction call. They import nothing: the entry binds its own error classes into them.
+  ['tx-signers.js', '../signers.js', 'esm', 'neutral'],
 ];
 for (const [file, entry, format, platform] of entries) {
   const result = await build({
@@ -94,7 +97,7 @@ for (const [file, entry, format, platform] of entries) {
     bundle: true,
     format,
     platform,
-    external: [`./${CRATE}.js`, `./${CRATE}_node.cjs`, `./${TX}.js`, `./${TX}_node.cjs`, './redis-store.js', './idb-nonces.js'],
+    external: [`./${CRATE}.js`, `./${CRATE}_node.cjs`, `./${TX}.js`, `./${TX}_node.cjs`, './redis-store.js', './idb-nonces.js', './tx-signers.js'],
     // The source is ES modules, strict by definition; as CommonJS it must say so.
     banner: { js: format === 'cjs' ? `${banner}\n'use strict';` : banner },
     charset: 'utf8', // readable as written: no \u escapes
@@ -105,6 +108,14 @@ for (const [file, entry, format, platform] of entries) {
   if (result.warnings.length) {
     const text = await formatMessages(result.warnings, { kind: 'warning' });
     throw new Error(`esbuild warned while bundling ${file}:\n${text.join('')}`);
+  }
+}
+
+// A chunk a page loads later that held its own copy of errors.js would throw errors that fail
+// `instanceof` against the ones the package exports.
+for (const file of ['tx-signers.js']) {
+  if (/class \w+ extends Error\b/.test(readFileSync(join(dist, file), 'utf8'))) {
+    throw new Error(`dist/${file} holds its own error classes: it must take the entry's (signers.js bindErrors)`);
   }
 }
 

@@ -3,11 +3,22 @@
 // engine hands over a fully decided transaction (nonce, gas, fees as 0x
 // hex) and gets back signed bytes `{ raw }` or, from a wallet that sends
 // by itself, `{ hash }`. Keys stay inside the caller's signer.
+//
+// It imports nothing: a page loads it with the transaction module
+// (dist/tx-signers.js, on the first transaction call), and the error
+// classes it throws are the entry's own, given by `bindErrors` (a copy of
+// errors.js here would make errors that fail `instanceof`).
 
-import { InvalidSignerError, isBreakwaterError } from './errors.js';
+/** The entry's error classes: `{ InvalidSignerError, isBreakwaterError }`, bound before any adapter runs. */
+let errors = null;
 
-function invalidSigner(message) {
-  return new InvalidSignerError({ kind: 'invalidSigner', code: -32602, message });
+/** Binds the error classes this module throws (the first binding stays). */
+export function bindErrors(classes) {
+  errors ??= classes;
+}
+
+function invalidSigner(message, cause) {
+  return new errors.InvalidSignerError({ kind: 'invalidSigner', code: -32602, message }, cause);
 }
 
 const big = (hex) => BigInt(hex);
@@ -163,9 +174,8 @@ export async function adaptSigner(signer) {
   try {
     adapted = await adaptUncached(signer);
   } catch (error) {
-    if (isBreakwaterError(error)) throw error;
-    throw new InvalidSignerError({ kind: 'invalidSigner', code: -32602,
-      message: `the signer's address or chain could not be read: ${error && error.message}` }, { cause: error });
+    if (errors.isBreakwaterError(error)) throw error;
+    throw invalidSigner(`the signer's address or chain could not be read: ${error && error.message}`, { cause: error });
   }
   if (adapted.kind !== 'wallet') adaptedSigners.set(signer, adapted);
   return adapted;

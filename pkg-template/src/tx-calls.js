@@ -1,12 +1,11 @@
 // The transaction calls of a relayer (the public methods in relayer.js
 // delegate here): argument checks, then the engine of the transaction
-// module (tx-module.js), made on the first call. Errors are typed as the
-// relayer's own (descriptors.js).
+// module (tx-module.js) and its signer adapters (signers.js), made on the
+// first call. Errors are typed as the relayer's own (descriptors.js).
 
-import { NonceStateError } from './errors.js';
+import { InvalidSignerError, NonceStateError, isBreakwaterError } from './errors.js';
 import { engineCall, raise } from './descriptors.js';
 import { invalid } from './calls.js';
-import { adaptSigner, knownSigner } from './signers.js';
 
 /**
  * The transaction side of `relayer` (its `WasmRelayer`): its engine, made on the first call,
@@ -14,7 +13,7 @@ import { adaptSigner, knownSigner } from './signers.js';
  */
 export function txSideFor(hub, relayer, listener, options) {
   const transactions = options !== null && typeof options === 'object' ? options.transactions : undefined;
-  return new TxSide(hub, (m) => engineCall(() => new m.WasmTxEngine(relayer, listener, transactions)),
+  return new TxSide(hub, (m) => engineCall(() => new m.tx.WasmTxEngine(relayer, listener, transactions)),
     (address) => engineCall(() => relayer.checkTxAddress(address)));
 }
 
@@ -24,6 +23,7 @@ export class TxSide {
   #make;
   #checkAddress;
   #engine = null;
+  #signers = null; // signers.js, loaded with the module
   #pending = null;
   #members = [];
 
@@ -51,27 +51,33 @@ export class TxSide {
   }
 
   /**
-   * `use(engine)`: at once when the engine is made or its module loads
-   * synchronously, else once it has loaded. Calls waiting for the load run
-   * in the order they were made (an account's nonces follow call order).
+   * `use(engine, signers)`: at once when the engine is made or its module
+   * loads synchronously, else once it has loaded. Calls waiting for the
+   * load run in the order they were made (an account's nonces follow call
+   * order).
    */
   with(use) {
-    if (this.#engine) return use(this.#engine);
+    if (this.#engine) return use(this.#engine, this.#signers);
     const got = this.#hub.load();
-    if (typeof got?.then !== 'function') return use(this.#build(got));
+    if (typeof got?.then !== 'function') return use(this.#build(got), this.#signers);
     if (!this.#pending) {
       this.#pending = got.then((m) => this.#engine ?? this.#build(m));
       this.#pending.catch(() => { this.#pending = null; }); // a failed load is tried again by the next call
     }
-    return this.#pending.then(use);
+    return this.#pending.then((engine) => use(engine, this.#signers));
   }
 
-  /** sendTransactionWithSpeedup: not async, so the engine takes this call's place in the account's nonce order now. */
+  /**
+   * sendTransactionWithSpeedup: not async, so the engine takes this call's place in the account's
+   * nonce order now (or, while the module loads, in the order of the calls waiting for it).
+   */
   send(signer, tx, maxWaitBlockCount, options) {
-    const adapted = adaptSigner(signer);
-    adapted.catch(() => {}); // the engine may refuse the request before it awaits the signer
     try {
-      return engineCall(() => this.with((engine) => engine.sendTransaction(adapted, tx, maxWaitBlockCount, options)));
+      return engineCall(() => this.with((engine, signers) => {
+        const adapted = signers.adaptSigner(signer);
+        adapted.catch(() => {}); // the engine may refuse the request before it awaits the signer
+        return engine.sendTransaction(adapted, tx, maxWaitBlockCount, options);
+      }));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -82,11 +88,11 @@ export class TxSide {
     if (target === null || typeof target !== 'object') throw invalid('cancelTransaction() takes { nonce } or { hash }', 'target');
     // Hand the cancel to the nonce's watcher before anything awaits, so a
     // speed-up being signed right now is dropped unsent and the cancel wins.
-    const early = knownSigner(signer);
+    const early = this.#signers?.knownSigner(signer);
     if (early && Number.isSafeInteger(target.nonce)) {
       this.#engine?.requestCancel(early.address, target.nonce, target.chainId ?? Number.NaN);
     }
-    const adapted = await adaptSigner(signer);
+    const adapted = await this.with((_, signers) => signers.adaptSigner(signer));
     let chainId = target.chainId;
     if (chainId === undefined) chainId = await engineCall(() => this.with((engine) => engine.signingChain()));
     let { nonce } = target;
@@ -122,7 +128,7 @@ export class TxSide {
   async resume(account, options = {}) {
     if (options === null || typeof options !== 'object') throw invalid('options must be an object', 'options');
     const { chainId = Number.NaN, maxWaitBlockCount = 3, ...rest } = options;
-    const target = typeof account === 'string' ? { address: account } : await adaptSigner(account);
+    const target = typeof account === 'string' ? { address: account } : await this.with((_, signers) => signers.adaptSigner(account));
     const found = await engineCall(() => this.with((engine) => engine.resumeTransactions(target, chainId, maxWaitBlockCount, rest)));
     for (const entry of found.adopted) {
       entry.outcome = entry.outcome.then(undefined, raise);
@@ -146,6 +152,8 @@ export class TxSide {
   }
 
   #build(module) {
+    module.signers.bindErrors({ InvalidSignerError, isBreakwaterError });
+    this.#signers = module.signers;
     const engine = this.#make(module);
     for (const member of this.#members) engine.shareNonces(member);
     this.#engine = engine;

@@ -1,8 +1,10 @@
 // The transaction module (docs/architecture.md): the engine is its own wasm
 // instance, loaded on a relayer's first transaction call, so an app that
-// only reads never downloads it. Each entry point gives its loader: Node
-// loads the module synchronously (the first call goes on at once), pages
-// import it (the first call waits for it; later calls find it loaded).
+// only reads never downloads it. Each entry point gives its loader, which
+// gives `{ tx, signers }`: the module's glue and the signer adapters
+// (signers.js; a page downloads them with the module). Node loads them
+// synchronously (the first call goes on at once), pages import them (the
+// first call waits for them; later calls find them loaded).
 
 /**
  * The module of one entry point, loaded at most once, and the fleet's
@@ -15,7 +17,7 @@ export function txModuleHub(load, synchronous = false) {
   let book = null;
   const loaded = (m) => {
     module = m;
-    if (book) m.attachFleetNonces(book);
+    if (book) m.tx.attachFleetNonces(book);
     return m;
   };
   return {
@@ -37,12 +39,12 @@ export function txModuleHub(load, synchronous = false) {
     /** A store's nonce book: shared sends take their nonces from it. */
     attachBook(call) {
       book = call;
-      module?.attachFleetNonces(call);
+      module?.tx.attachFleetNonces(call);
     },
     /** The store closed: shared sends fail from now on (never a guessed nonce). */
     detachBook() {
       book = null;
-      module?.detachFleetNonces();
+      module?.tx.detachFleetNonces();
     },
   };
 }

@@ -9,10 +9,11 @@ import { nodeHttpSender } from '../node-http.js';
 import { installed } from '../installed.js';
 import * as redisStore from '../redis-store.js';
 import * as idbNonces from '../idb-nonces.js';
+import * as signers from '../signers.js';
 
 const wasm = require('./breakwater_rpc_node.cjs');
 // The transaction module, loaded (synchronously) on the first transaction call.
-const loadTx = () => require('./breakwater_rpc_tx_node.cjs');
+const loadTx = () => ({ tx: require('./breakwater_rpc_tx_node.cjs'), signers });
 
 // Bound under another name: a top-level FaultTolerantRelayer would make the bundler rename the class.
 const Relayer = createRelayerClass(wasm, {

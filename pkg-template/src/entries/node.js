@@ -9,13 +9,14 @@ import { nodeHttpSender } from '../node-http.js';
 import { installed } from '../installed.js';
 import * as redisStore from '../redis-store.js';
 import * as idbNonces from '../idb-nonces.js';
+import * as signers from '../signers.js';
 
 export * from '../errors.js';
 
 const require = createRequire(import.meta.url);
 const wasm = require('./breakwater_rpc_node.cjs');
 // The transaction module, loaded (synchronously) on the first transaction call.
-const loadTx = () => require('./breakwater_rpc_tx_node.cjs');
+const loadTx = () => ({ tx: require('./breakwater_rpc_tx_node.cjs'), signers });
 
 /** Already resolved: the wasm was loaded synchronously. */
 export const ready = Promise.resolve();

@@ -28,15 +28,17 @@ await ready;
 // Exported under its name, bound under another: a top-level binding named
 // FaultTolerantRelayer would make the bundler rename the class (and its `name`).
 // The transaction module, imported and compiled on the first transaction call: a page that
-// only reads never downloads it.
+// only reads never downloads it, nor the signer adapters (tx-signers.js, built from signers.js).
 // Its .wasm is fetched beside its glue, not after it: one round trip, not two (450 ms more on a
 // new user's throttled link).
 const loadTx = () => {
   const binary = fetch(new URL('./breakwater_rpc_tx_bg.wasm', import.meta.url));
   binary.catch(() => {}); // a failed import reports first
+  const signers = import('./tx-signers.js');
+  signers.catch(() => {}); // a failed import is reported where it is awaited below
   return import('./breakwater_rpc_tx.js').then(async (tx) => {
     await tx.default({ module_or_path: binary });
-    return tx;
+    return { tx, signers: await signers };
   });
 };
 // The Redis store's code (redis-store.js, built beside this file): imported only when a relayer
