@@ -12,13 +12,15 @@ import { createClient } from 'redis';
 import { ethers } from 'ethers';
 import { createRelayerClass } from '../pkg-template/src/relayer.js';
 import { nodeHttpSender } from '../pkg-template/src/node-http.js';
+import * as signers from '../pkg-template/src/signers.js';
 import { startRedis, scriptCalls } from './helpers/redis.mjs';
 import { startChain } from './helpers/chain.mjs';
 import { useMockNodes } from './helpers/mock-node.mjs';
 
 const require = createRequire(import.meta.url);
 const glue = require('../pkg/dist/breakwater_rpc_node.cjs');
-const loadTx = () => require('../pkg/dist/breakwater_rpc_tx_node.cjs');
+// What an entry's loader gives: the transaction module's glue and the signer adapters.
+const loadTx = () => ({ tx: require('../pkg/dist/breakwater_rpc_tx_node.cjs'), signers });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const MNEMONIC = 'test test test test test test test test test test test junk';
 
