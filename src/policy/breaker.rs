@@ -176,13 +176,28 @@ impl Breaker {
         self.probes_in_flight
     }
 
+    /// Whether a probe permit is free (what HalfOpen lets through).
+    pub fn probe_permit_free(&self) -> bool {
+        self.probes_in_flight < self.config.probe_permits
+    }
+
+    /// Whether `try_acquire` would let a request through now, reserving
+    /// nothing: Closed, or HalfOpen with a probe permit free.
+    pub fn admits(&mut self, now: Instant) -> bool {
+        match self.state(now) {
+            BreakerState::Closed => true,
+            BreakerState::HalfOpen => self.probe_permit_free(),
+            BreakerState::Open { .. } => false,
+        }
+    }
+
     /// Asks to send one request; reserves a probe permit in HalfOpen.
     pub fn try_acquire(&mut self, now: Instant) -> Admission {
         match self.state(now) {
             BreakerState::Closed => Admission::Allowed { probe: false },
             BreakerState::Open { until } => Admission::Rejected { until },
             BreakerState::HalfOpen => {
-                if self.probes_in_flight < self.config.probe_permits {
+                if self.probe_permit_free() {
                     self.probes_in_flight += 1;
                     Admission::Allowed { probe: true }
                 } else {

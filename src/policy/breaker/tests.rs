@@ -79,6 +79,18 @@ fn half_open_grants_exactly_the_probe_permits_and_closes_after_successes() {
 }
 
 #[test]
+fn admits_says_what_try_acquire_would_and_reserves_nothing() {
+    let mut b = Breaker::new(config(), at(0));
+    assert!(b.admits(at(0)), "closed");
+    trip(&mut b, at(0));
+    assert!(!b.admits(at(1)), "open");
+    assert!(b.admits(at(30_000)) && b.admits(at(30_000)), "half-open, its one permit free");
+    assert_eq!(b.probes_in_flight(), 0, "asking reserved nothing");
+    assert_eq!(b.try_acquire(at(30_000)), Admission::Allowed { probe: true });
+    assert!(!b.admits(at(30_000)), "its probe out");
+}
+
+#[test]
 fn a_failed_probe_reopens_with_a_doubled_capped_open_time() {
     let mut b = Breaker::new(config(), at(0));
     trip(&mut b, at(0));

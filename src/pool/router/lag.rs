@@ -21,33 +21,20 @@ impl Router {
         if !req.wants_latest {
             return false;
         }
-        let (max_lag, recheck) = (self.max_lag, self.chain_recheck);
+        let max_lag = self.max_lag;
         let lagging = |ep: &EndpointState| ep.lagging(max_lag, now, LAG_MEMORY);
         if !self.endpoints.iter().any(lagging) {
             return false;
         }
+        // Out of service: out of reach for this read, resting, cooling, or its breaker lets
+        // nothing through (a half-open node whose probe is out is unproven: reads held for its
+        // probe waited up to an attempt timeout for a node that had just died).
         let out_of_service = |i: usize, ep: &EndpointState| {
-            (req.only_untried && req.tried.get(i).copied().unwrap_or(false))
-                || !ep.spec.serves(req.method)
-                || ep.chain_disabled(now, recheck)
-                || ep.refused(now)
+            self.out_of_reach(i, req, now)
                 || ep.rest_until > now
                 || self.groups[ep.group].quota.borrow().cooldown_until() > now
-                || !Self::admits(ep, now)
+                || !ep.breaker.borrow_mut().admits(now)
         };
         self.endpoints.iter().enumerate().any(|(i, ep)| !lagging(ep) && !out_of_service(i, ep))
-    }
-
-    /// Whether its breaker lets a request through: closed, or half-open
-    /// with a probe permit free. A half-open node whose probe is out is
-    /// unproven: reads held for its probe waited up to an attempt timeout
-    /// for a node that had just died while the one behind was idle.
-    fn admits(ep: &EndpointState, now: Instant) -> bool {
-        let mut breaker = ep.breaker.borrow_mut();
-        match breaker.state(now) {
-            BreakerState::Closed => true,
-            BreakerState::HalfOpen => breaker.probes_in_flight() < breaker.probe_permits(),
-            BreakerState::Open { .. } => false,
-        }
     }
 }

@@ -6,6 +6,19 @@
 use super::*;
 
 impl Router {
+    /// Whether endpoint `i` can never take `req`, whatever the clock
+    /// brings: disabled for another chain, refused our credentials, not
+    /// serving the method, or already tried when the request wants an
+    /// untried one. (`lag.rs` asks it too: such an endpoint is not in
+    /// service for the read.)
+    pub(super) fn out_of_reach(&self, i: usize, req: &RouteRequest<'_>, now: Instant) -> bool {
+        let ep = &self.endpoints[i];
+        ep.chain_disabled(now, self.chain_recheck)
+            || ep.refused(now)
+            || !ep.spec.serves(req.method)
+            || (req.only_untried && req.tried.get(i).copied().unwrap_or(false))
+    }
+
     /// Selects and reserves an endpoint for one attempt. `draws` are two
     /// uniform numbers in `[0, 1)` for the randomised strategies and probes.
     pub fn select(&mut self, now: Instant, req: &RouteRequest<'_>, draws: (f64, f64)) -> Selection {
@@ -43,11 +56,7 @@ impl Router {
                 let open = matches!(ep.breaker.borrow_mut().state(now), BreakerState::Open { .. });
                 pool_open = Some(pool_open.unwrap_or(true) && open);
             }
-            if ep.chain_disabled(now, recheck)
-                || ep.refused(now)
-                || !ep.spec.serves(req.method)
-                || (req.only_untried && req.tried.get(i).copied().unwrap_or(false))
-            {
+            if self.out_of_reach(i, req, now) {
                 continue;
             }
             if req.hedge_of.is_some_and(|waited| self.too_silent_to_hedge_onto(i, req.class, waited, now)) {
@@ -77,7 +86,7 @@ impl Router {
                         // Open turned HalfOpen by the clock: pace its probes too.
                         ep.begin_warmup(now);
                     }
-                    if ep.breaker.borrow().probes_in_flight() >= ep.breaker.borrow().probe_permits() {
+                    if !ep.breaker.borrow().probe_permit_free() {
                         slot_blocked = true; // a probe ending releases its slot
                     } else if fleet_hold.is_some() {
                         until = fleet_hold; // another realm's probe decides first
